@@ -1,0 +1,559 @@
+//! The per-device engine: gesture recognition, button mapping and the scroll pipeline,
+//! one frame in, one decision out.
+
+use crate::action::Action;
+use crate::config::{Config, GestureConfig, ScrollSettings};
+use crate::device::DeviceInfo;
+use crate::frame::{Buttons, FrameIn, FrameOut, Verdict};
+use crate::scroll::ScrollAxis;
+use crate::units::{Button, ButtonSet, Micros};
+
+/// A gesture direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Dragged left.
+    Left,
+    /// Dragged right.
+    Right,
+    /// Dragged up.
+    Up,
+    /// Dragged down.
+    Down,
+}
+
+/// The gesture recognizer's state while the gesture button is held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Held {
+    /// Accumulated motion since the press (or the last repeat fire), px.
+    x: i64,
+    y: i64,
+    /// Whether an action fired during this hold.
+    fired: bool,
+}
+
+/// Settings resolved for one device from a [`Config`]; `Copy` so the hot path reads them
+/// without indirection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Profile {
+    /// Gesture settings.
+    pub gesture: GestureConfig,
+    /// Whether the wheel is transformed.
+    pub transform_scroll: bool,
+    /// Scroll settings.
+    pub scroll: ScrollSettings,
+    /// Buttons with a mapping other than pass-through (excluding the gesture button), as a
+    /// mask for a cheap check.
+    mapped: ButtonSet,
+}
+
+/// The engine for one handled device. Deterministic: the same frames and times give the
+/// same output.
+#[derive(Clone, Debug)]
+pub struct DeviceEngine {
+    profile: Profile,
+    /// Button actions: index = button number; only entries in `profile.mapped` are read.
+    button_actions: [Action; 32],
+    held: Option<Held>,
+    /// Buttons pressed on the virtual device (so releases match presses and a cancel
+    /// releases everything).
+    pressed_out: ButtonSet,
+    wheel: ScrollAxis,
+    hwheel: ScrollAxis,
+}
+
+impl DeviceEngine {
+    /// The engine for `device` under `config`, `None` when the config does not handle it.
+    pub fn new(config: &Config, device: &DeviceInfo) -> Option<DeviceEngine> {
+        let decision = config.decide(device);
+        decision
+            .handle
+            .then(|| DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll))
+    }
+
+    /// The engine with explicit scroll handling (for `pawl replay` and tests).
+    pub fn with_profile(
+        config: &Config,
+        transform_scroll: bool,
+        scroll: ScrollSettings,
+    ) -> DeviceEngine {
+        let mut button_actions = [Action::PassThrough; 32];
+        let mut mapped = ButtonSet::default();
+        for n in 0..=Button::MAX {
+            let b = Button(n);
+            if b == config.gesture.button {
+                continue;
+            }
+            if let Some(a) = config.button_action(b) {
+                button_actions[n as usize] = a;
+                if a != Action::PassThrough {
+                    mapped.set(b, true);
+                }
+            }
+        }
+        DeviceEngine {
+            profile: Profile {
+                gesture: config.gesture,
+                transform_scroll,
+                scroll,
+                mapped,
+            },
+            button_actions,
+            held: None,
+            pressed_out: ButtonSet::default(),
+            wheel: ScrollAxis::default(),
+            hwheel: ScrollAxis::default(),
+        }
+    }
+
+    /// The resolved settings.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Whether the gesture button is held (motion is being swallowed).
+    pub fn gesture_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Buttons currently pressed on the virtual device.
+    pub fn pressed_out(&self) -> ButtonSet {
+        self.pressed_out
+    }
+
+    /// Processes one input frame. On [`Verdict::Forward`] `out` is untouched; on
+    /// [`Verdict::Rewrite`] `out` holds the whole output frame and the actions fired.
+    #[inline]
+    pub fn frame(&mut self, input: &FrameIn, out: &mut FrameOut) -> Verdict {
+        // Fast path: plain motion (and untransformed wheel) with the gesture button up.
+        if input.buttons.is_empty()
+            && self.held.is_none()
+            && (!self.profile.transform_scroll || (input.wheel.v120 == 0 && input.hwheel.v120 == 0))
+        {
+            return Verdict::Forward;
+        }
+        self.frame_slow(input, out)
+    }
+
+    fn frame_slow(&mut self, input: &FrameIn, out: &mut FrameOut) -> Verdict {
+        out.clear();
+        let mut changed = false;
+        let gesture_button = self.profile.gesture.button;
+        let mut release_gesture = false;
+        // Buttons first: a press in this frame gates this frame's motion.
+        for change in input.buttons.as_slice() {
+            let b = change.button;
+            if b == gesture_button {
+                changed = true;
+                if change.pressed {
+                    if self.held.is_none() {
+                        self.held = Some(Held::default());
+                    }
+                } else {
+                    release_gesture = true;
+                }
+                continue;
+            }
+            if change.pressed {
+                if self.profile.mapped.contains(b) {
+                    changed = true;
+                    let action = self.button_actions[b.0 as usize];
+                    if action != Action::None {
+                        out.actions.push(action);
+                    }
+                } else {
+                    self.pressed_out.set(b, true);
+                    out.buttons.push(b, true);
+                }
+            } else if self.pressed_out.contains(b) {
+                self.pressed_out.set(b, false);
+                out.buttons.push(b, false);
+            } else {
+                // The press was swallowed (mapped) or happened before pawl took the device.
+                changed = true;
+            }
+        }
+        // Motion.
+        match &mut self.held {
+            Some(held) => {
+                if input.dx != 0 || input.dy != 0 {
+                    changed = true;
+                    held.x += i64::from(input.dx);
+                    held.y += i64::from(input.dy);
+                }
+                if let Some(dir) = fire_direction(held, &self.profile.gesture) {
+                    let g = &self.profile.gesture;
+                    let action = direction_action(g, dir);
+                    if action != Action::None {
+                        out.actions.push(action);
+                    }
+                    held.fired = true;
+                }
+            }
+            None => {
+                out.dx = input.dx;
+                out.dy = input.dy;
+            }
+        }
+        if release_gesture {
+            if let Some(held) = self.held.take() {
+                if !held.fired {
+                    match self.profile.gesture.click {
+                        Action::PassThrough => {
+                            out.buttons.push(gesture_button, true);
+                            out.buttons.push(gesture_button, false);
+                        }
+                        Action::None => {}
+                        a => {
+                            out.actions.push(a);
+                        }
+                    }
+                }
+            }
+        }
+        // Wheel.
+        if self.profile.transform_scroll {
+            let s = &self.profile.scroll;
+            if input.wheel.v120 != 0 {
+                changed = true;
+                out.wheel = self
+                    .wheel
+                    .step(s, s.invert_vertical, input.wheel.v120, input.time);
+            }
+            if input.hwheel.v120 != 0 {
+                changed = true;
+                out.hwheel =
+                    self.hwheel
+                        .step(s, s.invert_horizontal, input.hwheel.v120, input.time);
+            }
+        } else {
+            out.wheel = crate::frame::WheelOut {
+                v120: input.wheel.v120,
+                detents: input.wheel.detents,
+            };
+            out.hwheel = crate::frame::WheelOut {
+                v120: input.hwheel.v120,
+                detents: input.hwheel.detents,
+            };
+        }
+        if changed || !out.actions.is_empty() {
+            Verdict::Rewrite
+        } else {
+            Verdict::Forward
+        }
+    }
+
+    /// When [`DeviceEngine::tick`] must next be called (glide inertia), `None` at rest.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        match (self.wheel.next_deadline(), self.hwheel.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs timers due at `now`; returns `true` when `out` holds a frame to write.
+    pub fn tick(&mut self, now: Micros, out: &mut FrameOut) -> bool {
+        out.clear();
+        let s = self.profile.scroll;
+        out.wheel = self.wheel.tick(&s, now);
+        out.hwheel = self.hwheel.tick(&s, now);
+        !out.pointer_is_empty()
+    }
+
+    /// Cancels everything in progress (device lost, SYN_DROPPED, tap disabled): a held
+    /// gesture fires nothing, scroll state and glide stop, and `out` receives a release for
+    /// every button pressed on the virtual device. Returns `true` when `out` has something
+    /// to write.
+    pub fn cancel(&mut self, out: &mut FrameOut) -> bool {
+        out.clear();
+        self.held = None;
+        self.wheel.reset();
+        self.hwheel.reset();
+        for b in self.pressed_out.iter() {
+            out.buttons.push(b, false);
+        }
+        self.pressed_out = ButtonSet::default();
+        !out.pointer_is_empty()
+    }
+
+    /// Forgets that `buttons` are pressed on the virtual device (after a resync showed them
+    /// released and the backend wrote the releases itself).
+    pub fn forget_pressed(&mut self, buttons: ButtonSet) {
+        self.pressed_out.0 &= !buttons.0;
+    }
+}
+
+/// The direction to fire, if the dominant axis of `held` passed the threshold (and, without
+/// `repeat`, nothing fired yet). With `repeat`, consumes one threshold of travel.
+fn fire_direction(held: &mut Held, g: &GestureConfig) -> Option<Direction> {
+    if held.fired && !g.repeat {
+        return None;
+    }
+    let t = i64::from(g.threshold);
+    let (ax, ay) = (held.x.abs(), held.y.abs());
+    let dir = if ax >= ay && ax >= t {
+        if held.x > 0 {
+            Direction::Right
+        } else {
+            Direction::Left
+        }
+    } else if ay > ax && ay >= t {
+        if held.y > 0 {
+            Direction::Down
+        } else {
+            Direction::Up
+        }
+    } else {
+        return None;
+    };
+    if g.repeat {
+        match dir {
+            Direction::Left | Direction::Right => {
+                held.x -= t * held.x.signum();
+                held.y = 0;
+            }
+            Direction::Up | Direction::Down => {
+                held.y -= t * held.y.signum();
+                held.x = 0;
+            }
+        }
+    }
+    Some(dir)
+}
+
+/// The action for a fired direction; `invert_desktop` swaps desktop-left and desktop-right.
+pub fn direction_action(g: &GestureConfig, dir: Direction) -> Action {
+    let a = match dir {
+        Direction::Left => g.left,
+        Direction::Right => g.right,
+        Direction::Up => g.up,
+        Direction::Down => g.down,
+    };
+    match (g.invert_desktop, a) {
+        (true, Action::DesktopLeft) => Action::DesktopRight,
+        (true, Action::DesktopRight) => Action::DesktopLeft,
+        _ => a,
+    }
+}
+
+/// Builds a [`Buttons`] list from `(button, pressed)` pairs (tests, replay).
+pub fn buttons(changes: &[(u8, bool)]) -> Buttons {
+    let mut b = Buttons::default();
+    for (n, p) in changes {
+        b.push(Button(*n), *p);
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Platform;
+    use crate::frame::WheelIn;
+
+    fn engine(config: &Config) -> DeviceEngine {
+        DeviceEngine::with_profile(config, true, config.scroll)
+    }
+
+    fn motion(t: u64, dx: i32, dy: i32) -> FrameIn {
+        FrameIn {
+            time: Micros(t),
+            dx,
+            dy,
+            ..FrameIn::default()
+        }
+    }
+
+    fn press(t: u64, b: u8, pressed: bool) -> FrameIn {
+        FrameIn {
+            time: Micros(t),
+            buttons: buttons(&[(b, pressed)]),
+            ..FrameIn::default()
+        }
+    }
+
+    type Run = (String, Vec<Action>, Vec<(u8, bool)>, (i32, i32));
+
+    /// Runs frames; returns (verdicts as F/R, all actions, all output buttons).
+    fn run(e: &mut DeviceEngine, frames: &[FrameIn]) -> Run {
+        let mut verdicts = String::new();
+        let mut actions = Vec::new();
+        let mut btns = Vec::new();
+        let mut motion = (0, 0);
+        for f in frames {
+            let mut out = FrameOut::default();
+            match e.frame(f, &mut out) {
+                Verdict::Forward => {
+                    verdicts.push('F');
+                    btns.extend(f.buttons.as_slice().iter().map(|c| (c.button.0, c.pressed)));
+                    motion.0 += f.dx;
+                    motion.1 += f.dy;
+                }
+                Verdict::Rewrite => {
+                    verdicts.push('R');
+                    actions.extend_from_slice(out.actions.as_slice());
+                    btns.extend(
+                        out.buttons
+                            .as_slice()
+                            .iter()
+                            .map(|c| (c.button.0, c.pressed)),
+                    );
+                    motion.0 += out.dx;
+                    motion.1 += out.dy;
+                }
+            }
+        }
+        (verdicts, actions, btns, motion)
+    }
+
+    fn drag(dx: i32, dy: i32, steps: i32) -> Vec<FrameIn> {
+        let mut v = vec![press(0, 5, true)];
+        for i in 0..steps {
+            v.push(motion(1000 * (i as u64 + 1), dx, dy));
+        }
+        v.push(press(1_000_000, 5, false));
+        v
+    }
+
+    #[test]
+    fn motion_with_gesture_button_up_is_forwarded_unchanged() {
+        let c = Config::default_for(Platform::Linux);
+        let mut e = engine(&c);
+        let (v, a, b, _) = run(&mut e, &[motion(0, 3, -2), motion(1, 0, 7)]);
+        assert_eq!(v, "FF");
+        assert!(a.is_empty() && b.is_empty());
+    }
+
+    #[test]
+    fn drag_right_with_inverted_desktop_switches_desktop_left() {
+        let c = Config::default_for(Platform::Linux);
+        let mut e = engine(&c);
+        let (_, actions, btns, moved) = run(&mut e, &drag(10, 1, 30));
+        assert_eq!(actions, vec![Action::DesktopLeft]);
+        assert!(btns.is_empty(), "gesture press and release are swallowed");
+        assert_eq!(moved, (0, 0), "motion while held is not forwarded");
+    }
+
+    #[test]
+    fn drag_left_without_inversion_switches_desktop_left() {
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.invert_desktop = false;
+        let mut e = engine(&c);
+        assert_eq!(run(&mut e, &drag(-10, 0, 30)).1, vec![Action::DesktopLeft]);
+    }
+
+    #[test]
+    fn drag_up_opens_overview_and_down_app_expose() {
+        let c = Config::default_for(Platform::Linux);
+        assert_eq!(
+            run(&mut engine(&c), &drag(0, -10, 30)).1,
+            vec![Action::Overview]
+        );
+        assert_eq!(
+            run(&mut engine(&c), &drag(1, 10, 30)).1,
+            vec![Action::AppExpose]
+        );
+    }
+
+    #[test]
+    fn gesture_fires_once_per_hold_without_repeat() {
+        let c = Config::default_for(Platform::Linux);
+        assert_eq!(run(&mut engine(&c), &drag(10, 0, 100)).1.len(), 1);
+    }
+
+    #[test]
+    fn gesture_repeats_every_threshold_with_repeat() {
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.repeat = true;
+        // 1000 px right = 4 thresholds of 220.
+        assert_eq!(
+            run(&mut engine(&c), &drag(10, 0, 100)).1,
+            vec![Action::DesktopLeft; 4]
+        );
+    }
+
+    #[test]
+    fn below_threshold_release_passes_the_click_through_as_two_transitions() {
+        let c = Config::default_for(Platform::Linux);
+        let (_, actions, btns, moved) = run(&mut engine(&c), &drag(1, 1, 50));
+        assert!(actions.is_empty());
+        assert_eq!(btns, vec![(5, true), (5, false)]);
+        assert_eq!(moved, (0, 0));
+    }
+
+    #[test]
+    fn cancel_fires_nothing_and_releases_every_pressed_button() {
+        let c = Config::default_for(Platform::Linux);
+        let mut e = engine(&c);
+        run(
+            &mut e,
+            &[press(0, 0, true), press(1, 5, true), motion(2, 500, 0)],
+        );
+        let mut out = FrameOut::default();
+        assert!(e.cancel(&mut out));
+        assert!(out.actions.is_empty());
+        assert_eq!(out.buttons.as_slice().len(), 1);
+        assert_eq!(
+            (
+                out.buttons.as_slice()[0].button,
+                out.buttons.as_slice()[0].pressed
+            ),
+            (Button(0), false)
+        );
+        assert!(!e.gesture_held());
+    }
+
+    #[test]
+    fn release_of_a_button_pressed_before_pawl_is_dropped() {
+        let c = Config::default_for(Platform::Linux);
+        let (_, _, btns, _) = run(&mut engine(&c), &[press(0, 0, false)]);
+        assert!(btns.is_empty());
+    }
+
+    #[test]
+    fn mapped_button_fires_its_action_and_swallows_both_transitions() {
+        let mut c = Config::default_for(Platform::Linux);
+        c.buttons.on_back = Action::Back;
+        let (_, actions, btns, _) = run(&mut engine(&c), &[press(0, 3, true), press(1, 3, false)]);
+        assert_eq!(actions, vec![Action::Back]);
+        assert!(btns.is_empty());
+    }
+
+    #[test]
+    fn back_and_forward_pass_through_by_default_on_linux() {
+        let c = Config::default_for(Platform::Linux);
+        let (_, actions, btns, _) = run(&mut engine(&c), &[press(0, 3, true), press(1, 3, false)]);
+        assert!(actions.is_empty());
+        assert_eq!(btns, vec![(3, true), (3, false)]);
+    }
+
+    #[test]
+    fn in_scope_wheel_is_inverted() {
+        let c = Config::default_for(Platform::Linux);
+        let mut e = engine(&c);
+        let mut out = FrameOut::default();
+        let f = FrameIn {
+            wheel: WheelIn {
+                v120: 120,
+                detents: 1,
+            },
+            ..FrameIn::default()
+        };
+        assert_eq!(e.frame(&f, &mut out), Verdict::Rewrite);
+        assert_eq!((out.wheel.v120, out.wheel.detents), (-120, -1));
+    }
+
+    #[test]
+    fn out_of_scope_wheel_is_forwarded() {
+        let c = Config::default_for(Platform::Linux);
+        let mut e = DeviceEngine::with_profile(&c, false, c.scroll);
+        let mut out = FrameOut::default();
+        let f = FrameIn {
+            wheel: WheelIn {
+                v120: 120,
+                detents: 1,
+            },
+            ..FrameIn::default()
+        };
+        assert_eq!(e.frame(&f, &mut out), Verdict::Forward);
+    }
+}

@@ -1,0 +1,1 @@
+//! macOS backend: CGEventTap in and out. (Being built: see issue 6.)
