@@ -315,6 +315,7 @@ impl Config {
             config: Config::default_for(platform),
         };
         v.apply(raw);
+        v.errors.sort_by_key(|e| (e.line, e.column));
         if v.errors.is_empty() {
             Ok(v.config)
         } else {

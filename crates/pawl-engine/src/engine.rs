@@ -275,10 +275,22 @@ impl DeviceEngine {
         !out.pointer_is_empty()
     }
 
-    /// Forgets that `buttons` are pressed on the virtual device (after a resync showed them
-    /// released and the backend wrote the releases itself).
-    pub fn forget_pressed(&mut self, buttons: ButtonSet) {
-        self.pressed_out.0 &= !buttons.0;
+    /// Resyncs after lost events (`SYN_DROPPED`): like [`DeviceEngine::cancel`] for the
+    /// gesture and scroll state, but only buttons that `down` (the device's real button
+    /// state, from `EVIOCGKEY`) shows released get a release in `out`; buttons still held
+    /// stay pressed. Returns `true` when `out` has something to write.
+    pub fn resync(&mut self, down: ButtonSet, out: &mut FrameOut) -> bool {
+        out.clear();
+        self.held = None;
+        self.wheel.reset();
+        self.hwheel.reset();
+        for b in self.pressed_out.iter() {
+            if !down.contains(b) {
+                out.buttons.push(b, false);
+                self.pressed_out.set(b, false);
+            }
+        }
+        !out.pointer_is_empty()
     }
 }
 

@@ -1,5 +1,47 @@
-//! The `pawl` command line: parses flags, loads the config, hands over to the platform crate.
+//! The `pawl` command line: parses flags, loads the config, hands over to the platform
+//! crate. No gesture or scroll logic lives here; exit codes and error printing are decided
+//! in [`main`] only.
 
-fn main() {
-    println!("pawl {}", env!("CARGO_PKG_VERSION"));
+mod cli;
+mod config_file;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, ConfigCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("pawl: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Config { command } => match command {
+            ConfigCommand::Path => {
+                println!("{}", config_file::path(cli.config.as_deref())?.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            ConfigCommand::Default => {
+                print!(
+                    "{}",
+                    pawl_engine::config::default_config_text(pawl_engine::Platform::current())
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            ConfigCommand::Check { file } => {
+                let path = file.as_deref().or(cli.config.as_deref());
+                let loaded = config_file::load(path)?;
+                println!("{}: ok", loaded.origin);
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+    }
 }

@@ -1,0 +1,102 @@
+//! Small helpers shared by tasks: running cargo and programs, installing Debian packages.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+/// Changes to the workspace root (the parent of `xtask/`) and returns it.
+pub fn project_root() -> anyhow::Result<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask has no parent directory")?
+        .to_owned();
+    std::env::set_current_dir(&root)?;
+    Ok(root)
+}
+
+/// Runs `f` as a named step, printing its name and duration.
+pub fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+    eprintln!("==> {name}");
+    let start = Instant::now();
+    let res = f();
+    let secs = start.elapsed().as_secs_f64();
+    match &res {
+        Ok(()) => eprintln!("==> {name}: ok ({secs:.1} s)"),
+        Err(e) => eprintln!("==> {name}: FAILED ({secs:.1} s): {e:#}"),
+    }
+    res.with_context(|| format!("step {name:?} failed"))
+}
+
+/// Runs cargo (the one that runs xtask, from `$CARGO`) with `args`.
+pub fn cargo(args: &[&str]) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(cargo).args(args))
+}
+
+/// Runs a command to completion; non-zero exit is an error naming the command.
+pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} exited with {status}");
+    }
+    Ok(())
+}
+
+/// Installs the Debian packages among `packages` that are not installed yet (`dpkg -s`),
+/// with `apt-get` (through `sudo` when not root).
+#[allow(dead_code, reason = "used by vm-test and check-macos")]
+pub fn ensure_debian_packages(packages: &[&str]) -> anyhow::Result<()> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|p| {
+            !Command::new("dpkg")
+                .args(["-s", p])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("installing Debian packages: {}", missing.join(" "));
+    let root = rustix_like_is_root();
+    let mut update = if root {
+        Command::new("apt-get")
+    } else {
+        sudo("apt-get")
+    };
+    run(update.args(["update", "-qq"]))?;
+    let mut install = if root {
+        Command::new("apt-get")
+    } else {
+        sudo("apt-get")
+    };
+    install
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .args(["install", "-y", "-qq"])
+        .args(&missing);
+    run(&mut install)
+}
+
+#[allow(dead_code, reason = "used by ensure_debian_packages")]
+fn sudo(program: &str) -> Command {
+    let mut c = Command::new("sudo");
+    c.arg(program);
+    c
+}
+
+#[allow(dead_code, reason = "used by ensure_debian_packages")]
+fn rustix_like_is_root() -> bool {
+    // `id -u` keeps xtask free of libc bindings.
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
