@@ -3,8 +3,12 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
+//! - `vm-test [FILTER...]` — the end-to-end scenarios in a QEMU VM on the installed Debian
+//!   kernel (`vm.rs`); filters select scenarios by name substring.
 
+mod cpio;
 mod util;
+mod vm;
 
 use std::process::ExitCode;
 
@@ -14,8 +18,11 @@ fn main() -> ExitCode {
     let rest = &args[args.len().min(1)..];
     let res = match task {
         "ci" => ci(rest),
+        "vm-test" => vm::vm_test(rest),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test");
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM"
+            );
             return ExitCode::from(2);
         }
     };
@@ -45,5 +52,6 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
         ])
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
+    util::step("cargo xtask vm-test", || vm::vm_test(&[]))?;
     Ok(())
 }
