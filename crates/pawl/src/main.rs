@@ -4,8 +4,13 @@
 
 mod cli;
 mod config_file;
+mod control;
+mod lifecycle;
+#[allow(dead_code, reason = "called by `pawl run`, which lands with the Linux backend")]
+mod worker;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -24,6 +29,14 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::On(args) => control::on(&control::OnOptions {
+            config: cli.config,
+            debug: args.debug,
+            log: args.log,
+            timeout: seconds(args.timeout)?,
+        }),
+        Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
+        Command::Status { json } => control::status(json),
         Command::Config { command } => match command {
             ConfigCommand::Path => {
                 println!("{}", config_file::path(cli.config.as_deref())?.display());
@@ -44,4 +57,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         },
     }
+}
+
+/// A `--timeout SECONDS` value.
+fn seconds(s: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s).map_err(|_| anyhow::format_err!("invalid timeout {s} s"))
 }
