@@ -43,6 +43,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+    },
     /// Show, print or check the configuration.
     Config {
         #[command(subcommand)]
@@ -75,6 +80,24 @@ pub struct OffArgs {
     /// it holds on its virtual devices; the kernel still drops its grabs).
     #[arg(long)]
     pub kill: bool,
+}
+
+/// `pawl service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write the service file (runs `pawl [--config FILE] run`) and enable it.
+    ///
+    /// Linux: ~/.config/systemd/user/pawl.service (Restart=on-failure, started with the
+    /// graphical session), then `systemctl --user daemon-reload` and `enable`. macOS:
+    /// ~/Library/LaunchAgents/dev.pawl.worker.plist (RunAtLoad, KeepAlive unless it exited
+    /// successfully, ProcessType Interactive), then `launchctl bootstrap`.
+    Install {
+        /// Print the file and where it would go; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stop and disable the service and remove its file (nothing to do is fine).
+    Uninstall,
 }
 
 /// `pawl config …`.

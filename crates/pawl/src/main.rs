@@ -6,7 +6,11 @@ mod cli;
 mod config_file;
 mod control;
 mod lifecycle;
-#[allow(dead_code, reason = "called by `pawl run`, which lands with the Linux backend")]
+mod service;
+#[allow(
+    dead_code,
+    reason = "called by `pawl run`, which lands with the Linux backend"
+)]
 mod worker;
 
 use std::process::ExitCode;
@@ -14,7 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,6 +41,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }),
         Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
         Command::Status { json } => control::status(json),
+        Command::Service { command } => {
+            let plan = service::this_platform_plan(cli.config.as_deref())?;
+            let lines = match command {
+                ServiceCommand::Install { dry_run: true } => {
+                    println!("# {}", plan.file.display());
+                    print!("{}", plan.contents);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                ServiceCommand::Install { dry_run: false } => {
+                    let exe = std::env::current_exe()?;
+                    if let Some(warning) = service::exe_warning(&exe) {
+                        eprintln!("{warning}");
+                    }
+                    service::install(&plan, &mut |c| service::run_command(c))?
+                }
+                ServiceCommand::Uninstall => {
+                    service::uninstall(&plan, &mut |c| service::run_command(c))?
+                }
+            };
+            for line in lines {
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config { command } => match command {
             ConfigCommand::Path => {
                 println!("{}", config_file::path(cli.config.as_deref())?.display());
