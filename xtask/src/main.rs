@@ -3,6 +3,9 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
+//! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
+//!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
+//!   they are stale).
 
 mod util;
 
@@ -14,8 +17,11 @@ fn main() -> ExitCode {
     let rest = &args[args.len().min(1)..];
     let res = match task {
         "ci" => ci(rest),
+        "man" | "completions" => generated(),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test");
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test\n  man   regenerate contrib/man and contrib/completions\n  completions  the same"
+            );
             return ExitCode::from(2);
         }
     };
@@ -46,4 +52,16 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
     Ok(())
+}
+
+/// Rewrites the generated man pages and completions: the staleness test in
+/// `crates/pawl/src/generated.rs`, run in update mode.
+fn generated() -> anyhow::Result<()> {
+    util::project_root()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    util::run(
+        std::process::Command::new(cargo)
+            .args(["test", "--quiet", "-p", "pawl", "--", "generated::"])
+            .env("PAWL_UPDATE_GENERATED", "1"),
+    )
 }

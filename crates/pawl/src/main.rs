@@ -5,6 +5,8 @@
 mod cli;
 mod config_file;
 mod control;
+#[cfg(test)]
+mod generated;
 mod lifecycle;
 mod service;
 #[allow(
