@@ -279,6 +279,7 @@ pub fn probe_process(pid: u32) -> ProcState {
 /// Parses `/proc/PID/stat`: (state, starttime). The command name (field 2) is in
 /// parentheses and may itself contain spaces and parentheses, so fields are counted from
 /// the last `)`; starttime is field 22 (`proc(5)`), in clock ticks after boot.
+#[cfg(any(target_os = "linux", test))]
 pub fn parse_proc_stat(stat: &str) -> Option<(char, u64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_ascii_whitespace();
