@@ -3,7 +3,10 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
+//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, on
+//!   Linux ([`check_macos`]).
 
+mod check_macos;
 mod util;
 
 use std::process::ExitCode;
@@ -14,8 +17,11 @@ fn main() -> ExitCode {
     let rest = &args[args.len().min(1)..];
     let res = match task {
         "ci" => ci(rest),
+        "check-macos" => check_macos::check_macos(rest),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test");
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)"
+            );
             return ExitCode::from(2);
         }
     };
@@ -45,5 +51,6 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
         ])
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
+    util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
     Ok(())
 }
