@@ -3,10 +3,13 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
+//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, on
+//!   Linux ([`check_macos`]).
 //! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
 //!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
 //!   they are stale).
 
+mod check_macos;
 mod util;
 
 use std::process::ExitCode;
@@ -17,10 +20,11 @@ fn main() -> ExitCode {
     let rest = &args[args.len().min(1)..];
     let res = match task {
         "ci" => ci(rest),
+        "check-macos" => check_macos::check_macos(rest),
         "man" | "completions" => generated(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test\n  man   regenerate contrib/man and contrib/completions\n  completions  the same"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)\n  man          regenerate contrib/man and contrib/completions\n  completions  the same"
             );
             return ExitCode::from(2);
         }
@@ -51,6 +55,7 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
         ])
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
+    util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
     Ok(())
 }
 
