@@ -4,6 +4,7 @@
 
 mod cli;
 mod config_file;
+mod replay;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,26 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Replay {
+            file,
+            device,
+            desc,
+            summary,
+            plot,
+        } => {
+            let loaded = config_file::load(cli.config.as_deref())?;
+            replay::run(
+                &loaded.config,
+                &replay::Args {
+                    file: &file,
+                    device: device.as_deref(),
+                    desc: desc.as_deref(),
+                    summary,
+                    plot: plot.as_deref(),
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config { command } => match command {
             ConfigCommand::Path => {
                 println!("{}", config_file::path(cli.config.as_deref())?.display());
