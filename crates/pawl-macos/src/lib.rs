@@ -10,6 +10,7 @@
 //! - [`senders`] — the scope decision per sender registry ID, cached per ID.
 //! - [`actions`], [`keys`] — `system-events`, `cg-event` and `command` action backends.
 //! - [`permissions`], [`devices`] — the reports of `pawl status` / `pawl devices`.
+//! - `process` (macOS only) — a process's start time, for `pawl status` / `pawl off`.
 //! - `sys` (macOS only) — the real [`tap::Tap`] on CGEventTap and a CFRunLoop, IOKit and
 //!   ApplicationServices calls, and [`run`].
 //!
@@ -24,6 +25,8 @@ pub mod cg;
 pub mod devices;
 pub mod keys;
 pub mod permissions;
+#[cfg(target_os = "macos")]
+pub mod process;
 pub mod scroll;
 pub mod senders;
 pub mod tap;

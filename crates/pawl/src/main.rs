@@ -4,12 +4,24 @@
 
 mod cli;
 mod config_file;
+mod control;
+#[cfg(test)]
+mod generated;
+mod lifecycle;
+mod replay;
+mod service;
+#[allow(
+    dead_code,
+    reason = "called by `pawl run`, which lands with the Linux backend"
+)]
+mod worker;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -24,6 +36,58 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Replay {
+            file,
+            device,
+            desc,
+            summary,
+            plot,
+        } => {
+            let loaded = config_file::load(cli.config.as_deref())?;
+            replay::run(
+                &loaded.config,
+                &replay::Args {
+                    file: &file,
+                    device: device.as_deref(),
+                    desc: desc.as_deref(),
+                    summary,
+                    plot: plot.as_deref(),
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::On(args) => control::on(&control::OnOptions {
+            config: cli.config,
+            debug: args.debug,
+            log: args.log,
+            timeout: seconds(args.timeout)?,
+        }),
+        Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
+        Command::Status { json } => control::status(json),
+        Command::Service { command } => {
+            let plan = service::this_platform_plan(cli.config.as_deref())?;
+            let lines = match command {
+                ServiceCommand::Install { dry_run: true } => {
+                    println!("# {}", plan.file.display());
+                    print!("{}", plan.contents);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                ServiceCommand::Install { dry_run: false } => {
+                    let exe = std::env::current_exe()?;
+                    if let Some(warning) = service::exe_warning(&exe) {
+                        eprintln!("{warning}");
+                    }
+                    service::install(&plan, &mut |c| service::run_command(c))?
+                }
+                ServiceCommand::Uninstall => {
+                    service::uninstall(&plan, &mut |c| service::run_command(c))?
+                }
+            };
+            for line in lines {
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config { command } => match command {
             ConfigCommand::Path => {
                 println!("{}", config_file::path(cli.config.as_deref())?.display());
@@ -44,4 +108,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         },
     }
+}
+
+/// A `--timeout SECONDS` value.
+fn seconds(s: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s).map_err(|_| anyhow::format_err!("invalid timeout {s} s"))
 }
