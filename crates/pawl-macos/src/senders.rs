@@ -6,7 +6,8 @@
 //! Trackpads and Magic Mice are never changed, whatever the config says. A sender that
 //! cannot be identified (ID 0, lookup failed) shares the fallback engine, whose wheel is
 //! transformed only for events that look like a line-based wheel: not continuous, no scroll
-//! or momentum phase.
+//! or momentum phase. A Unifying or Bolt receiver is such a sender too: macOS names the
+//! receiver, not the mouse paired to it.
 
 use pawl_engine::config::Scope;
 use pawl_engine::{Config, DeviceEngine, DeviceInfo};
@@ -20,6 +21,14 @@ pub const APPLE_BLUETOOTH: u16 = 0x004c;
 /// USB-C 0x0324) by product id. Source: the Linux kernel `drivers/hid/hid-ids.h`
 /// (`USB_DEVICE_ID_APPLE_MAGICMOUSE*`, `USB_DEVICE_ID_APPLE_MAGICTRACKPAD*`).
 const APPLE_CONTINUOUS_PRODUCTS: &[u16] = &[0x030d, 0x0269, 0x0323, 0x030e, 0x0265, 0x0324];
+
+/// Whether `info` is a Unifying or Bolt receiver (MX Master family table).
+fn is_receiver(info: &DeviceInfo) -> bool {
+    matches!(
+        pawl_engine::device::family(info.vendor, info.product),
+        Some(pawl_engine::device::Family::Receiver(_))
+    )
+}
 
 /// Whether `info` is an Apple trackpad or Magic Mouse (by the kernel's product ids, or by
 /// name for built-in trackpads, whose ids vary by model).
@@ -109,6 +118,20 @@ impl Senders {
             return Route::Pass;
         }
         let decision = config.decide(&info);
+        let rule_matched = config.devices.iter().any(|r| r.matcher.matches(&info));
+        if !decision.handle && !rule_matched && is_receiver(&info) {
+            // macOS shows the receiver, not the mouse on it: the sender cannot be told apart,
+            // so it is handled like an unidentified sender (a `[[device]]` rule decides
+            // otherwise).
+            log::info!(
+                "sender {:?} ({:04x}:{:04x}): receiver, may hold an MX Master: handled like an \
+                 unidentified sender",
+                info.name,
+                info.vendor,
+                info.product
+            );
+            return Route::Fallback;
+        }
         log::info!(
             "sender {:?} ({:04x}:{:04x}): {} ({})",
             info.name,
@@ -193,6 +216,22 @@ mod tests {
         let other = s.route(&c, 2, |_| Some(device("USB Optical Mouse", 0x1bcf, 0x0005)));
         assert_eq!((mx, other), (Route::Identified(1), Route::Pass));
         assert!(s.engine(1).profile().transform_scroll);
+    }
+
+    #[test]
+    fn receiver_is_handled_like_an_unidentified_sender_unless_a_rule_names_it() {
+        let c = Config::default_for(Platform::MacOs);
+        let mut s = Senders::new(&c);
+        let bolt = || Some(device("USB Receiver", 0x046d, 0xc548));
+        assert_eq!(s.route(&c, 1, |_| bolt()), Route::Fallback);
+        let rules = Config::parse(
+            "[[device]]\nid = \"046d:c548\"\nhandle = false\n",
+            "t.toml",
+            Platform::MacOs,
+        )
+        .unwrap();
+        let mut s = Senders::new(&rules);
+        assert_eq!(s.route(&rules, 1, |_| bolt()), Route::Pass);
     }
 
     #[test]
