@@ -9,7 +9,8 @@
 //! `# `. The exit status is non-zero when any scenario failed.
 //!
 //! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--list] [FILTER...]`;
-//! a scenario runs when its name contains one of the filters (all run without filters).
+//! a filter that is a scenario's full name runs that scenario, any other runs every scenario
+//! whose name contains it (all run without filters).
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
 //! know how many result lines to expect).
 //!
@@ -20,6 +21,8 @@ mod evdev;
 #[cfg(target_os = "linux")]
 mod hid;
 #[cfg(target_os = "linux")]
+mod pawl;
+#[cfg(target_os = "linux")]
 mod scenarios;
 #[cfg(target_os = "linux")]
 mod sys;
@@ -27,6 +30,8 @@ mod sys;
 mod uhid;
 #[cfg(target_os = "linux")]
 mod uinput;
+#[cfg(target_os = "linux")]
+mod watch;
 
 use std::process::ExitCode;
 

@@ -7,7 +7,9 @@
 //! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
 //! when it returns.
 
+mod issue2;
 mod kernel;
+mod rig;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -46,6 +48,55 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "static_pawl_runs_in_vm",
         run: kernel::static_pawl_runs_in_vm,
+    },
+    // Issue 2.
+    Scenario {
+        name: "uhid_mx_master_3s_bluetooth",
+        run: issue2::uhid_mx_master_3s_bluetooth,
+    },
+    Scenario {
+        name: "uhid_bolt_receiver",
+        run: issue2::uhid_bolt_receiver,
+    },
+    Scenario {
+        name: "gesture_right_switches_desktop",
+        run: issue2::gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "gesture_left_switches_desktop",
+        run: issue2::gesture_left_switches_desktop,
+    },
+    Scenario {
+        name: "gesture_up_opens_overview",
+        run: issue2::gesture_up_opens_overview,
+    },
+    Scenario {
+        name: "gesture_down_opens_app_expose",
+        run: issue2::gesture_down_opens_app_expose,
+    },
+    Scenario {
+        name: "gesture_below_threshold_does_nothing",
+        run: issue2::gesture_below_threshold_does_nothing,
+    },
+    Scenario {
+        name: "gesture_click_passes_through",
+        run: issue2::gesture_click_passes_through,
+    },
+    Scenario {
+        name: "inverted_desktop_direction",
+        run: issue2::inverted_desktop_direction,
+    },
+    Scenario {
+        name: "touchpad_untouched",
+        run: issue2::touchpad_untouched,
+    },
+    Scenario {
+        name: "other_mouse_untouched",
+        run: issue2::other_mouse_untouched,
+    },
+    Scenario {
+        name: "bad_config_grabs_nothing",
+        run: issue2::bad_config_grabs_nothing,
     },
 ];
 
@@ -98,11 +149,16 @@ impl Ctx {
     }
 }
 
-/// The scenarios whose name contains one of `filters` (all when empty).
+/// The scenarios `filters` select (all when empty): a filter equal to a scenario's name
+/// selects that one, any other selects every name containing it.
 pub fn select(filters: &[String]) -> Vec<Scenario> {
+    let selects = |f: &str, name: &str| {
+        let exact = SCENARIOS.iter().any(|s| s.name == f);
+        if exact { name == f } else { name.contains(f) }
+    };
     SCENARIOS
         .iter()
-        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| filters.is_empty() || filters.iter().any(|f| selects(f, s.name)))
         .copied()
         .collect()
 }
