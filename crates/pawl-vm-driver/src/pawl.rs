@@ -133,7 +133,8 @@ impl Pawl {
         }
     }
 
-    /// Waits for pawl's clone of `source`: the node whose phys is `pawl/<source phys>`.
+    /// Waits for pawl's clone of `source`: the node with the source's name and phys
+    /// `pawl/<source phys>` (the nodes of one HID device share a phys).
     pub fn wait_clone(
         &mut self,
         source: &NodeInfo,
@@ -141,7 +142,7 @@ impl Pawl {
     ) -> anyhow::Result<EvdevNode> {
         let phys = clone_phys(source);
         self.wait_node(&format!("clone of {:?}", source.name), timeout, |n| {
-            n.phys == phys
+            n.phys == phys && n.name == source.name
         })
     }
 
