@@ -88,8 +88,9 @@ impl Rig {
         Ok(frames)
     }
 
-    /// Sends SIGTERM and requires exit status 0 (issue 2: release, ungrab, exit 0).
-    pub fn stop(mut self) -> anyhow::Result<()> {
+    /// Sends SIGTERM and requires exit status 0 (issue 2: release, ungrab, exit 0). The mouse
+    /// stays.
+    pub fn stop(&mut self) -> anyhow::Result<()> {
         let status = self.pawl.terminate(Duration::from_secs(5))?;
         ensure!(
             status.success(),
