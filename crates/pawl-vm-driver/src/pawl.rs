@@ -21,6 +21,8 @@ pub struct PawlOptions<'a> {
     pub desktop: &'a str,
     /// Extra arguments after `run`.
     pub run_args: &'a [&'a str],
+    /// Add `--debug` (every decision logged to `pawl.log`).
+    pub debug: bool,
 }
 
 /// A running (or exited) `pawl run`.
@@ -47,6 +49,7 @@ impl Pawl {
             .arg(&config)
             .arg("run")
             .args(opts.run_args)
+            .args(opts.debug.then_some("--debug"))
             .env_clear()
             .env("PATH", "/bin")
             .env("HOME", work)

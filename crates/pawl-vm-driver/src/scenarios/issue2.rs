@@ -217,6 +217,7 @@ pub fn bad_config_grabs_nothing(ctx: &mut Ctx) -> anyhow::Result<()> {
             config: "[gesture]\nthreshold = 0\n",
             desktop: "GNOME",
             run_args: &[],
+            debug: ctx.pawl_debug,
         },
     )?;
     let status = pawl.wait_exit(T_EVENT)?;

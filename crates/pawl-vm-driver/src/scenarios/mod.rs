@@ -109,6 +109,8 @@ pub struct Options {
     pub recordings: PathBuf,
     /// Scratch directory; each scenario gets `<work>/<name>`.
     pub work: PathBuf,
+    /// Run pawl with `--debug`.
+    pub pawl_debug: bool,
 }
 
 /// What a scenario gets: paths, its scratch directory, and unique phys strings.
@@ -120,6 +122,8 @@ pub struct Ctx {
     pub recordings: PathBuf,
     /// This scenario's scratch directory (empty at the start).
     pub work: PathBuf,
+    /// Run pawl with `--debug` (its log is printed when the scenario fails).
+    pub pawl_debug: bool,
     /// Diagnostics printed (as `# ` lines) when the scenario fails.
     pub notes: Vec<String>,
     seq: u32,
@@ -177,6 +181,7 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             pawl: opts.pawl.clone(),
             recordings: opts.recordings.clone(),
             work: work.clone(),
+            pawl_debug: opts.pawl_debug,
             notes: Vec::new(),
             seq: 0,
             scenario: s.name,
@@ -207,6 +212,7 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
                         println!("# {line}");
                     }
                 }
+                print_pawl_logs(&work);
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 let reason = format!("{e:#}").replace('\n', " | ");
                 println!("FAIL {}: {reason}", s.name);
@@ -219,6 +225,28 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
         started.elapsed().as_secs_f64()
     );
     failed
+}
+
+/// Prints the last lines of every `pawl.log` under `dir` as `# ` lines.
+fn print_pawl_logs(dir: &std::path::Path) {
+    const TAIL: usize = 40;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            print_pawl_logs(&path);
+        } else if path.file_name().is_some_and(|n| n == "pawl.log") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            println!("# {} (last {TAIL} lines):", path.display());
+            for line in &lines[lines.len().saturating_sub(TAIL)..] {
+                println!("#   {line}");
+            }
+        }
+    }
 }
 
 /// How long the kernel (or pawl) may take to create a device node under TCG.

@@ -55,6 +55,7 @@ impl Rig {
                 config,
                 desktop,
                 run_args: &[],
+                debug: ctx.pawl_debug,
             },
         )?;
         let clone = pawl.wait_clone(&source, T_DEVICE)?;
