@@ -20,6 +20,15 @@ pub struct Cli {
 /// pawl's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the
+    /// config handles, transform them, release everything on exit.
+    Run {
+        /// Log every decision (each frame, each device) to stderr.
+        #[arg(long)]
+        debug: bool,
+    },
+    /// Same as `pawl run --debug`.
+    Debug,
     /// Show, print or check the configuration.
     Config {
         #[command(subcommand)]
@@ -56,6 +65,17 @@ mod tests {
         ));
         let cli = Cli::try_parse_from(["pawl", "--config", "a.toml", "config", "check"]).unwrap();
         assert_eq!(cli.config, Some(PathBuf::from("a.toml")));
+    }
+
+    #[test]
+    fn run_takes_debug_and_debug_is_its_own_command() {
+        let cli = Cli::try_parse_from(["pawl", "run"]).unwrap();
+        assert!(matches!(cli.command, Command::Run { debug: false }));
+        let cli = Cli::try_parse_from(["pawl", "run", "--debug"]).unwrap();
+        assert!(matches!(cli.command, Command::Run { debug: true }));
+        let cli = Cli::try_parse_from(["pawl", "--config", "c.toml", "debug"]).unwrap();
+        assert!(matches!(cli.command, Command::Debug));
+        assert_eq!(cli.config, Some(PathBuf::from("c.toml")));
     }
 
     #[test]
