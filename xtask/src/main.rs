@@ -3,7 +3,13 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
+//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, on
+//!   Linux ([`check_macos`]).
+//! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
+//!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
+//!   they are stale).
 
+mod check_macos;
 mod util;
 
 use std::process::ExitCode;
@@ -14,8 +20,12 @@ fn main() -> ExitCode {
     let rest = &args[args.len().min(1)..];
     let res = match task {
         "ci" => ci(rest),
+        "check-macos" => check_macos::check_macos(rest),
+        "man" | "completions" => generated(),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy, every test");
+            eprintln!(
+                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)\n  man          regenerate contrib/man and contrib/completions\n  completions  the same"
+            );
             return ExitCode::from(2);
         }
     };
@@ -45,5 +55,18 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
         ])
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
+    util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
     Ok(())
+}
+
+/// Rewrites the generated man pages and completions: the staleness test in
+/// `crates/pawl/src/generated.rs`, run in update mode.
+fn generated() -> anyhow::Result<()> {
+    util::project_root()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    util::run(
+        std::process::Command::new(cargo)
+            .args(["test", "--quiet", "-p", "pawl", "--", "generated::"])
+            .env("PAWL_UPDATE_GENERATED", "1"),
+    )
 }

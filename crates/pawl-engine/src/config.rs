@@ -78,14 +78,16 @@ pub enum Inertia {
     /// No inertia.
     Off,
     /// What smoothing and clamping hold back is carried (bounded by `limit` detents) and
-    /// released only with later scroll input: no timer.
+    /// released only with later scroll input of the same direction: no timer. See
+    /// [`crate::scroll`] for the exact rules.
     Carry {
         /// Bound of the carried travel, in detents.
         limit: f32,
     },
-    /// A decaying tail after the wheel stops: the engine asks for a tick every `interval_us`
-    /// and multiplies the velocity by `decay` per tick until it is below a tenth of a detent
-    /// per tick.
+    /// A decaying tail after the wheel stops: the engine estimates the wheel's speed and,
+    /// once the wheel stops, asks for a tick every `interval_us`, moving `speed × interval`
+    /// multiplied by `decay` per tick until a tick would move less than a tenth of a detent.
+    /// Slow scrolling arms no timer. See [`crate::scroll`] for the exact rules.
     Glide {
         /// Velocity kept per tick, in (0, 1).
         decay: f32,
@@ -105,7 +107,8 @@ pub struct ScrollSettings {
     pub smoothing: Smoothing,
     /// Largest output step per event, in detents (1 detent = 120 v120 units).
     pub max_step: f32,
-    /// An input event larger than `spike_ratio` × the current EMA magnitude is limited to it.
+    /// An input event larger than `spike_ratio` × the current EMA magnitude is limited to it;
+    /// 0 turns spike damping off. Otherwise at least 1.
     pub spike_ratio: f32,
     /// A pause longer than this (µs) starts a new scroll gesture (EMA and carry reset).
     pub gesture_gap_us: u64,
@@ -710,8 +713,17 @@ impl Validator<'_> {
         if let Some(m) = self.float(&raw.max_step, &k("max_step"), 0.1, 100.0, " detents") {
             s.max_step = m as f32;
         }
-        if let Some(r) = self.float(&raw.spike_ratio, &k("spike_ratio"), 1.0, 100.0, "") {
-            s.spike_ratio = r as f32;
+        if let Some(v) = &raw.spike_ratio {
+            let r = *v.get_ref();
+            if r == 0.0 || (1.0..=100.0).contains(&r) {
+                s.spike_ratio = r as f32;
+            } else {
+                self.error(
+                    v.span(),
+                    &k("spike_ratio"),
+                    format!("{r} is out of range: allowed 0 (off) or 1..=100"),
+                );
+            }
         }
         if let Some(g) = self.int(&raw.gesture_gap_ms, &k("gesture_gap_ms"), 10, 10_000, " ms") {
             s.gesture_gap_us = g as u64 * 1000;
@@ -1095,12 +1107,14 @@ smoothing = "ema"
 smoothing_factor = 0.35
 # Largest step per event, detents (0.1..=100).
 max_step = 5.0
-# An event larger than spike_ratio x the current average is limited to it (1..=100).
+# An event larger than spike_ratio x the current average is limited to it (1..=100;
+# 0 = no spike damping).
 spike_ratio = 4.0
 # A pause longer than this starts a new scroll gesture, ms (10..=10000).
 gesture_gap_ms = 300
-# "off", "carry" (held-back travel is released with later wheel input, no timer) or
-# "glide" (a decaying tail after the wheel stops).
+# "off", "carry" (travel held back by smoothing and max_step is released with later
+# wheel input, no timer) or "glide" (after a fast scroll, a decaying tail once the wheel
+# stops; slow scrolling never glides).
 inertia = "off"
 # carry: bound of the carried travel, detents (0..=50).
 carry_limit = 3.0

@@ -4,7 +4,7 @@
 use crate::action::Action;
 use crate::config::{Config, GestureConfig, ScrollSettings};
 use crate::device::DeviceInfo;
-use crate::frame::{Buttons, FrameIn, FrameOut, Verdict};
+use crate::frame::{Actions, Buttons, FrameIn, FrameOut, Verdict};
 use crate::scroll::ScrollAxis;
 use crate::units::{Button, ButtonSet, Micros};
 
@@ -180,13 +180,18 @@ impl DeviceEngine {
                     held.x += i64::from(input.dx);
                     held.y += i64::from(input.dy);
                 }
-                if let Some(dir) = fire_direction(held, &self.profile.gesture) {
-                    let g = &self.profile.gesture;
-                    let action = direction_action(g, dir);
+                // With `repeat`, one large frame may cross several thresholds: fire for each
+                // (up to what one frame's action list holds; the rest fires next frame).
+                while out.actions.len() < Actions::CAP {
+                    let Some(dir) = fire_direction(held, &self.profile.gesture) else {
+                        break;
+                    };
+                    changed = true;
+                    held.fired = true;
+                    let action = direction_action(&self.profile.gesture, dir);
                     if action != Action::None {
                         out.actions.push(action);
                     }
-                    held.fired = true;
                 }
             }
             None => {

@@ -156,6 +156,12 @@ impl Actions {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// How many fired.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
 }
 
 /// What the engine hands back for a frame it rewrote.

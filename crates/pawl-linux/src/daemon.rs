@@ -55,6 +55,8 @@ impl Wake {
 struct Device {
     path: PathBuf,
     name: String,
+    vendor: u16,
+    product: u16,
     fd: OwnedFd,
     clone: VirtualDevice,
     read: ReadBuf,
@@ -98,6 +100,8 @@ pub struct Daemon {
     timer: OwnedFd,
     armed: Option<Micros>,
     devices: Vec<Option<Box<Device>>>,
+    /// Set when a device was added or removed since the caller was last told.
+    devices_changed: bool,
     performer: Performer,
 }
 
@@ -115,6 +119,21 @@ impl std::fmt::Debug for Daemon {
             )
             .finish_non_exhaustive()
     }
+}
+
+/// A grabbed device, as reported to the caller (for `pawl status`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceSummary {
+    /// The source node, `/dev/input/eventN`.
+    pub path: PathBuf,
+    /// Its name.
+    pub name: String,
+    /// Vendor id.
+    pub vendor: u16,
+    /// Product id.
+    pub product: u16,
+    /// Its clone's node, if found.
+    pub clone: Option<PathBuf>,
 }
 
 /// Why the loop stopped.
@@ -172,12 +191,15 @@ impl Daemon {
             timer,
             armed: None,
             devices: Vec::new(),
+            devices_changed: false,
             performer,
         };
         let nodes = sysfs::event_nodes(class_dir).map_err(|e| Error::io(class_dir, "list", e))?;
         for node in nodes {
             daemon.consider(&node);
         }
+        // The caller reads the initial set with `devices()`; report changes from here on.
+        daemon.devices_changed = false;
         if daemon.devices.iter().flatten().next().is_none() {
             log::warn!(
                 "no device to handle (see `pawl devices`; the scroll scope is {:?})",
@@ -187,9 +209,19 @@ impl Daemon {
         Ok(daemon)
     }
 
-    /// How many devices are grabbed.
-    pub fn device_count(&self) -> usize {
-        self.devices.iter().flatten().count()
+    /// The grabbed devices, in slot order.
+    pub fn devices(&self) -> Vec<DeviceSummary> {
+        self.devices
+            .iter()
+            .flatten()
+            .map(|d| DeviceSummary {
+                path: d.path.clone(),
+                name: d.name.clone(),
+                vendor: d.vendor,
+                product: d.product,
+                clone: d.clone.node().map(Path::to_owned),
+            })
+            .collect()
     }
 
     /// Looks at one `eventN` node: never opens it unless sysfs shows a pointer that the
@@ -282,6 +314,8 @@ impl Daemon {
             pipeline: Pipeline::new(&caps, engine, &label),
             path,
             name: sys.name.clone(),
+            vendor: sys.vendor,
+            product: sys.product,
             fd,
             clone,
             read: ReadBuf::default(),
@@ -308,6 +342,7 @@ impl Daemon {
             return;
         }
         self.devices[slot] = Some(device);
+        self.devices_changed = true;
     }
 
     /// Releases everything the device's clone has pressed, ungrabs it and destroys the
@@ -334,13 +369,16 @@ impl Daemon {
             device.name
         );
         drop(device);
+        self.devices_changed = true;
         self.rearm();
     }
 
     /// Runs until SIGTERM or SIGINT, then releases everything and returns.
+    /// `devices_changed` is called with [`Daemon::devices`] whenever a device is added or
+    /// removed (not on the hot path).
     ///
     /// Errors: `epoll_wait` fails (not on `EINTR`).
-    pub fn run(mut self) -> Result<Exit, Error> {
+    pub fn run(mut self, devices_changed: &mut dyn FnMut(&[DeviceSummary])) -> Result<Exit, Error> {
         let mut events = [MaybeUninit::<epoll::Event>::uninit(); 16];
         loop {
             let (ready, _) = match epoll::wait(&self.epoll, &mut events, None) {
@@ -360,6 +398,9 @@ impl Daemon {
                     Some(Wake::Device(slot)) => self.on_device(slot),
                     None => {}
                 }
+            }
+            if std::mem::take(&mut self.devices_changed) {
+                devices_changed(&self.devices());
             }
         }
     }

@@ -36,6 +36,7 @@ use std::path::PathBuf;
 
 use pawl_engine::{Config, Desktop};
 
+pub use daemon::{Daemon, DeviceSummary, Exit};
 pub use error::{Error, ErrorKind};
 
 /// What `pawl run` passes besides the config.
@@ -58,12 +59,12 @@ impl Options {
     }
 }
 
-/// Runs the daemon until SIGTERM or SIGINT: grabs and clones the devices `config`
-/// handles, transforms their input, then releases everything and returns.
+/// Starts the daemon: resolves actions, creates the virtual keyboard, grabs and clones
+/// the devices `config` handles. Call [`daemon::Daemon::run`] next.
 ///
-/// Errors: `/dev/uinput` unusable (with the fix), or the event loop failing. Devices that
-/// cannot be opened are logged and skipped.
-pub fn run(config: Config, options: &Options) -> Result<(), Error> {
+/// Errors: `/dev/uinput` unusable (with the fix), or the kernel refusing an epoll,
+/// signalfd or timerfd. Devices that cannot be opened are logged and skipped.
+pub fn start(config: Config, options: &Options) -> Result<daemon::Daemon, Error> {
     let desktop = config.actions.desktop.unwrap_or(options.desktop);
     let commands_allowed =
         !rustix::process::geteuid().is_root() || config.actions.allow_root_commands;
@@ -76,8 +77,5 @@ pub fn run(config: Config, options: &Options) -> Result<(), Error> {
         config.actions.backend.name(),
         desktop.name()
     );
-    let daemon = daemon::Daemon::start(config, plan, &options.class_dir)?;
-    log::info!("running: {} device(s) grabbed", daemon.device_count());
-    daemon.run()?;
-    Ok(())
+    daemon::Daemon::start(config, plan, &options.class_dir)
 }

@@ -1,1 +1,4 @@
 //! macOS backend: CGEventTap in and out. (Being built: see issue 6.)
+
+#[cfg(target_os = "macos")]
+pub mod process;

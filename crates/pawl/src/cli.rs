@@ -13,6 +13,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Internal: started by `pawl on` (stdin is the lock, stdout the readiness pipe).
+    #[arg(long, hide = true)]
+    pub worker: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -21,7 +25,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the
-    /// config handles, transform them, release everything on exit.
+    /// config handles, transform them, release everything on exit. Refuses to start
+    /// while another pawl worker runs.
     Run {
         /// Log every decision (each frame, each device) to stderr.
         #[arg(long)]
@@ -29,11 +34,102 @@ pub enum Command {
     },
     /// Same as `pawl run --debug`.
     Debug,
+    /// Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON)
+    /// through the engine: no device or permissions needed. Prints the output frames as
+    /// evemu `E:` lines and the actions fired.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Device identity, overriding the recording's header: `[BUS:]VID:PID[:NAME]`, ids
+        /// in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`.
+        #[arg(long, value_name = "ID")]
+        device: Option<String>,
+        /// evemu device description (`.desc`) for a recording without header (default:
+        /// `NAME.desc` beside `NAME.WHAT.events`, when present).
+        #[arg(long, value_name = "FILE")]
+        desc: Option<PathBuf>,
+        /// Print per-axis totals in and out, max steps and frame counts instead of the
+        /// frames.
+        #[arg(long)]
+        summary: bool,
+        /// Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`).
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+    },
+    /// Start the background worker (detached) and wait until it has grabbed its devices.
+    ///
+    /// Prints one line: "started (pid N): grabbed …", or "already running (pid N)" when a
+    /// worker runs (nothing is started). Exit 0 when a worker runs afterwards.
+    On(OnArgs),
+    /// Stop the background worker: SIGTERM, then wait for it to exit.
+    ///
+    /// Prints "stopped (pid N)", or "not running" (exit 0 too). Never sends SIGKILL unless
+    /// --kill is given.
+    Off(OffArgs),
+    /// Show whether the worker runs: pid, uptime, grabbed devices, config.
+    ///
+    /// Exit status (LSB): 0 running, 1 stopped with stale metadata (the worker died
+    /// without cleaning up), 3 stopped.
+    Status {
+        /// Print one JSON object: {"state": "running"|"stopped"|"stale", …}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+    },
     /// Show, print or check the configuration.
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+}
+
+/// `pawl on` flags.
+#[derive(Debug, clap::Args)]
+pub struct OnArgs {
+    /// Run the worker with --debug (every decision logged); logs to
+    /// $XDG_STATE_HOME/pawl/pawl.log (macOS: ~/Library/Logs/pawl.log) unless --log is given.
+    #[arg(long)]
+    pub debug: bool,
+    /// Append the worker's log to FILE (by default the worker logs nowhere).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Seconds to wait for the worker to report that it has started.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub timeout: f64,
+}
+
+/// `pawl off` flags.
+#[derive(Debug, clap::Args)]
+pub struct OffArgs {
+    /// Seconds to wait for the worker to exit after SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub timeout: f64,
+    /// Send SIGKILL if it has not exited by then (a killed worker cannot release buttons
+    /// it holds on its virtual devices; the kernel still drops its grabs).
+    #[arg(long)]
+    pub kill: bool,
+}
+
+/// `pawl service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write the service file (runs `pawl [--config FILE] run`) and enable it.
+    ///
+    /// Linux: ~/.config/systemd/user/pawl.service (Restart=on-failure, started with the
+    /// graphical session), then `systemctl --user daemon-reload` and `enable`. macOS:
+    /// ~/Library/LaunchAgents/dev.pawl.worker.plist (RunAtLoad, KeepAlive unless it exited
+    /// successfully, ProcessType Interactive), then `launchctl bootstrap`.
+    Install {
+        /// Print the file and where it would go; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stop and disable the service and remove its file (nothing to do is fine).
+    Uninstall,
 }
 
 /// `pawl config …`.
@@ -65,6 +161,35 @@ mod tests {
         ));
         let cli = Cli::try_parse_from(["pawl", "--config", "a.toml", "config", "check"]).unwrap();
         assert_eq!(cli.config, Some(PathBuf::from("a.toml")));
+    }
+
+    #[test]
+    fn replay_takes_a_file_device_summary_and_plot() {
+        let cli = Cli::try_parse_from([
+            "pawl",
+            "replay",
+            "x.events",
+            "--device",
+            "046d:b034:MX Master 3S",
+            "--summary",
+            "--plot",
+            "p.svg",
+        ])
+        .unwrap();
+        let Command::Replay {
+            file,
+            device,
+            summary,
+            plot,
+            desc,
+        } = cli.command
+        else {
+            panic!("not replay")
+        };
+        assert_eq!(file, PathBuf::from("x.events"));
+        assert_eq!(device.as_deref(), Some("046d:b034:MX Master 3S"));
+        assert!(summary && desc.is_none());
+        assert_eq!(plot, Some(PathBuf::from("p.svg")));
     }
 
     #[test]

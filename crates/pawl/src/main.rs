@@ -4,13 +4,21 @@
 
 mod cli;
 mod config_file;
+mod control;
+#[cfg(test)]
+mod generated;
+mod lifecycle;
+mod replay;
+mod service;
+mod worker;
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -25,8 +33,60 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run { debug } => run_daemon(cli.config.as_deref(), debug),
-        Command::Debug => run_daemon(cli.config.as_deref(), true),
+        Command::Run { debug } => run_daemon(cli.config.as_deref(), cli.worker, debug),
+        Command::Debug => run_daemon(cli.config.as_deref(), cli.worker, true),
+        Command::Replay {
+            file,
+            device,
+            desc,
+            summary,
+            plot,
+        } => {
+            let loaded = config_file::load(cli.config.as_deref())?;
+            replay::run(
+                &loaded.config,
+                &replay::Args {
+                    file: &file,
+                    device: device.as_deref(),
+                    desc: desc.as_deref(),
+                    summary,
+                    plot: plot.as_deref(),
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::On(args) => control::on(&control::OnOptions {
+            config: cli.config,
+            debug: args.debug,
+            log: args.log,
+            timeout: seconds(args.timeout)?,
+        }),
+        Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
+        Command::Status { json } => control::status(json),
+        Command::Service { command } => {
+            let plan = service::this_platform_plan(cli.config.as_deref())?;
+            let lines = match command {
+                ServiceCommand::Install { dry_run: true } => {
+                    println!("# {}", plan.file.display());
+                    print!("{}", plan.contents);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                ServiceCommand::Install { dry_run: false } => {
+                    let exe = std::env::current_exe()?;
+                    if let Some(warning) = service::exe_warning(&exe) {
+                        eprintln!("{warning}");
+                    }
+                    service::install(&plan, &mut |c| service::run_command(c))?
+                }
+                ServiceCommand::Uninstall => {
+                    service::uninstall(&plan, &mut |c| service::run_command(c))?
+                }
+            };
+            for line in lines {
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config { command } => match command {
             ConfigCommand::Path => {
                 println!("{}", config_file::path(cli.config.as_deref())?.display());
@@ -49,27 +109,97 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `pawl run`: the config is loaded and validated before any device is touched, so a bad
-/// config exits non-zero (with `file:line:column`) having grabbed nothing.
-fn run_daemon(config: Option<&Path>, debug: bool) -> anyhow::Result<ExitCode> {
+/// A `--timeout SECONDS` value.
+fn seconds(s: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s).map_err(|_| anyhow::format_err!("invalid timeout {s} s"))
+}
+
+/// `pawl run`: takes the single-instance lock, loads the config (a bad one exits non-zero
+/// with `file:line:column` before any device is touched), grabs the devices, reports
+/// ready (metadata for `pawl status`, the readiness line for `pawl on`), runs until
+/// SIGTERM/SIGINT.
+fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Result<ExitCode> {
     init_logging(debug);
-    let loaded = config_file::load(config)?;
-    log::info!("config: {}", loaded.origin);
-    run_platform(loaded.config)?;
+    let mut worker = worker::Worker::start(detached)?;
+    let started = config_file::load(config).and_then(|loaded| {
+        log::info!("config: {}", loaded.origin);
+        Ok((platform::start(loaded.config)?, loaded.origin))
+    });
+    let (daemon, origin) = match started {
+        Ok(s) => s,
+        Err(err) => {
+            worker.fail(&err);
+            return Err(err);
+        }
+    };
+    worker.ready(&origin, platform::grabbed(&daemon))?;
+    platform::run(daemon, &mut |devices| {
+        if let Err(e) = worker.set_devices(devices) {
+            log::warn!("cannot update the worker metadata: {e}");
+        }
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// The platform backend behind `pawl run`.
 #[cfg(target_os = "linux")]
-fn run_platform(config: pawl_engine::Config) -> anyhow::Result<()> {
-    let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
-    let desktop = pawl_engine::Desktop::from_xdg_current_desktop(&xdg);
-    pawl_linux::run(config, &pawl_linux::Options::new(desktop))?;
-    Ok(())
+mod platform {
+    use crate::lifecycle::GrabbedDevice;
+
+    pub type Daemon = pawl_linux::Daemon;
+
+    /// Starts the Linux daemon; the desktop for default chords comes from
+    /// `XDG_CURRENT_DESKTOP` unless the config names one.
+    pub fn start(config: pawl_engine::Config) -> anyhow::Result<Daemon> {
+        let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
+        let desktop = pawl_engine::Desktop::from_xdg_current_desktop(&xdg);
+        Ok(pawl_linux::start(
+            config,
+            &pawl_linux::Options::new(desktop),
+        )?)
+    }
+
+    /// The grabbed devices, for the worker metadata.
+    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+        convert(&daemon.devices())
+    }
+
+    /// Runs until SIGTERM/SIGINT; `changed` receives the device list when it changes.
+    pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+        daemon.run(&mut |devices| changed(convert(devices)))?;
+        Ok(())
+    }
+
+    fn convert(devices: &[pawl_linux::DeviceSummary]) -> Vec<GrabbedDevice> {
+        devices
+            .iter()
+            .map(|d| GrabbedDevice {
+                path: d.path.display().to_string(),
+                name: d.name.clone(),
+                vendor: d.vendor,
+                product: d.product,
+            })
+            .collect()
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn run_platform(_config: pawl_engine::Config) -> anyhow::Result<()> {
-    anyhow::bail!("`pawl run` is not available on this platform yet")
+mod platform {
+    use crate::lifecycle::GrabbedDevice;
+
+    pub enum Daemon {}
+
+    pub fn start(_config: pawl_engine::Config) -> anyhow::Result<Daemon> {
+        anyhow::bail!("`pawl run` is not available on this platform yet")
+    }
+
+    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+        match *daemon {}
+    }
+
+    pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+        match daemon {}
+    }
 }
 
 /// Logs to stderr: `info` and up, `debug` with `--debug`; `PAWL_LOG` (env_logger filter

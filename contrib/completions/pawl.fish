@@ -1,0 +1,104 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_pawl_global_optspecs
+    string join \n config= h/help V/version
+end
+
+function __fish_pawl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_pawl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_pawl_using_subcommand
+    set -l cmd (__fish_pawl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c pawl -n "__fish_pawl_needs_command" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_needs_command" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_needs_command" -s V -l version -d 'Print version'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "run" -d 'Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the config handles, transform them, release everything on exit. Refuses to start while another pawl worker runs'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "debug" -d 'Same as `pawl run --debug`'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "replay" -d 'Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON) through the engine: no device or permissions needed. Prints the output frames as evemu `E:` lines and the actions fired'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "on" -d 'Start the background worker (detached) and wait until it has grabbed its devices'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "off" -d 'Stop the background worker: SIGTERM, then wait for it to exit'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "status" -d 'Show whether the worker runs: pid, uptime, grabbed devices, config'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "service" -d 'Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS)'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "config" -d 'Show, print or check the configuration'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand run" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand run" -l debug -d 'Log every decision (each frame, each device) to stderr'
+complete -c pawl -n "__fish_pawl_using_subcommand run" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand debug" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand debug" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VID:PID[:NAME]`, ids in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`' -r
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu device description (`.desc`) for a recording without header (default: `NAME.desc` beside `NAME.WHAT.events`, when present)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l summary -d 'Print per-axis totals in and out, max steps and frame counts instead of the frames'
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand on" -l log -d 'Append the worker\'s log to FILE (by default the worker logs nowhere)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand on" -l timeout -d 'Seconds to wait for the worker to report that it has started' -r
+complete -c pawl -n "__fish_pawl_using_subcommand on" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand on" -l debug -d 'Run the worker with --debug (every decision logged); logs to $XDG_STATE_HOME/pawl/pawl.log (macOS: ~/Library/Logs/pawl.log) unless --log is given'
+complete -c pawl -n "__fish_pawl_using_subcommand on" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand off" -l timeout -d 'Seconds to wait for the worker to exit after SIGTERM' -r
+complete -c pawl -n "__fish_pawl_using_subcommand off" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand off" -l kill -d 'Send SIGKILL if it has not exited by then (a killed worker cannot release buttons it holds on its virtual devices; the kernel still drops its grabs)'
+complete -c pawl -n "__fish_pawl_using_subcommand off" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand status" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand status" -l json -d 'Print one JSON object: {"state": "running"|"stopped"|"stale", …}'
+complete -c pawl -n "__fish_pawl_using_subcommand status" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and not __fish_seen_subcommand_from install uninstall help" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand service; and not __fish_seen_subcommand_from install uninstall help" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and not __fish_seen_subcommand_from install uninstall help" -f -a "install" -d 'Write the service file (runs `pawl [--config FILE] run`) and enable it'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and not __fish_seen_subcommand_from install uninstall help" -f -a "uninstall" -d 'Stop and disable the service and remove its file (nothing to do is fine)'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and not __fish_seen_subcommand_from install uninstall help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from install" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from install" -l dry-run -d 'Print the file and where it would go; change nothing'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from uninstall" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "install" -d 'Write the service file (runs `pawl [--config FILE] run`) and enable it'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Stop and disable the service and remove its file (nothing to do is fine)'
+complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "path" -d 'Print the config file path pawl reads'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "default" -d 'Print the default configuration, every key documented'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from default" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from default" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from check" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the config file path pawl reads'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "default" -d 'Print the default configuration, every key documented'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "run" -d 'Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the config handles, transform them, release everything on exit. Refuses to start while another pawl worker runs'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "debug" -d 'Same as `pawl run --debug`'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "replay" -d 'Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON) through the engine: no device or permissions needed. Prints the output frames as evemu `E:` lines and the actions fired'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "on" -d 'Start the background worker (detached) and wait until it has grabbed its devices'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "off" -d 'Stop the background worker: SIGTERM, then wait for it to exit'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "status" -d 'Show whether the worker runs: pid, uptime, grabbed devices, config'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "service" -d 'Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "config" -d 'Show, print or check the configuration'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from service" -f -a "install" -d 'Write the service file (runs `pawl [--config FILE] run`) and enable it'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from service" -f -a "uninstall" -d 'Stop and disable the service and remove its file (nothing to do is fine)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the config file path pawl reads'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "default" -d 'Print the default configuration, every key documented'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'

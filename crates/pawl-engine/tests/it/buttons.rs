@@ -1,0 +1,170 @@
+//! Back/forward and other mapped buttons.
+
+use expect_test::expect;
+use pawl_engine::Platform;
+
+use crate::script::{check, check_on};
+
+#[test]
+fn back_and_forward_pass_through_on_linux_by_default() {
+    check(
+        "",
+        "
+        +3
+        -3
+        +4
+        -4
+        ",
+        expect![[r#"
+            +3 => forward
+            -3 => forward
+            +4 => forward
+            -4 => forward
+        "#]],
+    );
+}
+
+#[test]
+fn back_and_forward_fire_navigation_on_macos_by_default() {
+    check_on(
+        Platform::MacOs,
+        "",
+        "
+        +3
+        -3
+        +4
+        -4
+        ",
+        expect![[r#"
+            +3 => action back
+            -3 => nothing
+            +4 => action forward
+            -4 => nothing
+        "#]],
+    );
+}
+
+#[test]
+fn back_and_forward_map_to_any_action() {
+    check(
+        r#"
+        [buttons]
+        on_back = "desktop-left"
+        on_forward = { key = "Alt+Right" }
+        "#,
+        "
+        +3
+        -3
+        +4
+        -4
+        ",
+        expect![[r#"
+            +3 => action desktop-left
+            -3 => nothing
+            +4 => action key Alt+Right
+            -4 => nothing
+        "#]],
+    );
+}
+
+#[test]
+fn back_and_forward_button_numbers_are_configurable() {
+    check(
+        "[buttons]\nback = 6\nforward = 7\non_back = \"back\"\n",
+        "
+        +6
+        -6
+        +3
+        -3
+        ",
+        expect![[r#"
+            +6 => action back
+            -6 => nothing
+            +3 => forward
+            -3 => forward
+        "#]],
+    );
+}
+
+#[test]
+fn any_other_button_may_map_to_an_action() {
+    check(
+        r#"
+        [buttons.map]
+        2 = "overview"
+        6 = { command = ["playerctl", "play-pause"] }
+        7 = "none"
+        "#,
+        "
+        +2
+        -2
+        +6
+        -6
+        +7
+        -7
+        +1
+        -1
+        ",
+        expect![[r#"
+            +2 => action overview
+            -2 => nothing
+            +6 => action command playerctl play-pause
+            -6 => nothing
+            +7 => nothing
+            -7 => nothing
+            +1 => forward
+            -1 => forward
+        "#]],
+    );
+}
+
+#[test]
+fn release_of_a_button_pressed_before_pawl_is_dropped() {
+    check(
+        "",
+        "
+        -0
+        +0
+        -0
+        ",
+        expect![[r#"
+            -0 => nothing
+            +0 => forward
+            -0 => forward
+        "#]],
+    );
+}
+
+#[test]
+fn resync_releases_only_buttons_no_longer_down() {
+    check(
+        "",
+        "
+        +0
+        +1
+        resync +1
+        -1
+        ",
+        expect![[r#"
+            +0 => forward
+            +1 => forward
+            resync +1 => -0
+            -1 => forward
+        "#]],
+    );
+}
+
+#[test]
+fn a_mapped_press_and_a_plain_press_in_one_frame() {
+    check(
+        "[buttons]\non_back = \"back\"\n",
+        "
+        +3 +0 x=2
+        -3 -0
+        ",
+        expect![[r#"
+            +3 +0 x=2 => +0 x=2 action back
+            -3 -0 => -0
+        "#]],
+    );
+}

@@ -1,0 +1,12 @@
+//! pawl-engine's behaviour tests, one binary: gestures, buttons, scroll and device rules as
+//! `check(config, script, expected)` cases, property tests, and the tidy test that guards the
+//! engine's architecture invariants.
+
+mod script;
+
+mod buttons;
+mod devices;
+mod gestures;
+mod properties;
+mod scroll;
+mod tidy;

@@ -1,0 +1,250 @@
+//! Property tests of the scroll pipeline and the engine.
+
+use pawl_engine::config::{Inertia, ScrollSettings, Smoothing};
+use pawl_engine::engine::buttons;
+use pawl_engine::scroll::ScrollAxis;
+use pawl_engine::units::{ButtonSet, Micros};
+use pawl_engine::{Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict, WheelIn};
+use proptest::prelude::*;
+
+fn settings() -> impl Strategy<Value = ScrollSettings> {
+    let smoothing = prop_oneof![
+        Just(Smoothing::None),
+        (0.01f32..=1.0).prop_map(Smoothing::Ema)
+    ];
+    let inertia = prop_oneof![
+        Just(Inertia::Off),
+        (0.0f32..=50.0).prop_map(|limit| Inertia::Carry { limit }),
+        (0.05f32..=0.99, 4_000u64..=100_000)
+            .prop_map(|(decay, interval_us)| Inertia::Glide { decay, interval_us }),
+    ];
+    let spike = prop_oneof![Just(0.0f32), 1.0f32..=100.0];
+    (
+        any::<bool>(),
+        any::<bool>(),
+        smoothing,
+        0.1f32..=100.0,
+        spike,
+        10_000u64..=10_000_000,
+        inertia,
+    )
+        .prop_map(
+            |(iv, ih, smoothing, max_step, spike_ratio, gesture_gap_us, inertia)| ScrollSettings {
+                invert_vertical: iv,
+                invert_horizontal: ih,
+                smoothing,
+                max_step,
+                spike_ratio,
+                gesture_gap_us,
+                inertia,
+            },
+        )
+}
+
+/// Wheel events: (µs since the previous event, v120), including bursts and long pauses.
+fn wheel_events() -> impl Strategy<Value = Vec<(u64, i32)>> {
+    let gap = prop_oneof![0u64..2_000, 2_000u64..50_000, 50_000u64..2_000_000];
+    let value = prop_oneof![-12_000i32..=12_000, -130i32..=130, Just(0)];
+    prop::collection::vec((gap, value), 0..120)
+}
+
+/// Steps one axis through `events` (running due glide ticks before each event and at the
+/// end); returns every output step.
+fn outputs(s: &ScrollSettings, invert: bool, events: &[(u64, i32)]) -> Vec<(i32, i32)> {
+    let mut axis = ScrollAxis::default();
+    let mut now = Micros(0);
+    let mut res = Vec::new();
+    for &(gap, v) in events {
+        now = now.plus(gap);
+        while let Some(t) = axis.next_deadline().filter(|t| *t <= now) {
+            let o = axis.tick(s, t);
+            res.push((o.v120, o.detents));
+        }
+        let o = axis.step(s, invert, v, now);
+        res.push((o.v120, o.detents));
+    }
+    while let Some(t) = axis.next_deadline() {
+        let o = axis.tick(s, t);
+        res.push((o.v120, o.detents));
+        assert!(res.len() < 100_000, "glide never ends");
+    }
+    res
+}
+
+proptest! {
+    #[test]
+    fn output_step_never_exceeds_the_max_step(s in settings(), events in wheel_events()) {
+        let max = (s.max_step * 120.0).floor() as i32;
+        for (v120, _) in outputs(&s, false, &events) {
+            prop_assert!(v120.abs() <= max, "step {v120} above max {max}");
+        }
+    }
+
+    #[test]
+    fn inversion_flips_the_sign_exactly(s in settings(), events in wheel_events()) {
+        let plain = outputs(&s, false, &events);
+        let inverted: Vec<(i32, i32)> =
+            outputs(&s, true, &events).iter().map(|(v, d)| (-v, -d)).collect();
+        prop_assert_eq!(plain, inverted);
+    }
+
+    #[test]
+    fn without_smoothing_spike_damping_and_clamp_the_sum_out_is_the_sum_in(
+        events in prop::collection::vec((0u64..1_000_000, -12_000i32..=12_000), 0..100),
+    ) {
+        let s = ScrollSettings {
+            smoothing: Smoothing::None,
+            spike_ratio: 0.0,
+            max_step: 100.0,
+            inertia: Inertia::Off,
+            ..ScrollSettings::default()
+        };
+        // Bursts share one max step: keep events at least 2 ms apart.
+        let events: Vec<(u64, i32)> = events.iter().map(|(g, v)| (g + 2_000, *v)).collect();
+        let out = outputs(&s, false, &events);
+        let sum_in: i64 = events.iter().map(|(_, v)| i64::from(*v)).sum();
+        let sum_out: i64 = out.iter().map(|(v, _)| i64::from(*v)).sum();
+        prop_assert_eq!(sum_in, sum_out);
+    }
+
+    #[test]
+    fn lores_is_always_the_whole_detents_of_the_accumulated_hires_output(
+        s in settings(),
+        events in wheel_events(),
+    ) {
+        // Per run of one output direction: Σ detents = trunc(Σ v120 / 120) after every step.
+        let (mut acc, mut detents, mut sign) = (0i64, 0i64, 0i32);
+        for (v120, d) in outputs(&s, false, &events) {
+            if v120 != 0 && v120.signum() != sign {
+                sign = v120.signum();
+                acc = 0;
+                detents = 0;
+            }
+            acc += i64::from(v120);
+            detents += i64::from(d);
+            prop_assert_eq!(detents, acc / 120, "after v120 {} detents {}", v120, d);
+        }
+    }
+
+    #[test]
+    fn every_input_moves_the_output_outside_bursts(
+        events in prop::collection::vec((2_000u64..1_000_000, prop_oneof![1i32..=2000, -2000i32..=-1]), 1..80),
+        factor in 0.01f32..=1.0,
+        spike in prop_oneof![Just(0.0f32), 1.0f32..=100.0],
+    ) {
+        let s = ScrollSettings {
+            smoothing: Smoothing::Ema(factor),
+            spike_ratio: spike,
+            ..ScrollSettings::default()
+        };
+        let mut axis = ScrollAxis::default();
+        let mut now = Micros(0);
+        for (gap, v) in events {
+            now = now.plus(gap);
+            let out = axis.step(&s, false, v, now);
+            prop_assert!(out.v120 != 0 && out.v120.signum() == v.signum(), "{v} gave {}", out.v120);
+        }
+    }
+}
+
+fn frame() -> impl Strategy<Value = FrameIn> {
+    (
+        0u64..400_000,
+        -3000i32..3000,
+        -3000i32..3000,
+        prop_oneof![Just(0), -1000i32..1000],
+        prop_oneof![Just(0), -1000i32..1000],
+        prop::collection::vec((0u8..40, any::<bool>()), 0..4),
+    )
+        .prop_map(|(t, dx, dy, w, h, b)| FrameIn {
+            time: Micros(t),
+            dx,
+            dy,
+            wheel: WheelIn {
+                v120: w,
+                detents: w / 120,
+            },
+            hwheel: WheelIn {
+                v120: h,
+                detents: h / 120,
+            },
+            buttons: buttons(&b),
+        })
+}
+
+proptest! {
+    #[test]
+    fn motion_with_the_gesture_button_up_passes_through_bit_exact(
+        frames in prop::collection::vec(frame(), 0..60),
+        transform in any::<bool>(),
+    ) {
+        let config = Config::default_for(Platform::Linux);
+        let mut engine = DeviceEngine::with_profile(&config, transform, config.scroll);
+        let mut t = 0;
+        for mut f in frames {
+            // Keep the gesture button (5) out of it; times increase.
+            let kept: Vec<(u8, bool)> = f.buttons.as_slice().iter()
+                .filter(|c| c.button.0 != 5)
+                .map(|c| (c.button.0, c.pressed))
+                .collect();
+            f.buttons = buttons(&kept);
+            t += f.time.0;
+            f.time = Micros(t);
+            let mut out = FrameOut::default();
+            match engine.frame(&f, &mut out) {
+                Verdict::Forward => {}
+                Verdict::Rewrite => prop_assert_eq!((out.dx, out.dy), (f.dx, f.dy)),
+            }
+            if f.buttons.is_empty() && (!transform || (f.wheel.v120 == 0 && f.hwheel.v120 == 0)) {
+                // Plain motion takes the fast path.
+                let mut out = FrameOut::default();
+                let plain = FrameIn { buttons: Default::default(), ..f };
+                prop_assert_eq!(engine.frame(&plain, &mut out), Verdict::Forward);
+            }
+        }
+    }
+
+    #[test]
+    fn no_input_sequence_panics(
+        frames in prop::collection::vec((frame(), 0u8..8), 0..80),
+        s in settings(),
+        repeat in any::<bool>(),
+        threshold in 1u32..=10_000,
+    ) {
+        let mut config = Config::default_for(Platform::Linux);
+        config.gesture.repeat = repeat;
+        config.gesture.threshold = threshold;
+        let mut engine = DeviceEngine::with_profile(&config, true, s);
+        let mut out = FrameOut::default();
+        for (mut f, op) in frames {
+            // Times may go backwards (spliced recordings) and jump far ahead.
+            f.time = Micros(f.time.0.wrapping_mul(u64::from(op) + 1));
+            match op {
+                0 => { engine.cancel(&mut out); }
+                1 => { engine.resync(ButtonSet(f.dx as u32), &mut out); }
+                2 => {
+                    if let Some(t) = engine.next_deadline() {
+                        engine.tick(t, &mut out);
+                    }
+                }
+                _ => { engine.frame(&f, &mut out); }
+            }
+            // Whatever happened, a cancel leaves nothing pressed.
+            if op == 0 {
+                prop_assert!(engine.pressed_out().is_empty());
+                prop_assert!(!engine.gesture_held());
+                prop_assert_eq!(engine.next_deadline(), None);
+            }
+        }
+        let extreme = FrameIn {
+            time: Micros(u64::MAX),
+            dx: i32::MIN,
+            dy: i32::MAX,
+            wheel: WheelIn { v120: i32::MIN, detents: i32::MIN },
+            hwheel: WheelIn { v120: i32::MAX, detents: i32::MAX },
+            buttons: buttons(&[(5, true), (255, true), (0, false)]),
+        };
+        engine.frame(&extreme, &mut out);
+        engine.frame(&extreme, &mut out);
+    }
+}

@@ -1,0 +1,534 @@
+//! `pawl service install|uninstall`: start the worker at login with the system's service
+//! manager — a systemd user unit on Linux (`Restart=on-failure`), a LaunchAgent on macOS
+//! (`RunAtLoad`, `KeepAlive` unless it exited successfully, `ProcessType Interactive`).
+//!
+//! The service runs `pawl run` in the foreground, so it takes the same single-instance lock
+//! as `pawl on`: `pawl status` and `pawl off` see it, and a service started while a `pawl on`
+//! worker runs exits 0 ("already running") without being restarted.
+//!
+//! The file contents are pure functions ([`systemd_unit`], [`launch_agent_plist`]); what
+//! install and uninstall do is a [`Plan`] run against a command runner, so tests check both
+//! without touching the system.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// The systemd unit name.
+pub const SYSTEMD_UNIT: &str = "pawl.service";
+/// The LaunchAgent label (and file name without `.plist`).
+pub const LAUNCHD_LABEL: &str = "dev.pawl.worker";
+
+/// What the service runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceSpec {
+    /// The pawl executable (absolute).
+    pub exe: PathBuf,
+    /// `--config FILE` (absolute), when not the default.
+    pub config: Option<PathBuf>,
+}
+
+impl ServiceSpec {
+    /// The argv: `exe [--config FILE] run`.
+    pub fn argv(&self) -> Vec<String> {
+        let mut argv = vec![self.exe.display().to_string()];
+        if let Some(config) = &self.config {
+            argv.push("--config".into());
+            argv.push(config.display().to_string());
+        }
+        argv.push("run".into());
+        argv
+    }
+}
+
+/// The systemd user unit for `spec`. Started with the graphical session (the `keys`
+/// backend picks its shortcuts from the session's `XDG_CURRENT_DESKTOP`), restarted when it
+/// fails, not when it exits 0 (`pawl off`, or another worker already running).
+pub fn systemd_unit(spec: &ServiceSpec) -> String {
+    let exec: Vec<String> = spec.argv().iter().map(|a| systemd_quote(a)).collect();
+    format!(
+        "# Written by `pawl service install`; `pawl service uninstall` removes it.\n\
+         [Unit]\n\
+         Description=pawl mouse daemon: gestures, back/forward, per-device scroll\n\
+         Documentation=man:pawl(1)\n\
+         PartOf=graphical-session.target\n\
+         After=graphical-session.target\n\
+         \n\
+         [Service]\n\
+         Type=simple\n\
+         ExecStart={}\n\
+         Restart=on-failure\n\
+         RestartSec=2\n\
+         \n\
+         [Install]\n\
+         WantedBy=graphical-session.target\n",
+        exec.join(" ")
+    )
+}
+
+/// The LaunchAgent property list for `spec`: runs at login (`RunAtLoad`), is restarted
+/// unless it exited successfully (`KeepAlive` → `SuccessfulExit` false), and gets
+/// interactive scheduling (`ProcessType Interactive`: it sits in the input path).
+pub fn launch_agent_plist(spec: &ServiceSpec) -> String {
+    let args: String = spec
+        .argv()
+        .iter()
+        .map(|a| format!("\t\t<string>{}</string>\n", xml_escape(a)))
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \
+         \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
+         <!-- Written by `pawl service install`; `pawl service uninstall` removes it. -->\n\
+         <plist version=\"1.0\">\n\
+         <dict>\n\
+         \t<key>Label</key>\n\
+         \t<string>{LAUNCHD_LABEL}</string>\n\
+         \t<key>ProgramArguments</key>\n\
+         \t<array>\n\
+         {args}\
+         \t</array>\n\
+         \t<key>RunAtLoad</key>\n\
+         \t<true/>\n\
+         \t<key>KeepAlive</key>\n\
+         \t<dict>\n\
+         \t\t<key>SuccessfulExit</key>\n\
+         \t\t<false/>\n\
+         \t</dict>\n\
+         \t<key>ProcessType</key>\n\
+         \t<string>Interactive</string>\n\
+         </dict>\n\
+         </plist>\n"
+    )
+}
+
+/// A word of a systemd `ExecStart=` line: `%` and `$` doubled (specifier and variable
+/// expansion, `systemd.unit(5)`, `systemd.service(5)`), double-quoted with `\"`/`\\`
+/// escapes when it has whitespace, quotes or backslashes.
+pub fn systemd_quote(arg: &str) -> String {
+    let s = arg.replace('%', "%%").replace('$', "$$");
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
+    {
+        format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        s
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Everything install and uninstall do on one platform.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The service file.
+    pub file: PathBuf,
+    /// Its contents.
+    pub contents: String,
+    /// Commands before writing the file (unload an old version); failures are fine.
+    pub before_install: Vec<Vec<String>>,
+    /// Commands after writing the file (reload, enable/bootstrap).
+    pub after_install: Vec<Vec<String>>,
+    /// Commands before removing the file (stop, disable/bootout); failures are fine (it
+    /// may not be loaded).
+    pub before_uninstall: Vec<Vec<String>>,
+    /// Commands after removing the file.
+    pub after_uninstall: Vec<Vec<String>>,
+    /// What to tell the user after a successful install.
+    pub installed_note: String,
+}
+
+/// The plan for systemd: the unit in `unit_dir` (normally
+/// `$XDG_CONFIG_HOME/systemd/user`).
+pub fn systemd_plan(spec: &ServiceSpec, unit_dir: &Path) -> Plan {
+    let ctl = |args: &[&str]| -> Vec<String> {
+        ["systemctl", "--user"]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    Plan {
+        file: unit_dir.join(SYSTEMD_UNIT),
+        contents: systemd_unit(spec),
+        before_install: Vec::new(),
+        after_install: vec![ctl(&["daemon-reload"]), ctl(&["enable", SYSTEMD_UNIT])],
+        before_uninstall: vec![ctl(&["disable", "--now", SYSTEMD_UNIT])],
+        after_uninstall: vec![ctl(&["daemon-reload"])],
+        installed_note: format!(
+            "pawl starts with your graphical session; to start it now: `pawl off; systemctl \
+             --user start {SYSTEMD_UNIT}`"
+        ),
+    }
+}
+
+/// The plan for launchd: the agent in `agent_dir` (normally `~/Library/LaunchAgents`),
+/// loaded into the GUI domain of `uid`. Loading starts it at once (`RunAtLoad`).
+pub fn launchd_plan(spec: &ServiceSpec, agent_dir: &Path, uid: u32) -> Plan {
+    let file = agent_dir.join(format!("{LAUNCHD_LABEL}.plist"));
+    let domain = format!("gui/{uid}");
+    let service = format!("{domain}/{LAUNCHD_LABEL}");
+    let bootout = vec!["launchctl".into(), "bootout".into(), service];
+    Plan {
+        contents: launch_agent_plist(spec),
+        before_install: vec![bootout.clone()],
+        after_install: vec![vec![
+            "launchctl".into(),
+            "bootstrap".into(),
+            domain,
+            file.display().to_string(),
+        ]],
+        before_uninstall: vec![bootout],
+        after_uninstall: Vec::new(),
+        installed_note: "pawl starts at login, and now unless a worker already runs".into(),
+        file,
+    }
+}
+
+/// How a command went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// Exit 0.
+    Ok,
+    /// The program is not installed (no systemd or launchd here).
+    NotFound,
+    /// It ran and failed: its exit status and stderr.
+    Failed(String),
+}
+
+/// Installs per `plan`: runs `plan.before_install` (failures ignored), writes the file
+/// (mode 0644, atomically), then runs `plan.after_install` with `run` (when the program is
+/// not installed, the rest is skipped: the file is in place for when it is). Returns the
+/// lines to print.
+///
+/// Errors: the file cannot be written; a command failed (its message).
+pub fn install(plan: &Plan, run: &mut dyn FnMut(&[String]) -> Ran) -> anyhow::Result<Vec<String>> {
+    if let Some(dir) = plan.file.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let old = fs::read_to_string(&plan.file).ok();
+    for cmd in &plan.before_install {
+        run(cmd);
+    }
+    crate::lifecycle::write_atomic(&plan.file, plan.contents.as_bytes(), 0o644)
+        .with_context(|| format!("cannot write {}", plan.file.display()))?;
+    let mut lines = vec![match old {
+        Some(old) if old == plan.contents => format!("unchanged {}", plan.file.display()),
+        Some(_) => format!("updated {}", plan.file.display()),
+        None => format!("wrote {}", plan.file.display()),
+    }];
+    for cmd in &plan.after_install {
+        match run(cmd) {
+            Ran::Ok => lines.push(format!("ran `{}`", cmd.join(" "))),
+            Ran::NotFound => {
+                lines.push(format!(
+                    "{} is not available here: the file is installed, but nothing loads it",
+                    cmd[0]
+                ));
+                return Ok(lines);
+            }
+            Ran::Failed(why) => bail!(
+                "{} is installed, but `{}` failed: {why}",
+                plan.file.display(),
+                cmd.join(" ")
+            ),
+        }
+    }
+    lines.push(plan.installed_note.clone());
+    Ok(lines)
+}
+
+/// Uninstalls per `plan`: stops and unloads (failures ignored: it may not be loaded),
+/// removes the file, runs `plan.after_uninstall`. Idempotent. Returns the lines to print.
+///
+/// Errors: the file cannot be removed.
+pub fn uninstall(
+    plan: &Plan,
+    run: &mut dyn FnMut(&[String]) -> Ran,
+) -> anyhow::Result<Vec<String>> {
+    if !plan.file.exists() {
+        return Ok(vec![format!(
+            "not installed ({} does not exist)",
+            plan.file.display()
+        )]);
+    }
+    let mut lines = Vec::new();
+    for cmd in &plan.before_uninstall {
+        if run(cmd) == Ran::Ok {
+            lines.push(format!("ran `{}`", cmd.join(" ")));
+        }
+    }
+    fs::remove_file(&plan.file)
+        .with_context(|| format!("cannot remove {}", plan.file.display()))?;
+    lines.push(format!("removed {}", plan.file.display()));
+    for cmd in &plan.after_uninstall {
+        if run(cmd) == Ran::Ok {
+            lines.push(format!("ran `{}`", cmd.join(" ")));
+        }
+    }
+    Ok(lines)
+}
+
+/// Runs `argv` for real: stdout discarded, stderr captured for the error.
+pub fn run_command(argv: &[String]) -> Ran {
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Ran::Ok,
+        Ok(o) => Ran::Failed(format!(
+            "{}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ran::NotFound,
+        Err(e) => Ran::Failed(e.to_string()),
+    }
+}
+
+/// The plan for this platform and user: `--config` made absolute, the executable resolved.
+///
+/// Errors: HOME unset, the executable cannot be found.
+pub fn this_platform_plan(config: Option<&Path>) -> anyhow::Result<Plan> {
+    let exe = std::env::current_exe().context("cannot find pawl's own executable")?;
+    let exe = fs::canonicalize(&exe).unwrap_or(exe);
+    let config = config.map(std::path::absolute).transpose()?;
+    let spec = ServiceSpec { exe, config };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set");
+    if cfg!(target_os = "macos") {
+        let uid = rustix::process::getuid().as_raw();
+        return Ok(launchd_plan(
+            &spec,
+            &home?.join("Library/LaunchAgents"),
+            uid,
+        ));
+    }
+    let config_home = match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => home?.join(".config"),
+    };
+    Ok(systemd_plan(&spec, &config_home.join("systemd/user")))
+}
+
+/// A warning when the service would run a binary from a cargo build directory (it breaks
+/// on `cargo clean` and changes on every build).
+pub fn exe_warning(exe: &Path) -> Option<String> {
+    let s = exe.to_string_lossy();
+    (s.contains("/target/debug/") || s.contains("/target/release/")).then(|| {
+        format!(
+            "note: the service runs {s} from a build directory; `cargo install --path \
+             crates/pawl` and reinstall the service for a stable path"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::*;
+
+    fn spec() -> ServiceSpec {
+        ServiceSpec {
+            exe: PathBuf::from("/usr/local/bin/pawl"),
+            config: None,
+        }
+    }
+
+    #[test]
+    fn systemd_unit_runs_pawl_run_restarts_on_failure_and_starts_with_the_session() {
+        expect![[r#"
+            # Written by `pawl service install`; `pawl service uninstall` removes it.
+            [Unit]
+            Description=pawl mouse daemon: gestures, back/forward, per-device scroll
+            Documentation=man:pawl(1)
+            PartOf=graphical-session.target
+            After=graphical-session.target
+
+            [Service]
+            Type=simple
+            ExecStart=/usr/local/bin/pawl run
+            Restart=on-failure
+            RestartSec=2
+
+            [Install]
+            WantedBy=graphical-session.target
+        "#]]
+        .assert_eq(&systemd_unit(&spec()));
+    }
+
+    #[test]
+    fn systemd_exec_start_quotes_spaces_and_escapes_specifiers() {
+        let spec = ServiceSpec {
+            exe: PathBuf::from("/home/a b/bin/pawl"),
+            config: Some(PathBuf::from("/home/a b/100%/$cfg.toml")),
+        };
+        let unit = systemd_unit(&spec);
+        let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+        assert_eq!(
+            exec,
+            r#"ExecStart="/home/a b/bin/pawl" --config "/home/a b/100%%/$$cfg.toml" run"#
+        );
+        assert_eq!(systemd_quote(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(systemd_quote(""), r#""""#);
+    }
+
+    #[test]
+    fn launch_agent_runs_at_load_keeps_alive_unless_successful_and_is_interactive() {
+        let spec = ServiceSpec {
+            exe: PathBuf::from("/Users/me/bin/pawl"),
+            config: Some(PathBuf::from("/Users/me/a&b.toml")),
+        };
+        expect![[r#"
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <!-- Written by `pawl service install`; `pawl service uninstall` removes it. -->
+            <plist version="1.0">
+            <dict>
+            	<key>Label</key>
+            	<string>dev.pawl.worker</string>
+            	<key>ProgramArguments</key>
+            	<array>
+            		<string>/Users/me/bin/pawl</string>
+            		<string>--config</string>
+            		<string>/Users/me/a&amp;b.toml</string>
+            		<string>run</string>
+            	</array>
+            	<key>RunAtLoad</key>
+            	<true/>
+            	<key>KeepAlive</key>
+            	<dict>
+            		<key>SuccessfulExit</key>
+            		<false/>
+            	</dict>
+            	<key>ProcessType</key>
+            	<string>Interactive</string>
+            </dict>
+            </plist>
+        "#]]
+        .assert_eq(&launch_agent_plist(&spec));
+    }
+
+    #[test]
+    fn systemd_install_writes_the_unit_then_reloads_and_enables() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = systemd_plan(&spec(), &tmp.path().join("systemd/user"));
+        let mut ran = Vec::new();
+        let lines = install(&plan, &mut |c| {
+            ran.push(c.join(" "));
+            Ran::Ok
+        })
+        .unwrap();
+        assert_eq!(
+            ran,
+            [
+                "systemctl --user daemon-reload",
+                "systemctl --user enable pawl.service"
+            ]
+        );
+        assert_eq!(fs::read_to_string(&plan.file).unwrap(), plan.contents);
+        assert!(lines[0].starts_with("wrote "), "{lines:?}");
+        assert_eq!(lines.last().unwrap(), &plan.installed_note);
+
+        let again = install(&plan, &mut |_| Ran::Ok).unwrap();
+        assert!(again[0].starts_with("unchanged "), "{again:?}");
+    }
+
+    #[test]
+    fn install_without_a_service_manager_still_writes_the_file_and_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = systemd_plan(&spec(), tmp.path());
+        let lines = install(&plan, &mut |_| Ran::NotFound).unwrap();
+        assert!(plan.file.exists());
+        assert_eq!(
+            lines[1],
+            "systemctl is not available here: the file is installed, but nothing loads it"
+        );
+    }
+
+    #[test]
+    fn a_failing_enable_is_an_error_that_names_the_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = systemd_plan(&spec(), tmp.path());
+        let mut run = |_: &[String]| Ran::Failed("exit status: 1: Failed to connect to bus".into());
+        let err = install(&plan, &mut run).unwrap_err().to_string();
+        assert!(
+            err.ends_with(
+                "is installed, but `systemctl --user daemon-reload` failed: exit status: 1: \
+                 Failed to connect to bus"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn uninstall_disables_removes_and_reloads_and_is_idempotent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = systemd_plan(&spec(), tmp.path());
+        install(&plan, &mut |_| Ran::Ok).unwrap();
+        let mut ran = Vec::new();
+        let lines = uninstall(&plan, &mut |c| {
+            ran.push(c.join(" "));
+            Ran::Ok
+        })
+        .unwrap();
+        assert_eq!(
+            ran,
+            [
+                "systemctl --user disable --now pawl.service",
+                "systemctl --user daemon-reload"
+            ]
+        );
+        assert!(!plan.file.exists());
+        assert!(lines.contains(&format!("removed {}", plan.file.display())));
+        let again = uninstall(&plan, &mut |_| panic!("nothing to run")).unwrap();
+        assert!(again[0].starts_with("not installed"), "{again:?}");
+    }
+
+    #[test]
+    fn launchd_install_boots_out_a_loaded_agent_then_bootstraps_the_gui_domain() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = launchd_plan(&spec(), tmp.path(), 501);
+        assert_eq!(plan.file, tmp.path().join("dev.pawl.worker.plist"));
+        let mut ran = Vec::new();
+        install(&plan, &mut |c| {
+            ran.push(c.join(" "));
+            // Not loaded yet: bootout fails, which install ignores.
+            match c[1].as_str() {
+                "bootout" => Ran::Failed("exit status: 3: No such process".into()),
+                _ => Ran::Ok,
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            ran,
+            [
+                "launchctl bootout gui/501/dev.pawl.worker".to_owned(),
+                format!("launchctl bootstrap gui/501 {}", plan.file.display()),
+            ]
+        );
+        let cmds: Vec<String> = plan.before_uninstall.iter().map(|c| c.join(" ")).collect();
+        assert_eq!(cmds, ["launchctl bootout gui/501/dev.pawl.worker"]);
+    }
+
+    #[test]
+    fn a_build_directory_executable_gets_a_warning() {
+        assert!(exe_warning(Path::new("/src/pawl/target/release/pawl")).is_some());
+        assert_eq!(exe_warning(Path::new("/usr/bin/pawl")), None);
+    }
+}

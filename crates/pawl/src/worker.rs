@@ -1,0 +1,300 @@
+//! The worker's side of the single-instance protocol: `pawl run` (in the foreground, as a
+//! service, or started by `pawl on`) holds the lock, records itself in the metadata, tells
+//! `pawl on` when it is ready, and removes its metadata when it exits.
+//!
+//! How `pawl on` hands over (see `control::on`): it takes the lock itself, then starts
+//! `pawl --worker run …` with the lock file as the worker's stdin and a pipe as its stdout.
+//! The worker keeps duplicates of both, puts `/dev/null` in their place, and calls
+//! `setsid`. After grabbing its devices it writes the metadata and then `ready\n` on the
+//! pipe; if startup fails it writes `error: <message>` instead. Both ends close, `pawl on`
+//! reads to end of file. There is never a moment when no process holds the lock.
+//!
+//! ```text
+//! let mut worker = Worker::start(cli.worker)?;   // first thing: lock (or AlreadyRunning)
+//! … load config, grab devices …
+//! worker.ready(&origin, devices)?;               // metadata written, `pawl on` returns
+//! … event loop; worker.set_devices(..) on hotplug …
+//! drop(worker);                                  // metadata removed, lock released
+//! ```
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+use crate::lifecycle::{self, GrabbedDevice, LockFile, Metadata, Paths, ProcState};
+
+/// The first line the worker writes on the readiness pipe when its devices are grabbed.
+pub const READY_LINE: &str = "ready";
+/// The prefix of the line the worker writes when startup failed; the message follows.
+pub const ERROR_PREFIX: &str = "error: ";
+
+/// Another worker holds the lock: `pawl run` then starts nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlreadyRunning {
+    /// Its pid, from the metadata (`None` while it has not written any yet).
+    pub pid: Option<u32>,
+}
+
+impl fmt::Display for AlreadyRunning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.pid {
+            Some(pid) => write!(f, "already running (pid {pid})"),
+            None => write!(f, "already running (starting up)"),
+        }
+    }
+}
+
+impl std::error::Error for AlreadyRunning {}
+
+/// A running worker's hold on the single instance. Dropping it removes the metadata; the
+/// lock goes with the process (or with this value, whichever comes first).
+#[derive(Debug)]
+pub struct Worker {
+    paths: Paths,
+    _lock: LockFile,
+    /// The readiness pipe to `pawl on`, until it is answered.
+    ready_pipe: Option<File>,
+    meta: Option<Metadata>,
+}
+
+impl Worker {
+    /// Takes the single instance. `detached`: started by `pawl on` (the hidden `--worker`
+    /// flag): adopt the lock from stdin and the readiness pipe from stdout, replace both
+    /// with `/dev/null`, and start a new session. Otherwise take the lock here.
+    ///
+    /// Errors: [`AlreadyRunning`] (downcast it) when another worker holds the lock; I/O
+    /// errors naming the runtime directory; a `--worker` stdin that is not the lock file.
+    pub fn start(detached: bool) -> anyhow::Result<Worker> {
+        Worker::start_in(Paths::discover(), detached)
+    }
+
+    /// [`Worker::start`] with the runtime directory given.
+    pub fn start_in(paths: Paths, detached: bool) -> anyhow::Result<Worker> {
+        paths.ensure()?;
+        if detached {
+            let (lock, ready) = adopt_stdio(&paths)?;
+            // Not a process-group leader (started without one), so this cannot fail in
+            // practice; a failure leaves the worker in the caller's session, not broken.
+            let _ = rustix::process::setsid();
+            return Ok(Worker {
+                paths,
+                _lock: lock,
+                ready_pipe: Some(ready),
+                meta: None,
+            });
+        }
+        let lock = LockFile::open(&paths.lock())?;
+        if !lock.try_lock()? {
+            let pid = Metadata::read(&paths.metadata())
+                .ok()
+                .flatten()
+                .map(|m| m.pid);
+            return Err(AlreadyRunning { pid }.into());
+        }
+        // We hold the lock: any metadata left is from a worker that died without cleanup.
+        lifecycle::remove_if_exists(&paths.metadata())?;
+        Ok(Worker {
+            paths,
+            _lock: lock,
+            ready_pipe: None,
+            meta: None,
+        })
+    }
+
+    /// Startup is done: records the metadata (pid, start time, executable, `config` —
+    /// the config's path or "defaults (…)", version, start time, `devices`) and answers
+    /// `pawl on`. Call once, after grabbing (zero devices is a valid start: the worker
+    /// waits for one to appear).
+    ///
+    /// Errors: the metadata cannot be written.
+    pub fn ready(&mut self, config: &str, devices: Vec<GrabbedDevice>) -> anyhow::Result<()> {
+        let pid = std::process::id();
+        let start_time = match lifecycle::probe_process(pid) {
+            ProcState::Alive { start_time } => start_time,
+            ProcState::Gone => anyhow::bail!("cannot read this process's own start time"),
+        };
+        let meta = Metadata {
+            pid,
+            start_time,
+            exe: std::env::current_exe().unwrap_or_default(),
+            config: config.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            devices,
+        };
+        let path = self.paths.metadata();
+        meta.write(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        self.meta = Some(meta);
+        self.answer(READY_LINE);
+        Ok(())
+    }
+
+    /// Records a changed set of grabbed devices (a device came or went).
+    ///
+    /// Errors: the metadata cannot be written (the old one stays).
+    pub fn set_devices(&mut self, devices: Vec<GrabbedDevice>) -> io::Result<()> {
+        let Some(meta) = &mut self.meta else {
+            return Ok(());
+        };
+        meta.devices = devices;
+        meta.write(&self.paths.metadata())
+    }
+
+    /// Startup failed: tells `pawl on` why (all of `err`'s chain, on one line per cause).
+    /// Without `pawl on` waiting, does nothing; the caller prints the error as usual.
+    pub fn fail(&mut self, err: &anyhow::Error) {
+        self.answer(&format!("{ERROR_PREFIX}{err:#}"));
+    }
+
+    /// The metadata written by [`Worker::ready`].
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "only the tests read it back so far")
+    )]
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.meta.as_ref()
+    }
+
+    fn answer(&mut self, line: &str) {
+        if let Some(mut pipe) = self.ready_pipe.take() {
+            // `pawl on` may have been interrupted; nothing to do about a closed pipe.
+            let _ = writeln!(pipe, "{line}");
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if self.meta.is_some() {
+            let _ = lifecycle::remove_if_exists(&self.paths.metadata());
+        }
+    }
+}
+
+/// Takes the lock from stdin and the readiness pipe from stdout (as duplicates, close-on-
+/// exec so commands the worker starts never hold the lock), and puts `/dev/null` on both.
+fn adopt_stdio(paths: &Paths) -> anyhow::Result<(LockFile, File)> {
+    let lock = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let ready = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let devnull = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    rustix::stdio::dup2_stdin(&devnull)?;
+    rustix::stdio::dup2_stdout(&devnull)?;
+    // `--worker` is internal, but it must never let a second worker past the lock: the
+    // inherited file must be the lock file, and the lock must be ours.
+    let on_stdin = lock.metadata()?;
+    let expected = std::fs::metadata(paths.lock())
+        .with_context(|| format!("cannot inspect {}", paths.lock().display()))?;
+    if (on_stdin.dev(), on_stdin.ino()) != (expected.dev(), expected.ino()) {
+        anyhow::bail!("--worker: stdin is not {}", paths.lock().display());
+    }
+    let lock = LockFile::from_file(lock);
+    if !lock.try_lock()? {
+        let pid = Metadata::read(&paths.metadata())
+            .ok()
+            .flatten()
+            .map(|m| m.pid);
+        return Err(AlreadyRunning { pid }.into());
+    }
+    Ok((lock, ready))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(tmp: &tempfile::TempDir) -> Paths {
+        Paths {
+            dir: tmp.path().join("pawl"),
+        }
+    }
+
+    fn mx() -> GrabbedDevice {
+        GrabbedDevice {
+            path: "/dev/input/event3".into(),
+            name: "Logitech MX Master 3S".into(),
+            vendor: 0x046d,
+            product: 0xb034,
+        }
+    }
+
+    #[test]
+    fn a_worker_records_itself_when_ready_and_removes_its_metadata_on_drop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = paths(&tmp);
+        let mut worker = Worker::start_in(paths.clone(), false).unwrap();
+        assert_eq!(Metadata::read(&paths.metadata()).unwrap(), None);
+        worker.ready("/etc/pawl.toml", vec![mx()]).unwrap();
+        let meta = Metadata::read(&paths.metadata()).unwrap().unwrap();
+        assert_eq!(meta.pid, std::process::id());
+        assert_eq!(meta.config, "/etc/pawl.toml");
+        assert_eq!(meta.devices, vec![mx()]);
+        assert_eq!(meta.version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            lifecycle::classify(Some(meta), lifecycle::probe_process),
+            lifecycle::Status::Running(worker.metadata().unwrap().clone())
+        );
+        worker.set_devices(Vec::new()).unwrap();
+        let meta = Metadata::read(&paths.metadata()).unwrap().unwrap();
+        assert!(meta.devices.is_empty());
+        drop(worker);
+        assert_eq!(Metadata::read(&paths.metadata()).unwrap(), None);
+        assert!(lifecycle::lock_is_free(&paths).unwrap());
+    }
+
+    #[test]
+    fn a_second_worker_is_refused_and_names_the_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = paths(&tmp);
+        let mut first = Worker::start_in(paths.clone(), false).unwrap();
+        first.ready("defaults", Vec::new()).unwrap();
+        let err = Worker::start_in(paths.clone(), false).unwrap_err();
+        let already = err.downcast_ref::<AlreadyRunning>().unwrap();
+        assert_eq!(already.pid, Some(std::process::id()));
+        assert_eq!(
+            err.to_string(),
+            format!("already running (pid {})", std::process::id())
+        );
+        // The refused start did not touch the first worker's metadata.
+        assert!(Metadata::read(&paths.metadata()).unwrap().is_some());
+        drop(first);
+        Worker::start_in(paths, false).unwrap();
+    }
+
+    #[test]
+    fn a_starting_worker_removes_metadata_left_by_a_killed_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = paths(&tmp);
+        paths.ensure().unwrap();
+        let left = Metadata {
+            pid: 1,
+            start_time: 0,
+            exe: "/usr/bin/pawl".into(),
+            config: "defaults".into(),
+            version: "0.0.0".into(),
+            started_at: 0,
+            devices: vec![mx()],
+        };
+        left.write(&paths.metadata()).unwrap();
+        let _worker = Worker::start_in(paths.clone(), false).unwrap();
+        assert_eq!(Metadata::read(&paths.metadata()).unwrap(), None);
+    }
+
+    #[test]
+    fn already_running_without_metadata_says_starting() {
+        assert_eq!(
+            AlreadyRunning { pid: None }.to_string(),
+            "already running (starting up)"
+        );
+    }
+}
