@@ -132,7 +132,9 @@ fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Res
             return Err(err);
         }
     };
-    worker.ready(&origin, platform::grabbed(&daemon))?;
+    let grabbed = platform::grabbed(&daemon);
+    log::info!("running: {} device(s) grabbed", grabbed.len());
+    worker.ready(&origin, grabbed)?;
     platform::run(daemon, &mut |devices| {
         if let Err(e) = worker.set_devices(devices) {
             log::warn!("cannot update the worker metadata: {e}");
