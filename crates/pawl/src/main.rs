@@ -8,6 +8,12 @@ mod control;
 #[cfg(test)]
 mod generated;
 mod lifecycle;
+#[cfg(target_os = "macos")]
+#[allow(
+    dead_code,
+    reason = "`run` is called by `pawl run`, which lands with the Linux backend"
+)]
+mod macos;
 mod replay;
 mod service;
 mod worker;
