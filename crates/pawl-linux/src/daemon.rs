@@ -28,7 +28,7 @@ use crate::actions::{ActionPlan, Performer};
 use crate::caps::{self, ABS_MAX, Caps, Kind};
 use crate::error::{Error, ErrorKind};
 use crate::pipeline::{Pipeline, ReadBuf, Sink};
-use crate::sys::{self, AbsInfo};
+use crate::sys::{self, AbsInfo, UinputSpec};
 use crate::sysfs::{self, SysDevice};
 use crate::uinput::{self, VirtualDevice};
 
@@ -36,6 +36,9 @@ const SIGNAL_TOKEN: u64 = 0;
 const TIMER_TOKEN: u64 = 1;
 const HOTPLUG_TOKEN: u64 = 2;
 const DEVICE_TOKEN_BASE: u64 = 16;
+
+/// The reason given when a device vanished (its clone is kept for its return).
+const GONE: &str = "device gone";
 
 /// Everything that wakes the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +88,8 @@ struct Source {
 /// `evdev_release`); dropping `clone` destroys the virtual device.
 struct Device {
     source: Source,
+    /// What the clone was created from (to find it again among the orphans).
+    spec: UinputSpec,
     clone: VirtualDevice,
     read: ReadBuf,
     pipeline: Pipeline,
@@ -190,7 +195,14 @@ pub struct Daemon {
     devices_changed: bool,
     performer: Performer,
     reload: Option<Reload>,
+    /// Clones of devices that vanished, kept (everything released) for their return: a
+    /// Bluetooth reconnect or resume gets the same virtual device back, and whoever reads
+    /// the clone sees the releases instead of a vanished device.
+    orphans: Vec<(UinputSpec, VirtualDevice)>,
 }
+
+/// The most orphaned clones kept; the oldest is destroyed beyond this.
+const MAX_ORPHANS: usize = 8;
 
 impl std::fmt::Debug for Daemon {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -266,6 +278,7 @@ impl Daemon {
             devices_changed: false,
             performer,
             reload: None,
+            orphans: Vec::new(),
         };
         let nodes = sysfs::event_nodes(&daemon.class_dir)
             .map_err(|e| Error::io(&daemon.class_dir, "list", e))?;
@@ -394,7 +407,7 @@ impl Daemon {
             return;
         };
         let label = describe(&source.sys);
-        match activate(*source, &self.config) {
+        match activate(*source, &self.config, &mut self.orphans) {
             Ok(device) => {
                 log::info!(
                     "grabbed {label} ({}; scroll {}) -> clone {}",
@@ -428,8 +441,8 @@ impl Daemon {
         }
     }
 
-    /// Releases everything the device's clone has pressed, ungrabs it and destroys the
-    /// clone.
+    /// Releases everything the device's clone has pressed and ungrabs it. The clone is
+    /// kept as an orphan when the device vanished (`why` = [`GONE`]), else destroyed.
     fn remove(&mut self, slot: usize, why: &str) {
         let Some(entry) = self.devices.get_mut(slot) else {
             return;
@@ -454,7 +467,13 @@ impl Daemon {
                     performer: &mut self.performer,
                 });
                 log::info!("released {} ({why})", describe(&device.source.sys));
-                drop(device);
+                let Device { spec, clone, .. } = *device;
+                if why == GONE {
+                    if self.orphans.len() == MAX_ORPHANS {
+                        self.orphans.remove(0);
+                    }
+                    self.orphans.push((spec, clone));
+                }
                 self.devices_changed = true;
                 self.rearm();
             }
@@ -475,8 +494,19 @@ impl Daemon {
                 Err(e) => return Err(Error::io("epoll", "wait on", e.into())),
             };
             for event in ready.iter() {
-                match Wake::from_token(event.data.u64()) {
-                    Some(Wake::Device(slot)) => self.on_device(slot),
+                // `epoll::Event` is packed on x86_64: copy the fields out.
+                let (flags, token) = (event.flags, event.data.u64());
+                match Wake::from_token(token) {
+                    Some(Wake::Device(slot)) => {
+                        if flags.intersects(epoll::EventFlags::HUP | epoll::EventFlags::ERR) {
+                            // Gone: what is still queued are the releases the kernel
+                            // synthesizes on unplug; feeding them to the engine would
+                            // turn a held gesture button into a click.
+                            self.remove(slot, GONE);
+                        } else {
+                            self.on_device(slot);
+                        }
+                    }
                     Some(Wake::Signal) => {
                         if let Some(exit) = self.on_signal() {
                             self.shutdown();
@@ -511,6 +541,7 @@ impl Daemon {
             read,
             pipeline,
             deadline,
+            ..
         } = &mut **device;
         match rustix::io::read(&source.fd, read.spare()) {
             Ok(n) => {
@@ -533,7 +564,7 @@ impl Daemon {
                 }
             }
             Err(Errno::AGAIN | Errno::INTR) => {}
-            Err(Errno::NODEV) => self.remove(slot, "device gone"),
+            Err(Errno::NODEV) => self.remove(slot, GONE),
             Err(e) => {
                 log::error!("cannot read {}: {e}", source.path.display());
                 self.remove(slot, "read error");
@@ -553,7 +584,7 @@ impl Daemon {
             match rustix::io::read(&source.fd, &mut scratch) {
                 Ok(n) if n == scratch.len() => continue,
                 Ok(_) | Err(Errno::AGAIN | Errno::INTR) => break,
-                Err(Errno::NODEV) => return self.remove(slot, "device gone"),
+                Err(Errno::NODEV) => return self.remove(slot, GONE),
                 Err(e) => {
                     log::error!("cannot read {}: {e}", source.path.display());
                     return self.remove(slot, "read error");
@@ -563,7 +594,7 @@ impl Daemon {
         match sys::key_state(source.fd.as_fd()) {
             Ok(keys) if caps::buttons_down(&keys).is_empty() => self.try_activate(slot),
             Ok(_) => {}
-            Err(_) => self.remove(slot, "device gone"),
+            Err(_) => self.remove(slot, GONE),
         }
     }
 
@@ -794,6 +825,7 @@ impl Daemon {
             self.remove(slot, "exit");
         }
         self.performer.release_all();
+        self.orphans.clear();
     }
 }
 
@@ -844,7 +876,12 @@ fn open(sys: SysDevice, decision: DeviceDecision) -> Result<Source, Error> {
 
 /// Grabs a source and clones it, unless a button is down before or right after the grab
 /// (then the grab is undone: a press the compositor saw must be released to it).
-fn activate(source: Source, config: &Config) -> Result<Device, Activation> {
+/// An orphaned clone with the same spec is reused.
+fn activate(
+    source: Source,
+    config: &Config,
+    orphans: &mut Vec<(UinputSpec, VirtualDevice)>,
+) -> Result<Device, Activation> {
     let down = |source: &Source| {
         sys::key_state(source.fd.as_fd())
             .map(|keys| caps::buttons_down(&keys))
@@ -863,14 +900,26 @@ fn activate(source: Source, config: &Config) -> Result<Device, Activation> {
         let _ = sys::grab(source.fd.as_fd(), false);
         return Err(Activation::ButtonsDown(Box::new(source), after));
     }
-    let clone =
-        match VirtualDevice::create(&uinput::clone_spec(&source.sys, &source.caps, &source.abs)) {
+    let spec = uinput::clone_spec(&source.sys, &source.caps, &source.abs);
+    let clone = match orphans.iter().position(|(s, _)| *s == spec) {
+        Some(i) => {
+            let (_, clone) = orphans.remove(i);
+            log::info!(
+                "{}: reusing its clone {}",
+                source.path.display(),
+                clone.node().map_or("?".into(), |p| p.display().to_string())
+            );
+            clone
+        }
+        None => match VirtualDevice::create(&spec) {
             Ok(c) => c,
             Err(e) => return Err(Activation::Failed(Box::new(source), e)),
-        };
+        },
+    };
     Ok(Device {
         pipeline: new_pipeline(&source, config),
         source,
+        spec,
         clone,
         read: ReadBuf::default(),
         deadline: None,
@@ -927,8 +976,10 @@ fn watch_hotplug(dir: &Path) -> rustix::io::Result<OwnedFd> {
 
 /// Reaps every exited child (commands started by actions), so none stays a zombie.
 pub fn reap_children() {
-    use rustix::process::{WaitOptions, waitpid};
-    while let Ok(Some((pid, status))) = waitpid(None, WaitOptions::NOHANG) {
+    use rustix::process::{WaitOptions, wait};
+    // `wait` is waitpid(-1): any child, also those in their own session (`waitpid(None)`
+    // would be waitpid(0), this process group only).
+    while let Ok(Some((pid, status))) = wait(WaitOptions::NOHANG) {
         log::debug!("command pid {} exited: {status:?}", pid.as_raw_nonzero());
     }
 }
