@@ -7,6 +7,8 @@ mod config_file;
 mod control;
 #[cfg(test)]
 mod generated;
+#[allow(dead_code, reason = "driven by the Linux backend's device reader, landing next")]
+mod inspect;
 mod lifecycle;
 mod service;
 #[allow(
