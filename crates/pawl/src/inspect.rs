@@ -82,7 +82,10 @@ impl Inspector {
                 } else {
                     "scroll passed through"
                 };
-                format!("handled ({}): buttons, gestures, {scroll}", d.decision.reason)
+                format!(
+                    "handled ({}): buttons, gestures, {scroll}",
+                    d.decision.reason
+                )
             } else {
                 format!("not handled ({})", d.decision.reason)
             };

@@ -5,9 +5,17 @@
 mod cli;
 mod config_file;
 mod control;
+#[allow(
+    dead_code,
+    reason = "driven by the Linux backend's device reader, landing next"
+)]
+mod devices;
 #[cfg(test)]
 mod generated;
-#[allow(dead_code, reason = "driven by the Linux backend's device reader, landing next")]
+#[allow(
+    dead_code,
+    reason = "driven by the Linux backend's device reader, landing next"
+)]
 mod inspect;
 mod lifecycle;
 mod service;
