@@ -28,6 +28,9 @@ _pawl() {
             pawl,on)
                 cmd="pawl__subcmd__on"
                 ;;
+            pawl,replay)
+                cmd="pawl__subcmd__replay"
+                ;;
             pawl,service)
                 cmd="pawl__subcmd__service"
                 ;;
@@ -69,6 +72,9 @@ _pawl() {
                 ;;
             pawl__subcmd__help,on)
                 cmd="pawl__subcmd__help__subcmd__on"
+                ;;
+            pawl__subcmd__help,replay)
+                cmd="pawl__subcmd__help__subcmd__replay"
                 ;;
             pawl__subcmd__help,service)
                 cmd="pawl__subcmd__help__subcmd__service"
@@ -116,7 +122,7 @@ _pawl() {
 
     case "${cmd}" in
         pawl)
-            opts="-h -V --config --help --version on off status service config help"
+            opts="-h -V --config --help --version replay on off status service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -276,7 +282,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__help)
-            opts="on off status service config help"
+            opts="replay on off status service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -387,6 +393,20 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__help__subcmd__service)
             opts="install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -477,6 +497,36 @@ _pawl() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__replay)
+            opts="-h --device --desc --summary --plot --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --desc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -18,6 +18,8 @@
 pub mod codes;
 pub mod frames;
 pub mod keys;
+pub mod record;
+pub mod replay;
 
 pub use frames::{
     Decoded, Decoder, EVENT_SIZE, Event, EventWriter, MAX_OUT_EVENTS, WheelCaps, encode_frame,

@@ -24,6 +24,28 @@ pub struct Cli {
 /// pawl's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON)
+    /// through the engine: no device or permissions needed. Prints the output frames as
+    /// evemu `E:` lines and the actions fired.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Device identity, overriding the recording's header: `[BUS:]VID:PID[:NAME]`, ids
+        /// in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`.
+        #[arg(long, value_name = "ID")]
+        device: Option<String>,
+        /// evemu device description (`.desc`) for a recording without header (default:
+        /// `NAME.desc` beside `NAME.WHAT.events`, when present).
+        #[arg(long, value_name = "FILE")]
+        desc: Option<PathBuf>,
+        /// Print per-axis totals in and out, max steps and frame counts instead of the
+        /// frames.
+        #[arg(long)]
+        summary: bool,
+        /// Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`).
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+    },
     /// Start the background worker (detached) and wait until it has grabbed its devices.
     ///
     /// Prints one line: "started (pid N): grabbed …", or "already running (pid N)" when a
@@ -129,6 +151,35 @@ mod tests {
         ));
         let cli = Cli::try_parse_from(["pawl", "--config", "a.toml", "config", "check"]).unwrap();
         assert_eq!(cli.config, Some(PathBuf::from("a.toml")));
+    }
+
+    #[test]
+    fn replay_takes_a_file_device_summary_and_plot() {
+        let cli = Cli::try_parse_from([
+            "pawl",
+            "replay",
+            "x.events",
+            "--device",
+            "046d:b034:MX Master 3S",
+            "--summary",
+            "--plot",
+            "p.svg",
+        ])
+        .unwrap();
+        let Command::Replay {
+            file,
+            device,
+            summary,
+            plot,
+            desc,
+        } = cli.command
+        else {
+            panic!("not replay")
+        };
+        assert_eq!(file, PathBuf::from("x.events"));
+        assert_eq!(device.as_deref(), Some("046d:b034:MX Master 3S"));
+        assert!(summary && desc.is_none());
+        assert_eq!(plot, Some(PathBuf::from("p.svg")));
     }
 
     #[test]

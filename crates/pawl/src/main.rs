@@ -18,6 +18,7 @@ mod generated;
 )]
 mod inspect;
 mod lifecycle;
+mod replay;
 mod service;
 #[allow(
     dead_code,
@@ -45,6 +46,26 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Replay {
+            file,
+            device,
+            desc,
+            summary,
+            plot,
+        } => {
+            let loaded = config_file::load(cli.config.as_deref())?;
+            replay::run(
+                &loaded.config,
+                &replay::Args {
+                    file: &file,
+                    device: device.as_deref(),
+                    desc: desc.as_deref(),
+                    summary,
+                    plot: plot.as_deref(),
+                },
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::On(args) => control::on(&control::OnOptions {
             config: cli.config,
             debug: args.debug,

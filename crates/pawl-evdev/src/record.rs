@@ -1,0 +1,650 @@
+//! Recorded input streams → evdev [`Event`]s, for `pawl replay` and the golden tests. Pure:
+//! every parser takes the file's text.
+//!
+//! Formats ([`parse`] picks by content):
+//!
+//! - **evemu** (`evemu-record`, `evemu-describe`): `E: <sec>.<usec> <type hex> <code hex>
+//!   <value>` event lines, with or without the device header (`N:` name, `I:` bus vendor
+//!   product version in hex, `B:` capability bitmasks, `P:` properties, `A:` axes). A
+//!   description on its own (a `.desc` file) parses to a recording without events.
+//! - **libinput record** (YAML, `libinput record` version 1): the device's `name`, `id:
+//!   [bus, vendor, product, version]` and `codes`, and the `- evdev:` event lists
+//!   (`[sec, usec, type, code, value]`); `libinput:` entries are ignored.
+//! - **DOM wheel traces** (JSON, `{"wheelEvents": [{"deltaMode", "deltaX", "deltaY",
+//!   "timeStamp"}]}`, as browser test fixtures record them): each wheel event becomes one
+//!   frame of `REL_HWHEEL_HI_RES` / `REL_WHEEL_HI_RES`. Scale: 1 px = 1 v120 unit (120 px per
+//!   detent, about what Chromium and Firefox scroll for one notch); `deltaMode` 1 (lines) is
+//!   40 v120 per line (3 lines per detent). DOM `deltaY` > 0 scrolls down, evdev
+//!   `REL_WHEEL` > 0 scrolls up, so `REL_WHEEL_HI_RES = −deltaY`; `deltaX` keeps its sign.
+
+use std::fmt;
+
+use pawl_engine::units::Micros;
+use pawl_engine::{Bus, DeviceInfo};
+use serde::Deserialize;
+
+use crate::codes::*;
+use crate::frames::{Event, WheelCaps};
+
+/// The file format of a recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// evemu event (and/or device description) lines.
+    Evemu,
+    /// `libinput record` YAML.
+    LibinputRecord,
+    /// A JSON list of DOM wheel events.
+    DomWheel,
+}
+
+/// What a recording says about its device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordedDevice {
+    /// Device name (`N:`, `name:`), empty when not given.
+    pub name: Option<String>,
+    /// `(bus, vendor, product, version)` (`I:`, `id:`).
+    pub id: Option<(u16, u16, u16, u16)>,
+    /// The `EV_REL` codes the device has (bit n = code n), when its capabilities are given.
+    pub rel_codes: Option<u32>,
+    /// Whether it has `ABS_X` or `ABS_MT_POSITION_X` (a touchpad or tablet), when given.
+    pub has_abs_xy: Option<bool>,
+}
+
+impl RecordedDevice {
+    /// Whether anything is known.
+    pub fn is_empty(&self) -> bool {
+        *self == RecordedDevice::default()
+    }
+
+    /// The engine's view of the device, when name or id is known. A device with absolute
+    /// X/Y counts as a touchpad.
+    pub fn info(&self) -> Option<DeviceInfo> {
+        if self.name.is_none() && self.id.is_none() {
+            return None;
+        }
+        let (bus, vendor, product, _) = self.id.unwrap_or_default();
+        let rel = self.rel_codes.unwrap_or(0);
+        Some(DeviceInfo {
+            name: self.name.clone().unwrap_or_default(),
+            bus: Bus(bus),
+            vendor,
+            product,
+            has_wheel: rel & (1 << REL_WHEEL | 1 << REL_HWHEEL) != 0,
+            is_touchpad: self.has_abs_xy.unwrap_or(false),
+        })
+    }
+
+    /// Wheel codes from the capabilities, `None` when none were recorded.
+    pub fn wheel_caps(&self) -> Option<WheelCaps> {
+        let rel = self.rel_codes?;
+        Some(WheelCaps {
+            hires_wheel: rel & (1 << REL_WHEEL_HI_RES) != 0,
+            hires_hwheel: rel & (1 << REL_HWHEEL_HI_RES) != 0,
+        })
+    }
+}
+
+/// A parsed recording: its device (as far as recorded) and its events in file order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recording {
+    /// The format it was read from.
+    pub format: Format,
+    /// What the file says about the device.
+    pub device: RecordedDevice,
+    /// The events, times in µs as recorded.
+    pub events: Vec<Event>,
+}
+
+impl Recording {
+    /// Wheel codes: from the recorded capabilities, else inferred from the events (a stream
+    /// that carries `REL_WHEEL_HI_RES` comes from a device that has it).
+    pub fn wheel_caps(&self) -> WheelCaps {
+        if let Some(caps) = self.device.wheel_caps() {
+            return caps;
+        }
+        let has = |code| {
+            self.events
+                .iter()
+                .any(|e| e.type_ == EV_REL && e.code == code)
+        };
+        WheelCaps {
+            hires_wheel: has(REL_WHEEL_HI_RES),
+            hires_hwheel: has(REL_HWHEEL_HI_RES),
+        }
+    }
+}
+
+/// The evemu-devices naming convention: the events of `NAME.WHAT.events` are described by
+/// `NAME.desc`. Returns that file name, `None` for other names.
+pub fn evemu_desc_name(events_file: &str) -> Option<String> {
+    let stem = events_file.strip_suffix(".events")?;
+    let (name, _what) = stem.rsplit_once('.')?;
+    Some(format!("{name}.desc"))
+}
+
+impl Recording {
+    /// Takes the device from `desc` (an evemu description) where this recording has none.
+    pub fn describe_with(&mut self, desc: &Recording) {
+        if self.device.is_empty() {
+            self.device = desc.device.clone();
+        }
+    }
+}
+
+/// A parse error: 1-based line (0 when the format has no useful line) and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordError {
+    /// 1-based line, 0 when unknown.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: ", self.line)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+fn err(line: usize, message: impl Into<String>) -> RecordError {
+    RecordError {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Parses a recording in any supported format, chosen by content: JSON starts with `{`,
+/// libinput record has a `devices:` key, everything else is evemu.
+pub fn parse(text: &str) -> Result<Recording, RecordError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        parse_dom_wheel(text)
+    } else if text
+        .lines()
+        .any(|l| l.starts_with("devices:") || l.starts_with("libinput:"))
+    {
+        parse_libinput_record(text)
+    } else {
+        parse_evemu(text)
+    }
+}
+
+/// Parses evemu text: `E:` event lines and the optional device header. Lines starting
+/// with `#` and unknown line types are skipped.
+pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
+    let mut device = RecordedDevice::default();
+    let mut events = Vec::new();
+    // The `B:` lines of one type come in order, 8 bytes each.
+    let mut bits_seen = [0usize; 0x20];
+    let mut abs_xy = false;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = line.trim();
+        let Some((tag, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let hex = |s: &str| {
+            u32::from_str_radix(s, 16).map_err(|_| err(n, format!("{s:?} is not a hex number")))
+        };
+        match tag {
+            "E" => events.push(evemu_event(&fields, n)?),
+            "N" => device.name = Some(rest.trim().to_owned()),
+            "I" => {
+                if fields.len() != 4 {
+                    return Err(err(n, "I: wants bus vendor product version (hex)"));
+                }
+                let v: Vec<u16> = fields
+                    .iter()
+                    .map(|f| hex(f).map(|x| x as u16))
+                    .collect::<Result<_, _>>()?;
+                device.id = Some((v[0], v[1], v[2], v[3]));
+            }
+            "B" => {
+                let Some((ty, bytes)) = fields.split_first() else {
+                    return Err(err(n, "B: wants a type and bitmask bytes"));
+                };
+                let ty = hex(ty)? as usize;
+                if ty >= bits_seen.len() {
+                    continue;
+                }
+                let offset = bits_seen[ty] * 8;
+                bits_seen[ty] += 1;
+                for (j, b) in bytes.iter().enumerate() {
+                    let b = hex(b)?;
+                    for bit in 0..8 {
+                        if b & (1 << bit) == 0 {
+                            continue;
+                        }
+                        let code = (offset + j) * 8 + bit;
+                        match ty as u16 {
+                            EV_REL if code < 32 => {
+                                *device.rel_codes.get_or_insert(0) |= 1 << code;
+                            }
+                            EV_ABS if code as u16 == ABS_X || code as u16 == ABS_MT_POSITION_X => {
+                                abs_xy = true;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                if ty as u16 == EV_REL {
+                    device.rel_codes.get_or_insert(0);
+                }
+                if ty as u16 == EV_SYN {
+                    // The type bitmap: its presence means the capabilities are recorded.
+                    device.rel_codes.get_or_insert(0);
+                    device.has_abs_xy.get_or_insert(false);
+                }
+            }
+            _ => {}
+        }
+    }
+    if device.has_abs_xy.is_some() || abs_xy {
+        device.has_abs_xy = Some(abs_xy);
+    }
+    Ok(Recording {
+        format: Format::Evemu,
+        device,
+        events,
+    })
+}
+
+/// `E: <sec>.<usec> <type hex> <code hex> <value>`.
+fn evemu_event(fields: &[&str], n: usize) -> Result<Event, RecordError> {
+    let [time, ty, code, value] = fields else {
+        return Err(err(n, "E: wants <sec>.<usec> <type> <code> <value>"));
+    };
+    let (sec, usec) = time
+        .split_once('.')
+        .ok_or_else(|| err(n, format!("{time:?} is not <sec>.<usec>")))?;
+    let sec: u64 = sec
+        .parse()
+        .map_err(|_| err(n, format!("bad seconds {sec:?}")))?;
+    let usec: u64 = usec
+        .parse()
+        .map_err(|_| err(n, format!("bad microseconds {usec:?}")))?;
+    let ty = u16::from_str_radix(ty, 16).map_err(|_| err(n, format!("bad type {ty:?}")))?;
+    let code = u16::from_str_radix(code, 16).map_err(|_| err(n, format!("bad code {code:?}")))?;
+    let value: i32 = value
+        .parse()
+        .map_err(|_| err(n, format!("bad value {value:?}")))?;
+    Ok(Event {
+        time: Micros(sec.saturating_mul(1_000_000).saturating_add(usec)),
+        type_: ty,
+        code,
+        value,
+    })
+}
+
+#[derive(Deserialize)]
+struct LiRecord {
+    devices: Vec<LiDevice>,
+}
+
+#[derive(Deserialize)]
+struct LiDevice {
+    evdev: Option<LiEvdev>,
+    #[serde(default)]
+    events: Option<Vec<LiEntry>>,
+}
+
+#[derive(Deserialize)]
+struct LiEvdev {
+    name: Option<String>,
+    id: Option<Vec<u32>>,
+    codes: Option<std::collections::BTreeMap<u32, Option<Vec<u32>>>>,
+}
+
+#[derive(Deserialize)]
+struct LiEntry {
+    evdev: Option<Vec<Vec<i64>>>,
+}
+
+/// Parses `libinput record` YAML. With several devices, the first one with evdev events is
+/// taken.
+pub fn parse_libinput_record(text: &str) -> Result<Recording, RecordError> {
+    let record: LiRecord = serde_saphyr::from_str(text)
+        .map_err(|e| err(0, format!("not a libinput record file: {e}")))?;
+    let Some(dev) = record
+        .devices
+        .iter()
+        .find(|d| {
+            d.events
+                .as_ref()
+                .is_some_and(|es| es.iter().any(|e| e.evdev.is_some()))
+        })
+        .or(record.devices.first())
+    else {
+        return Err(err(0, "libinput record file has no devices"));
+    };
+    let mut device = RecordedDevice::default();
+    if let Some(evdev) = &dev.evdev {
+        device.name = evdev.name.clone();
+        if let Some(id) = &evdev.id {
+            let g = |i: usize| id.get(i).copied().unwrap_or(0) as u16;
+            device.id = Some((g(0), g(1), g(2), g(3)));
+        }
+        if let Some(codes) = &evdev.codes {
+            let rel = codes
+                .get(&u32::from(EV_REL))
+                .cloned()
+                .flatten()
+                .unwrap_or_default();
+            device.rel_codes = Some(
+                rel.iter()
+                    .filter(|c| **c < 32)
+                    .fold(0, |acc, c| acc | 1 << c),
+            );
+            let abs = codes
+                .get(&u32::from(EV_ABS))
+                .cloned()
+                .flatten()
+                .unwrap_or_default();
+            device.has_abs_xy = Some(
+                abs.iter()
+                    .any(|c| *c == u32::from(ABS_X) || *c == u32::from(ABS_MT_POSITION_X)),
+            );
+        }
+    }
+    let mut events = Vec::new();
+    for entry in dev.events.iter().flatten() {
+        for e in entry.evdev.iter().flatten() {
+            let [sec, usec, ty, code, value] = e[..] else {
+                return Err(err(
+                    0,
+                    format!("evdev event {e:?} is not [sec, usec, type, code, value]"),
+                ));
+            };
+            events.push(Event {
+                time: Micros((sec.max(0) as u64) * 1_000_000 + usec.max(0) as u64),
+                type_: ty as u16,
+                code: code as u16,
+                value: value as i32,
+            });
+        }
+    }
+    Ok(Recording {
+        format: Format::LibinputRecord,
+        device,
+        events,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DomTrace {
+    wheel_events: Vec<DomWheel>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DomWheel {
+    #[serde(default)]
+    delta_mode: u32,
+    #[serde(default)]
+    delta_x: f64,
+    #[serde(default)]
+    delta_y: f64,
+    time_stamp: f64,
+}
+
+/// v120 units per DOM `deltaMode` unit: pixels 1, lines 40.
+const DOM_V120_PER_PX: f64 = 1.0;
+const DOM_V120_PER_LINE: f64 = 40.0;
+
+/// Parses a DOM wheel trace (JSON). Fractional deltas are carried, so the sums are exact.
+pub fn parse_dom_wheel(text: &str) -> Result<Recording, RecordError> {
+    let trace: DomTrace = serde_json::from_str(text).map_err(|e| {
+        err(
+            e.line(),
+            format!("not a DOM wheel trace ({{\"wheelEvents\": [...]}}): {e}"),
+        )
+    })?;
+    let mut events = Vec::new();
+    let (mut carry_x, mut carry_y) = (0.0f64, 0.0f64);
+    for (i, w) in trace.wheel_events.iter().enumerate() {
+        let scale = match w.delta_mode {
+            0 => DOM_V120_PER_PX,
+            1 => DOM_V120_PER_LINE,
+            m => {
+                return Err(err(
+                    0,
+                    format!("wheel event {i}: deltaMode {m} (pages) is not supported"),
+                ));
+            }
+        };
+        let time = Micros((w.time_stamp.max(0.0) * 1000.0).round() as u64);
+        carry_x += w.delta_x * scale;
+        carry_y -= w.delta_y * scale;
+        let (x, y) = (carry_x.trunc(), carry_y.trunc());
+        carry_x -= x;
+        carry_y -= y;
+        if x != 0.0 {
+            events.push(Event {
+                time,
+                type_: EV_REL,
+                code: REL_HWHEEL_HI_RES,
+                value: x as i32,
+            });
+        }
+        if y != 0.0 {
+            events.push(Event {
+                time,
+                type_: EV_REL,
+                code: REL_WHEEL_HI_RES,
+                value: y as i32,
+            });
+        }
+        events.push(Event {
+            time,
+            type_: EV_SYN,
+            code: SYN_REPORT,
+            value: 0,
+        });
+    }
+    Ok(Recording {
+        format: Format::DomWheel,
+        device: RecordedDevice {
+            rel_codes: Some(1 << REL_WHEEL_HI_RES | 1 << REL_HWHEEL_HI_RES),
+            ..RecordedDevice::default()
+        },
+        events,
+    })
+}
+
+/// Formats one event as an evemu `E:` line (without newline).
+pub fn evemu_line(e: &Event) -> String {
+    format!(
+        "E: {}.{:06} {:04x} {:04x} {}",
+        e.time.0 / 1_000_000,
+        e.time.0 % 1_000_000,
+        e.type_,
+        e.code,
+        e.value
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVEMU: &str = "\
+# EVEMU 1.3
+N: Logitech MX Master 3S
+I: 0005 046d b034 0011
+P: 00 00 00 00 00 00 00 00
+B: 00 17 00 00 00 00 00 00 00
+B: 02 43 19 00 00 00 00 00 00
+E: 0.000000 0002 000b 16
+E: 0.000000 0000 0000 0
+E: 0.035938 0002 000b -24
+E: 0.035938 0002 0008 -1
+E: 0.035938 0000 0000 0
+";
+
+    #[test]
+    fn evemu_header_gives_identity_and_hires_caps() {
+        let r = parse(EVEMU).unwrap();
+        assert_eq!(r.format, Format::Evemu);
+        let info = r.device.info().unwrap();
+        assert_eq!(info.name, "Logitech MX Master 3S");
+        assert_eq!(
+            (info.bus, info.vendor, info.product),
+            (Bus::BLUETOOTH, 0x046d, 0xb034)
+        );
+        assert!(info.has_wheel && !info.is_touchpad);
+        // 0x43 = REL_X REL_Y REL_HWHEEL; 0x19 = REL_WHEEL, REL_WHEEL_HI_RES, REL_HWHEEL_HI_RES.
+        assert_eq!(
+            r.wheel_caps(),
+            WheelCaps {
+                hires_wheel: true,
+                hires_hwheel: true
+            }
+        );
+        assert_eq!(r.events.len(), 5);
+        assert_eq!(
+            r.events[2],
+            Event {
+                time: Micros(35_938),
+                type_: EV_REL,
+                code: REL_WHEEL_HI_RES,
+                value: -24
+            }
+        );
+    }
+
+    #[test]
+    fn evemu_without_header_has_no_identity_and_infers_hires_from_the_events() {
+        let r = parse("E: 1.000001 0002 000c 120\nE: 1.000001 0000 0000 0\n").unwrap();
+        assert!(r.device.is_empty());
+        assert_eq!(r.device.info(), None);
+        assert_eq!(
+            r.wheel_caps(),
+            WheelCaps {
+                hires_wheel: false,
+                hires_hwheel: true
+            }
+        );
+        assert_eq!(r.events[0].time, Micros(1_000_001));
+    }
+
+    #[test]
+    fn touchpad_description_is_a_touchpad() {
+        let desc = "N: SynPS/2 Synaptics TouchPad\nI: 0011 0002 0007 01b1\nB: 00 0b 00 00 00 00 00 00 00\nB: 03 03 00 00 11 00 80 60 06\n";
+        let info = parse(desc).unwrap().device.info().unwrap();
+        assert!(info.is_touchpad && !info.has_wheel);
+        assert_eq!(info.bus, Bus::I8042);
+    }
+
+    #[test]
+    fn events_file_names_its_description_by_the_evemu_devices_convention() {
+        assert_eq!(
+            evemu_desc_name("SynPS2 Synaptics TouchPad.two-finger-vert-scroll.events").as_deref(),
+            Some("SynPS2 Synaptics TouchPad.desc")
+        );
+        assert_eq!(evemu_desc_name("plain.events"), None);
+        assert_eq!(evemu_desc_name("x.desc"), None);
+    }
+
+    #[test]
+    fn evemu_errors_name_the_line() {
+        let e = parse("E: 0.0 0002 0000 1\nE: zero 0002 0000 1\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 2: \"zero\" is not <sec>.<usec>");
+        let e = parse("E: 0.0 0002 0000\n").unwrap_err();
+        assert_eq!(e.line, 1);
+    }
+
+    const LIBINPUT: &str = r#"version: 1
+ndevices: 1
+libinput:
+  version: "1.25.0"
+system:
+  os: "debian:12"
+devices:
+- node: /dev/input/event7
+  evdev:
+    # Name: Logitech MX Master 3S
+    name: "Logitech MX Master 3S"
+    id: [5, 1133, 45108, 17]
+    codes:
+      0: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] # EV_SYN
+      1: [272, 273, 274, 275, 276, 277, 278, 279] # EV_KEY
+      2: [0, 1, 6, 8, 11, 12] # EV_REL
+      4: [4] # EV_MSC
+    properties: []
+  hid: []
+  udev:
+    properties:
+    - ID_INPUT=1
+    - ID_INPUT_MOUSE=1
+  quirks:
+  events:
+  # Current time is 10:00:00
+  - evdev:
+    - [  0,      0,   2,  11,      15] # EV_REL / REL_WHEEL_HI_RES        15
+    - [  0,      0,   0,   0,       0] # ------------ SYN_REPORT (0) ---------- +0ms
+  - libinput:
+    - {time: 0.000000, type: POINTER_SCROLL_WHEEL, axes: [0.00, -1.88], v120: [0.0, 15.0]}
+  - evdev:
+    - [  0,   8123,   1, 275,       1] # EV_KEY / BTN_SIDE                  1
+    - [  0,   8123,   0,   0,       0] # ------------ SYN_REPORT (0) ---------- +8ms
+"#;
+
+    #[test]
+    fn libinput_record_gives_identity_caps_and_evdev_events() {
+        let r = parse(LIBINPUT).unwrap();
+        assert_eq!(r.format, Format::LibinputRecord);
+        let info = r.device.info().unwrap();
+        assert_eq!(
+            (info.bus, info.vendor, info.product),
+            (Bus::BLUETOOTH, 0x046d, 0xb034)
+        );
+        assert_eq!(info.name, "Logitech MX Master 3S");
+        assert!(r.wheel_caps().hires_wheel && r.wheel_caps().hires_hwheel);
+        assert_eq!(r.events.len(), 4);
+        assert_eq!(
+            r.events[2],
+            Event {
+                time: Micros(8_123),
+                type_: EV_KEY,
+                code: BTN_SIDE,
+                value: 1
+            }
+        );
+    }
+
+    #[test]
+    fn libinput_record_that_is_not_yaml_is_an_error() {
+        assert!(parse("devices: [unclosed\n").is_err());
+    }
+
+    #[test]
+    fn dom_wheel_trace_becomes_hires_frames_with_evdev_signs() {
+        let json = r#"{"wheelEvents": [
+            {"deltaMode": 0, "deltaX": 0, "deltaY": -2.5, "timeStamp": 10},
+            {"deltaMode": 0, "deltaX": 3, "deltaY": -2.5, "timeStamp": 18.5},
+            {"deltaMode": 1, "deltaX": 0, "deltaY": 1, "timeStamp": 30}
+        ]}"#;
+        let r = parse(json).unwrap();
+        assert_eq!(r.format, Format::DomWheel);
+        let lines: Vec<String> = r.events.iter().map(evemu_line).collect();
+        assert_eq!(
+            lines,
+            [
+                "E: 0.010000 0002 000b 2",
+                "E: 0.010000 0000 0000 0",
+                "E: 0.018500 0002 000c 3",
+                "E: 0.018500 0002 000b 3",
+                "E: 0.018500 0000 0000 0",
+                "E: 0.030000 0002 000b -40",
+                "E: 0.030000 0000 0000 0",
+            ]
+        );
+    }
+}

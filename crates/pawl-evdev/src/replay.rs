@@ -1,0 +1,547 @@
+//! Replays a [`Recording`] through the engine exactly as the Linux backend would: the same
+//! [`Decoder`], [`DeviceEngine`] and [`encode_frame`], with recorded time instead of a clock.
+//! Pure; `pawl replay` prints what this returns and draws its [`Series`].
+//!
+//! Device decision: an identity given by the caller (`--device`) wins over the recording's
+//! header; with one, [`Config::decide`] says whether pawl handles the device and whether its
+//! scroll is transformed (a device pawl does not handle passes every frame unchanged). With
+//! no identity at all the stream is treated as an in-scope device (gestures, buttons and
+//! scroll transform all on), and the notes say so.
+
+use std::fmt;
+
+use pawl_engine::units::Micros;
+use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Verdict};
+
+use crate::frames::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
+use crate::record::{Recording, evemu_line};
+
+/// One point of the scroll time series: an input frame with wheel travel, or a glide tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// When, µs since the first event of the recording.
+    pub t_us: u64,
+    /// Input travel, v120 (0 for a glide tick).
+    pub raw: i32,
+    /// Output travel, v120.
+    pub out: i32,
+}
+
+/// Raw and transformed scroll over time, per axis.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Series {
+    /// Vertical wheel.
+    pub wheel: Vec<Point>,
+    /// Horizontal wheel.
+    pub hwheel: Vec<Point>,
+}
+
+/// Totals for one wheel axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AxisSummary {
+    /// Frames with travel on this axis, in.
+    pub frames_in: u32,
+    /// Travel in, v120.
+    pub v120_in: i64,
+    /// Lo-res detents in (`REL_WHEEL` / `REL_HWHEEL` as recorded).
+    pub detents_in: i64,
+    /// Largest |travel| of one input frame, v120.
+    pub max_in: i32,
+    /// Frames (and glide ticks) with travel on this axis, out.
+    pub frames_out: u32,
+    /// Travel out, v120.
+    pub v120_out: i64,
+    /// Lo-res detents out.
+    pub detents_out: i64,
+    /// Largest |step| of one output frame, v120.
+    pub max_out: i32,
+}
+
+/// What a replay did, in numbers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Input events (all types, as recorded).
+    pub events_in: usize,
+    /// Input frames (ended by `SYN_REPORT`).
+    pub frames_in: u32,
+    /// Frames forwarded unchanged.
+    pub forwarded: u32,
+    /// Frames rewritten with something to write.
+    pub rewritten: u32,
+    /// Frames swallowed (rewritten to nothing).
+    pub swallowed: u32,
+    /// Glide ticks that wrote a frame.
+    pub ticks: u32,
+    /// `SYN_DROPPED` markers.
+    pub dropped: u32,
+    /// Events after the last `SYN_REPORT` (an unfinished frame; ignored).
+    pub trailing: usize,
+    /// Output frames (`SYN_REPORT`s written).
+    pub frames_out: u32,
+    /// Pointer motion in and out, px: (Σdx, Σdy).
+    pub motion_in: (i64, i64),
+    /// Pointer motion out, px.
+    pub motion_out: (i64, i64),
+    /// Button transitions in and out.
+    pub buttons_in: u32,
+    /// Button transitions out.
+    pub buttons_out: u32,
+    /// Actions fired, by label, in first-fired order, with counts.
+    pub actions: Vec<(String, u32)>,
+    /// Vertical wheel.
+    pub wheel: AxisSummary,
+    /// Horizontal wheel.
+    pub hwheel: AxisSummary,
+    /// Time from the first to the last input event, µs.
+    pub duration_us: u64,
+}
+
+/// The result of a replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Replay {
+    /// How the device was decided, as `# ` comment lines (without the `# `).
+    pub notes: Vec<String>,
+    /// The output stream: evemu `E:` lines and `# action …` lines, in order.
+    pub lines: Vec<String>,
+    /// Totals.
+    pub summary: Summary,
+    /// Scroll time series for plots.
+    pub series: Series,
+}
+
+/// Replays `recording` under `config`. `device` overrides the recording's identity.
+pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo>) -> Replay {
+    let mut res = Replay::default();
+    let caps = recording.wheel_caps();
+    let recorded = recording.device.info();
+    let (info, source) = match (device, &recorded) {
+        (Some(d), _) => (Some(d.clone()), "--device"),
+        (None, Some(d)) => (Some(d.clone()), "recording header"),
+        (None, None) => (None, ""),
+    };
+    let mut engine = match &info {
+        Some(d) => {
+            let decision = config.decide(d);
+            res.notes.push(format!(
+                "device: {:?} bus {} {:04x}:{:04x} (from {source})",
+                d.name,
+                d.bus.name(),
+                d.vendor,
+                d.product
+            ));
+            res.notes.push(format!(
+                "decision: {}, scroll {} ({})",
+                if decision.handle {
+                    "handled"
+                } else {
+                    "not handled: every frame passes unchanged"
+                },
+                if decision.transform_scroll {
+                    "transformed"
+                } else {
+                    "passed through"
+                },
+                decision.reason
+            ));
+            decision.handle.then(|| {
+                DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll)
+            })
+        }
+        None => {
+            res.notes.push(
+                "device: unknown (no header, no --device): treated as an in-scope device, scroll transformed"
+                    .into(),
+            );
+            Some(DeviceEngine::with_profile(config, true, config.scroll))
+        }
+    };
+    res.notes.push(format!(
+        "wheel: {}, horizontal wheel: {}",
+        if caps.hires_wheel {
+            "hi-res (REL_WHEEL_HI_RES)"
+        } else {
+            "lo-res (REL_WHEEL x 120)"
+        },
+        if caps.hires_hwheel {
+            "hi-res (REL_HWHEEL_HI_RES)"
+        } else {
+            "lo-res (REL_HWHEEL x 120)"
+        },
+    ));
+
+    let s = &mut res.summary;
+    s.events_in = recording.events.len();
+    let start = recording.events.first().map_or(Micros(0), |e| e.time);
+    s.duration_us = recording.events.last().map_or(0, |e| e.time.since(start));
+    let bytes: Vec<u8> = recording.events.iter().flat_map(|e| e.to_bytes()).collect();
+    let mut decoder = Decoder::new(caps);
+    let mut ctx = Ctx {
+        config,
+        start,
+        res: &mut res,
+    };
+    let consumed = decoder.decode(&bytes, |d| match d {
+        Decoded::Frame(frame, raw) => {
+            if let Some(engine) = engine.as_mut() {
+                ctx.ticks_until(engine, frame.time);
+            }
+            ctx.frame(engine.as_mut(), &frame, raw);
+        }
+        Decoded::Dropped => {
+            ctx.res.summary.dropped += 1;
+            ctx.res.lines.push("# SYN_DROPPED: engine cancelled".into());
+            if let Some(engine) = engine.as_mut() {
+                let mut out = FrameOut::default();
+                if engine.cancel(&mut out) {
+                    let t = ctx.res.summary.duration_us;
+                    ctx.write(&out, &[], Micros(start.0 + t));
+                }
+            }
+        }
+    });
+    if let Some(engine) = engine.as_mut() {
+        ctx.ticks_until(engine, Micros(u64::MAX));
+    }
+    res.summary.trailing = (bytes.len() - consumed) / EVENT_SIZE;
+    res
+}
+
+struct Ctx<'a> {
+    config: &'a Config,
+    start: Micros,
+    res: &'a mut Replay,
+}
+
+impl Ctx<'_> {
+    /// Runs every glide tick due before `until`.
+    fn ticks_until(&mut self, engine: &mut DeviceEngine, until: Micros) {
+        while let Some(t) = engine.next_deadline().filter(|t| *t < until) {
+            let mut out = FrameOut::default();
+            if engine.tick(t, &mut out) {
+                self.res.summary.ticks += 1;
+                self.res.lines.push("# glide tick".into());
+                self.point(t, 0, 0, &out);
+                self.write(&out, &[], t);
+            }
+        }
+    }
+
+    fn frame(&mut self, engine: Option<&mut DeviceEngine>, frame: &FrameIn, raw: &[u8]) {
+        let s = &mut self.res.summary;
+        s.frames_in += 1;
+        s.motion_in.0 += i64::from(frame.dx);
+        s.motion_in.1 += i64::from(frame.dy);
+        s.buttons_in += frame.buttons.len() as u32;
+        for (axis, w) in [(&mut s.wheel, frame.wheel), (&mut s.hwheel, frame.hwheel)] {
+            if w.v120 != 0 || w.detents != 0 {
+                axis.frames_in += 1;
+                axis.v120_in += i64::from(w.v120);
+                axis.detents_in += i64::from(w.detents);
+                axis.max_in = axis.max_in.max(w.v120.saturating_abs());
+            }
+        }
+        let mut out = FrameOut::default();
+        let verdict = match engine {
+            Some(e) => e.frame(frame, &mut out),
+            None => Verdict::Forward,
+        };
+        match verdict {
+            Verdict::Forward => {
+                self.res.summary.forwarded += 1;
+                let fwd = FrameOut {
+                    dx: frame.dx,
+                    dy: frame.dy,
+                    wheel: pawl_engine::WheelOut {
+                        v120: frame.wheel.v120,
+                        detents: frame.wheel.detents,
+                    },
+                    hwheel: pawl_engine::WheelOut {
+                        v120: frame.hwheel.v120,
+                        detents: frame.hwheel.detents,
+                    },
+                    buttons: frame.buttons,
+                    ..FrameOut::default()
+                };
+                self.count_out(&fwd);
+                self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fwd);
+                for chunk in raw.chunks_exact(EVENT_SIZE) {
+                    let e = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
+                    self.res.lines.push(evemu_line(&e));
+                }
+                self.res.summary.frames_out += 1;
+            }
+            Verdict::Rewrite => {
+                self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &out);
+                if self.write(&out, raw, frame.time) {
+                    self.res.summary.rewritten += 1;
+                } else {
+                    self.res.summary.swallowed += 1;
+                }
+                for a in out.actions.as_slice() {
+                    let label = action_label(self.config, *a);
+                    self.res.lines.push(format!("# action {label}"));
+                    let actions = &mut self.res.summary.actions;
+                    match actions.iter_mut().find(|(l, _)| *l == label) {
+                        Some((_, n)) => *n += 1,
+                        None => actions.push((label, 1)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a series point when either side has wheel travel.
+    fn point(&mut self, t: Micros, raw_v: i32, raw_h: i32, out: &FrameOut) {
+        let t_us = t.since(self.start);
+        if raw_v != 0 || out.wheel.v120 != 0 {
+            self.res.series.wheel.push(Point {
+                t_us,
+                raw: raw_v,
+                out: out.wheel.v120,
+            });
+        }
+        if raw_h != 0 || out.hwheel.v120 != 0 {
+            self.res.series.hwheel.push(Point {
+                t_us,
+                raw: raw_h,
+                out: out.hwheel.v120,
+            });
+        }
+    }
+
+    fn count_out(&mut self, out: &FrameOut) {
+        let s = &mut self.res.summary;
+        s.motion_out.0 += i64::from(out.dx);
+        s.motion_out.1 += i64::from(out.dy);
+        s.buttons_out += out.buttons.len() as u32;
+        for (axis, w) in [(&mut s.wheel, out.wheel), (&mut s.hwheel, out.hwheel)] {
+            if !w.is_zero() {
+                axis.frames_out += 1;
+                axis.v120_out += i64::from(w.v120);
+                axis.detents_out += i64::from(w.detents);
+                axis.max_out = axis.max_out.max(w.v120.saturating_abs());
+            }
+        }
+    }
+
+    /// Encodes and prints a rewritten frame at `time`; returns whether anything was written.
+    fn write(&mut self, out: &FrameOut, raw: &[u8], time: Micros) -> bool {
+        let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+        let n = encode_frame(out, raw, &mut buf);
+        if n == 0 {
+            return false;
+        }
+        self.count_out(out);
+        for chunk in buf[..n].chunks_exact(EVENT_SIZE) {
+            let mut e = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
+            e.time = time;
+            if e.is_syn_report() {
+                self.res.summary.frames_out += 1;
+            }
+            self.res.lines.push(evemu_line(&e));
+        }
+        true
+    }
+}
+
+/// `desktop-left`, `key Super+A`, `command notify-send hi`.
+pub fn action_label(config: &Config, a: Action) -> String {
+    match a {
+        Action::Key(i) => format!(
+            "key {}",
+            config
+                .chords
+                .get(usize::from(i))
+                .map_or("?".into(), |c| c.to_string())
+        ),
+        Action::Command(i) => format!(
+            "command {}",
+            config
+                .commands
+                .get(usize::from(i))
+                .map_or("?".into(), |c| c.join(" "))
+        ),
+        a => a.name().unwrap_or("?").to_owned(),
+    }
+}
+
+impl fmt::Display for AxisSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let det = |v: i64| v as f64 / 120.0;
+        write!(
+            f,
+            "in {} v120 ({:+.2} detents, lo-res {:+}) in {} frames, max step {}; \
+             out {} v120 ({:+.2} detents, lo-res {:+}) in {} frames, max step {}",
+            self.v120_in,
+            det(self.v120_in),
+            self.detents_in,
+            self.frames_in,
+            self.max_in,
+            self.v120_out,
+            det(self.v120_out),
+            self.detents_out,
+            self.frames_out,
+            self.max_out
+        )
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "events in: {} over {:.3} s{}",
+            self.events_in,
+            self.duration_us as f64 / 1e6,
+            if self.trailing > 0 {
+                format!(" ({} after the last SYN_REPORT, ignored)", self.trailing)
+            } else {
+                String::new()
+            }
+        )?;
+        writeln!(
+            f,
+            "frames in: {} (forwarded {}, rewritten {}, swallowed {}{})",
+            self.frames_in,
+            self.forwarded,
+            self.rewritten,
+            self.swallowed,
+            if self.dropped > 0 {
+                format!(", SYN_DROPPED {}", self.dropped)
+            } else {
+                String::new()
+            }
+        )?;
+        writeln!(
+            f,
+            "frames out: {} (glide ticks {})",
+            self.frames_out, self.ticks
+        )?;
+        writeln!(
+            f,
+            "motion: in ({}, {}) px, out ({}, {}) px",
+            self.motion_in.0, self.motion_in.1, self.motion_out.0, self.motion_out.1
+        )?;
+        writeln!(
+            f,
+            "buttons: in {} transitions, out {}",
+            self.buttons_in, self.buttons_out
+        )?;
+        writeln!(f, "vertical: {}", self.wheel)?;
+        writeln!(f, "horizontal: {}", self.hwheel)?;
+        let actions: Vec<String> = self
+            .actions
+            .iter()
+            .map(|(l, n)| format!("{l} x{n}"))
+            .collect();
+        writeln!(
+            f,
+            "actions: {}",
+            if actions.is_empty() {
+                "none".into()
+            } else {
+                actions.join(", ")
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::parse;
+    use pawl_engine::Platform;
+
+    fn run(text: &str, config: &str) -> Replay {
+        let config = Config::parse(config, "test.toml", Platform::Linux).unwrap();
+        replay(&parse(text).unwrap(), &config, None)
+    }
+
+    #[test]
+    fn unknown_device_is_treated_as_in_scope_and_says_so() {
+        let r = run("E: 0.0 0002 0008 1\nE: 0.0 0000 0000 0\n", "");
+        assert!(
+            r.notes[0].contains("treated as an in-scope device"),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            r.lines,
+            [
+                "E: 0.000000 0002 000b -120",
+                "E: 0.000000 0002 0008 -1",
+                "E: 0.000000 0000 0000 0"
+            ]
+        );
+        assert_eq!(r.summary.wheel.v120_out, -120);
+    }
+
+    #[test]
+    fn a_device_pawl_does_not_handle_passes_unchanged() {
+        let text =
+            "N: PixArt Mouse\nI: 0003 093a 2510 0111\nE: 0.0 0002 0008 1\nE: 0.0 0000 0000 0\n";
+        let r = run(text, "");
+        assert!(
+            r.notes[1].starts_with("decision: not handled"),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            r.lines,
+            ["E: 0.000000 0002 0008 1", "E: 0.000000 0000 0000 0"]
+        );
+        assert_eq!(r.summary.forwarded, 1);
+    }
+
+    #[test]
+    fn gesture_drag_prints_the_action_and_swallows_the_drag() {
+        let text = "\
+E: 0.000000 0001 0115 1
+E: 0.000000 0000 0000 0
+E: 0.008000 0002 0000 250
+E: 0.008000 0000 0000 0
+E: 0.100000 0001 0115 0
+E: 0.100000 0000 0000 0
+";
+        let r = run(text, "");
+        assert_eq!(r.lines, ["# action desktop-left"]);
+        assert_eq!(r.summary.swallowed, 3);
+        assert_eq!(r.summary.actions, [("desktop-left".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn glide_ticks_are_replayed_between_frames_and_after_the_last() {
+        let mut text = String::new();
+        for i in 0..4 {
+            text += &format!(
+                "E: 0.{:06} 0002 0008 1\nE: 0.{:06} 0000 0000 0\n",
+                i * 8000,
+                i * 8000
+            );
+        }
+        let r = run(
+            &text,
+            "[scroll]\ninertia = \"glide\"\nsmoothing = \"none\"\n",
+        );
+        assert!(r.summary.ticks > 2, "{}", r.summary);
+        assert!(r.lines.iter().any(|l| l == "# glide tick"));
+        assert_eq!(
+            r.series.wheel.iter().filter(|p| p.raw == 0).count() as u32,
+            r.summary.ticks
+        );
+    }
+
+    #[test]
+    fn unfinished_last_frame_is_reported() {
+        let r = run(
+            "E: 0.0 0002 0000 1\nE: 0.0 0000 0000 0\nE: 0.1 0002 0000 1\n",
+            "",
+        );
+        assert_eq!(r.summary.trailing, 1);
+        assert!(
+            r.summary
+                .to_string()
+                .contains("1 after the last SYN_REPORT")
+        );
+    }
+}

@@ -1,0 +1,384 @@
+//! `pawl replay FILE`: runs a recorded event stream through the engine without any device
+//! and prints the output frames (evemu `E:` lines) and the actions fired, or a summary, and
+//! draws raw vs transformed scroll over time. Parsing and replaying are
+//! `pawl_evdev::record` / `pawl_evdev::replay`; this module reads files, prints and plots.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use pawl_engine::{Bus, Config, DeviceInfo};
+use pawl_evdev::record::{self, Recording};
+use pawl_evdev::replay::{Point, Replay, replay};
+use plotters::prelude::*;
+
+/// What `pawl replay` was asked to do.
+#[derive(Debug)]
+pub struct Args<'a> {
+    /// The recording.
+    pub file: &'a Path,
+    /// Device identity `VID:PID[:NAME]` (hex ids), overriding the recording's header.
+    pub device: Option<&'a str>,
+    /// An evemu device description for a recording without header.
+    pub desc: Option<&'a Path>,
+    /// Print the summary instead of the frames.
+    pub summary: bool,
+    /// Where to draw the plot (`.svg` or `.png`).
+    pub plot: Option<&'a Path>,
+}
+
+/// Runs the replay and prints to stdout.
+pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
+    let (recording, mut notes) = load(args.file, args.desc)?;
+    let device = args.device.map(parse_device).transpose()?;
+    let res = replay(&recording, config, device.as_ref());
+    notes.extend(res.notes.iter().cloned());
+    let mut text = String::new();
+    for n in &notes {
+        text += &format!("# {n}\n");
+    }
+    if args.summary {
+        text += &res.summary.to_string();
+    } else {
+        for l in &res.lines {
+            text += l;
+            text.push('\n');
+        }
+    }
+    if let Some(path) = args.plot {
+        let title = args
+            .file
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        plot(&res, &title, path)?;
+        text += &format!("# plot: {}\n", path.display());
+    }
+    print!("{text}");
+    Ok(())
+}
+
+/// Reads and parses the recording, and its evemu description (explicit, or by the
+/// evemu-devices naming convention `NAME.WHAT.events` → `NAME.desc`) when it has no header.
+/// Returns notes about where the device came from.
+fn load(file: &Path, desc: Option<&Path>) -> anyhow::Result<(Recording, Vec<String>)> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut rec =
+        record::parse(&text).with_context(|| format!("cannot parse {}", file.display()))?;
+    let mut notes = vec![format!("recording: {} ({:?})", file.display(), rec.format)];
+    let desc: Option<PathBuf> = match desc {
+        Some(d) => Some(d.to_owned()),
+        None if rec.device.is_empty() => file
+            .file_name()
+            .and_then(|n| record::evemu_desc_name(&n.to_string_lossy()))
+            .map(|d| file.with_file_name(d))
+            .filter(|d| d.is_file()),
+        None => None,
+    };
+    if let Some(d) = desc {
+        let text =
+            std::fs::read_to_string(&d).with_context(|| format!("cannot read {}", d.display()))?;
+        let parsed =
+            record::parse(&text).with_context(|| format!("cannot parse {}", d.display()))?;
+        rec.describe_with(&parsed);
+        notes.push(format!("description: {}", d.display()));
+    }
+    Ok((rec, notes))
+}
+
+/// Parses `--device`: `[BUS:]VID:PID[:NAME]`, ids in hex, bus a name (`usb`, `bluetooth`,
+/// …); the name may contain colons.
+pub fn parse_device(s: &str) -> anyhow::Result<DeviceInfo> {
+    let mut parts: Vec<&str> = s.splitn(4, ':').collect();
+    let bus = match parts.first().and_then(|p| {
+        p.chars()
+            .next()
+            .filter(char::is_ascii_alphabetic)
+            .and(Bus::parse(p))
+    }) {
+        Some(b) => {
+            parts.remove(0);
+            // Re-split so that the name keeps its colons.
+            let rest = s.split_once(':').map_or("", |(_, r)| r);
+            parts = rest.splitn(3, ':').collect();
+            b
+        }
+        None => {
+            parts = s.splitn(3, ':').collect();
+            Bus::USB
+        }
+    };
+    let hex = |p: Option<&&str>, what: &str| -> anyhow::Result<u16> {
+        let p = p.with_context(|| format!("--device {s:?}: missing {what}"))?;
+        u16::from_str_radix(p, 16)
+            .with_context(|| format!("--device {s:?}: {what} {p:?} is not a hex id"))
+    };
+    let vendor = hex(parts.first(), "vendor id")?;
+    let product = hex(parts.get(1), "product id")?;
+    let name = parts
+        .get(2)
+        .map(|n| n.trim_matches('"').to_owned())
+        .unwrap_or_default();
+    Ok(DeviceInfo {
+        name,
+        bus,
+        vendor,
+        product,
+        has_wheel: true,
+        is_touchpad: false,
+    })
+}
+
+/// Font family name the plot registers DejaVu Sans under (embedded: no system fonts needed).
+const FONT: &str = "pawl-sans";
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // DejaVu Sans is a valid TrueType font; a failure leaves text undrawn, not a crash.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+/// Draws raw vs transformed scroll over time to `path` (`.svg` or `.png`): per wheel axis
+/// with travel, the cumulative travel in detents and the per-frame steps in v120.
+pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
+    register_font();
+    let axes: Vec<(&str, &[Point])> = [
+        ("vertical wheel", res.series.wheel.as_slice()),
+        ("horizontal wheel", res.series.hwheel.as_slice()),
+    ]
+    .into_iter()
+    .filter(|(_, s)| !s.is_empty())
+    .collect();
+    let rows = axes.len().max(1) as u32;
+    let size = (1000, 40 + 560 * rows);
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("svg") => draw(
+            SVGBackend::new(path, size).into_drawing_area(),
+            title,
+            &axes,
+        )?,
+        Some("png") => draw(
+            BitMapBackend::new(path, size).into_drawing_area(),
+            title,
+            &axes,
+        )?,
+        _ => bail!("--plot {}: use a .svg or .png file name", path.display()),
+    }
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    axes: &[(&str, &[Point])],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("plot: {e:?}");
+    root.fill(&WHITE).map_err(e)?;
+    let root = root
+        .titled(&format!("pawl replay: {title}"), (FONT, 22))
+        .map_err(e)?;
+    if axes.is_empty() {
+        root.draw(&Text::new(
+            "no wheel travel in this recording",
+            (40, 40),
+            (FONT, 18),
+        ))
+        .map_err(e)?;
+        return root.present().map_err(e);
+    }
+    let raw_color = RGBColor(150, 150, 150);
+    let out_color = RGBColor(30, 100, 200);
+    let panels = root.split_evenly((axes.len() * 2, 1));
+    for (i, (name, points)) in axes.iter().enumerate() {
+        let t_end = points
+            .last()
+            .map_or(1.0, |p| p.t_us as f64 / 1e6)
+            .max(0.001)
+            * 1.02;
+        let cum = |f: fn(&Point) -> i32| -> Vec<(f64, f64)> {
+            let mut acc = 0i64;
+            let mut v = vec![(0.0, 0.0)];
+            for p in points.iter() {
+                acc += i64::from(f(p));
+                v.push((p.t_us as f64 / 1e6, acc as f64 / 120.0));
+            }
+            v
+        };
+        let raw = cum(|p| p.raw);
+        let out = cum(|p| p.out);
+        let (lo, hi) = raw
+            .iter()
+            .chain(&out)
+            .fold((0.0f64, 0.0f64), |(lo, hi), (_, y)| {
+                (lo.min(*y), hi.max(*y))
+            });
+        let pad = ((hi - lo) * 0.05).max(0.5);
+        let mut chart = ChartBuilder::on(&panels[2 * i])
+            .caption(format!("{name}: cumulative travel"), (FONT, 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..t_end, (lo - pad)..(hi + pad))
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("detents")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(LineSeries::new(raw, raw_color.stroke_width(2)))
+            .map_err(e)?
+            .label("raw (input)")
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], raw_color));
+        chart
+            .draw_series(LineSeries::new(out, out_color.stroke_width(2)))
+            .map_err(e)?
+            .label("transformed (output)")
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], out_color));
+        chart
+            .configure_series_labels()
+            .label_font((FONT, 12))
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(e)?;
+
+        let max = points
+            .iter()
+            .map(|p| p.raw.saturating_abs().max(p.out.saturating_abs()))
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64
+            * 1.1;
+        let mut steps = ChartBuilder::on(&panels[2 * i + 1])
+            .caption(format!("{name}: step per frame"), (FONT, 16))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..t_end, -max..max)
+            .map_err(e)?;
+        steps
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("v120")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(e)?;
+        steps
+            .draw_series(
+                points
+                    .iter()
+                    .filter(|p| p.raw != 0)
+                    .map(|p| Circle::new((p.t_us as f64 / 1e6, f64::from(p.raw)), 3, raw_color)),
+            )
+            .map_err(e)?
+            .label("raw step")
+            .legend(move |(x, y)| Circle::new((x + 10, y), 3, raw_color));
+        steps
+            .draw_series(points.iter().map(|p| {
+                Cross::new(
+                    (p.t_us as f64 / 1e6, f64::from(p.out)),
+                    4,
+                    out_color.stroke_width(2),
+                )
+            }))
+            .map_err(e)?
+            .label("transformed step")
+            .legend(move |(x, y)| Cross::new((x + 10, y), 4, out_color));
+        steps
+            .configure_series_labels()
+            .label_font((FONT, 12))
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(e)?;
+    }
+    root.present().map_err(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pawl_engine::Platform;
+
+    #[test]
+    fn device_flag_takes_ids_an_optional_bus_and_a_name_with_colons() {
+        let d = parse_device("046d:b034:\"MX Master 3S\"").unwrap();
+        assert_eq!((d.vendor, d.product, d.bus), (0x046d, 0xb034, Bus::USB));
+        assert_eq!(d.name, "MX Master 3S");
+        let d = parse_device("bluetooth:046d:b034:Name: with colon").unwrap();
+        assert_eq!(
+            (d.bus, d.product, d.name.as_str()),
+            (Bus::BLUETOOTH, 0xb034, "Name: with colon")
+        );
+        let d = parse_device("093a:2510").unwrap();
+        assert_eq!((d.vendor, d.name.as_str()), (0x093a, ""));
+        let e = parse_device("046d").unwrap_err().to_string();
+        assert!(e.contains("missing product id"), "{e}");
+        assert!(parse_device("xyz:b034").is_err());
+    }
+
+    fn example(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(name)
+    }
+
+    fn replayed(name: &str) -> Replay {
+        let (rec, _) = load(&example(name), None).unwrap();
+        replay(&rec, &Config::default_for(Platform::Linux), None)
+    }
+
+    #[test]
+    fn plot_writes_svg_and_png_with_the_embedded_font() {
+        let dir = std::env::temp_dir().join(format!("pawl-plot-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let res = replayed("free-spin-burst.events");
+        let svg = dir.join("p.svg");
+        plot(&res, "free-spin-burst", &svg).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("<svg") && text.contains("cumulative travel"));
+        let png = dir.join("p.png");
+        plot(&res, "free-spin-burst", &png).unwrap();
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(
+            bytes.len() > 10_000,
+            "a real picture, {} bytes",
+            bytes.len()
+        );
+        assert!(plot(&res, "x", &dir.join("p.jpg")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_example_replays() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "events" || x == "yaml") {
+                let (rec, _) = load(&p, None).unwrap();
+                assert!(!rec.events.is_empty(), "{}", p.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 3);
+    }
+
+    #[test]
+    fn gesture_drag_example_fires_desktop_left() {
+        let res = replayed("gesture-drag-right.events");
+        assert!(
+            res.lines.contains(&"# action desktop-left".to_owned()),
+            "{:?}",
+            res.lines
+        );
+    }
+}
