@@ -461,4 +461,52 @@ mod tests {
         };
         assert_eq!(evemu_event(&e, first), "E: 1.304974 0002 000b -120\n");
     }
+
+    #[test]
+    fn a_recording_reads_back_as_the_same_device_and_events() {
+        let dev = EvemuDevice {
+            name: "Logitech MX Master 3S".into(),
+            id: (0x05, 0x046d, 0xb034, 0x0002),
+            props: vec![],
+            bits: vec![
+                (EV_SYN, vec![0x17]),
+                (EV_KEY, {
+                    let mut k = vec![0u8; 96];
+                    k[0x110 / 8] = 0xff;
+                    k
+                }),
+                (EV_REL, vec![0x43, 0x19]),
+                (EV_MSC, vec![0x10]),
+            ],
+            abs: vec![],
+        };
+        let events = [
+            ev(0, EV_REL, REL_WHEEL, 1),
+            ev(0, EV_REL, REL_WHEEL_HI_RES, 120),
+            ev(0, EV_SYN, SYN_REPORT, 0),
+            ev(12, EV_REL, REL_X, -3),
+            ev(12, EV_SYN, SYN_REPORT, 0),
+        ];
+        let mut text = evemu_header(&dev);
+        for e in &events {
+            text.push_str(&evemu_event(e, events[0].time));
+        }
+        let rec = pawl_evdev::record::parse(&text).unwrap();
+        assert_eq!(rec.device.name.as_deref(), Some("Logitech MX Master 3S"));
+        assert_eq!(rec.device.id, Some((0x05, 0x046d, 0xb034, 0x0002)));
+        let info = rec.device.info().unwrap();
+        assert!(info.has_wheel && !info.is_touchpad);
+        // 0x43 0x19: REL_X, REL_Y, REL_HWHEEL, REL_WHEEL, both hi-res wheels.
+        assert!(rec.wheel_caps().hires_wheel && rec.wheel_caps().hires_hwheel);
+        let got: Vec<(u64, u16, u16, i32)> = rec
+            .events
+            .iter()
+            .map(|e| (e.time.0, e.type_, e.code, e.value))
+            .collect();
+        let want: Vec<(u64, u16, u16, i32)> = events
+            .iter()
+            .map(|e| (e.time.0 - events[0].time.0, e.type_, e.code, e.value))
+            .collect();
+        assert_eq!(got, want);
+    }
 }
