@@ -8,7 +8,10 @@
 //! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
 //!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
 //!   they are stale).
+//! - `bench-instructions` — instructions per input frame of the hot path, counted by
+//!   callgrind ([`bench_instructions`]); a report, not part of `ci`.
 
+mod bench_instructions;
 mod check_macos;
 mod util;
 
@@ -22,9 +25,10 @@ fn main() -> ExitCode {
         "ci" => ci(rest),
         "check-macos" => check_macos::check_macos(rest),
         "man" | "completions" => generated(),
+        "bench-instructions" => bench_instructions::bench_instructions(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)\n  man          regenerate contrib/man and contrib/completions\n  completions  the same"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)\n  man          regenerate contrib/man and contrib/completions\n  completions  the same\n  bench-instructions  instructions per input frame (callgrind)"
             );
             return ExitCode::from(2);
         }

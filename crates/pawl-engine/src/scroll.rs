@@ -157,7 +157,7 @@ impl ScrollAxis {
             stepped = -stepped;
         }
         // 6. Fractional carry and lo-res detents.
-        self.emit(stepped)
+        self.emit(stepped, max)
     }
 
     /// Updates the speed estimate and arms the glide tail for after this event, if fast
@@ -201,12 +201,18 @@ impl ScrollAxis {
         self.deadline = Some(self.last.plus(wait));
     }
 
-    /// Fractional carry and lo-res derivation for an output of `v` v120 units.
+    /// Fractional carry and lo-res derivation for an output of `v` v120 units, `|v| ≤ max`
+    /// (whole units).
     #[inline]
-    fn emit(&mut self, v: f32) -> WheelOut {
+    fn emit(&mut self, v: f32, max: f32) -> WheelOut {
         let total = v + self.carry;
-        let whole = total.trunc();
+        let mut whole = total.trunc();
         self.carry = total - whole;
+        if whole.abs() > max {
+            // f32 rounding of `v + carry` (carry just under 1) can land on the next integer.
+            whole = max.copysign(whole);
+            self.carry = 0.0;
+        }
         let v120 = whole as i32;
         if v120 != 0 {
             let sign = if v120 > 0 { 1 } else { -1 };
@@ -239,13 +245,14 @@ impl ScrollAxis {
         }
         self.glide *= decay;
         let v = self.glide;
+        let max = (s.max_step * V120_PER_DETENT as f32).floor();
         self.deadline = if (v * decay).abs() < GLIDE_STOP_V120 {
             self.glide = 0.0;
             None
         } else {
             Some(deadline.plus(interval_us.max(1)).max(now))
         };
-        self.emit(v)
+        self.emit(v, max)
     }
 
     /// Forgets everything (device lost, SYN_DROPPED): the next event starts afresh, no glide
@@ -327,6 +334,17 @@ mod tests {
         let detents: Vec<_> = outs.iter().map(|o| o.detents).collect();
         assert_eq!(detents, vec![0, 0, 0, 0, 1]);
         assert_eq!(outs.iter().map(|o| o.v120).sum::<i32>(), 120);
+    }
+
+    #[test]
+    fn carry_never_rounds_a_step_above_the_max() {
+        // Found by the max-step property: 2617 + 0.99995 is 2618.0 in f32.
+        let mut a = ScrollAxis {
+            sign: 1,
+            carry: 0.99995,
+            ..ScrollAxis::default()
+        };
+        assert_eq!(a.emit(2617.0, 2617.0).v120, 2617);
     }
 
     #[test]

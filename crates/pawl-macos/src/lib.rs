@@ -1,4 +1,44 @@
-//! macOS backend: CGEventTap in and out. (Being built: see issue 6.)
+//! pawl's macOS backend: the CGEventTap worker, the IOKit device check and the permission
+//! report.
+//!
+//! # Brief overview
+//!
+//! - [`worker::Worker`] — every decision of the worker: taps and their gating, what each
+//!   event becomes, recovery from disabled taps, wake and permission changes. It reaches
+//!   the OS only through the [`tap::Tap`] / [`tap::TapEvent`] traits.
+//! - [`scroll`] — scroll fields in (point → fixed-point → line) and out (line first).
+//! - [`senders`] — the scope decision per sender registry ID, cached per ID.
+//! - [`actions`], [`keys`] — `system-events`, `cg-event` and `command` action backends.
+//! - [`permissions`], [`devices`] — the reports of `pawl status` / `pawl devices`.
+//! - `process` (macOS only) — a process's start time, for `pawl status` / `pawl off`.
+//! - `sys` (macOS only) — the real [`tap::Tap`] on CGEventTap and a CFRunLoop, IOKit and
+//!   ApplicationServices calls, and [`run`].
+//!
+//! Everything but `sys` is platform-neutral and tested on Linux with a fake tap; `sys` is
+//! type-checked for both Apple targets by `cargo xtask check-macos` and has never run in
+//! this project's CI (no Mac).
 
+#![deny(missing_docs)]
+
+pub mod actions;
+pub mod cg;
+pub mod devices;
+pub mod keys;
+pub mod permissions;
 #[cfg(target_os = "macos")]
 pub mod process;
+pub mod scroll;
+pub mod senders;
+pub mod tap;
+pub mod worker;
+
+#[cfg(target_os = "macos")]
+mod sys;
+
+#[cfg(target_os = "macos")]
+pub use sys::{RunOptions, device_report, permissions, run};
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod fake_tap_tests;

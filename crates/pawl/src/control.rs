@@ -194,6 +194,8 @@ pub fn status(json: bool) -> anyhow::Result<ExitCode> {
         println!("{}", status_json(&status, now));
     } else {
         print!("{}", status_text(&status, now));
+        #[cfg(target_os = "macos")]
+        print!("{}", crate::macos::permission_report());
     }
     Ok(ExitCode::from(status_exit_code(&status)))
 }

@@ -18,6 +18,12 @@ mod generated;
 )]
 mod inspect;
 mod lifecycle;
+#[cfg(target_os = "macos")]
+#[allow(
+    dead_code,
+    reason = "`run` is called by `pawl run`, which lands with the Linux backend"
+)]
+mod macos;
 mod replay;
 mod service;
 #[allow(

@@ -1,0 +1,666 @@
+//! The real [`Tap`] on macOS: CGEventTaps on the calling thread's CFRunLoop, events posted
+//! from a HIDSystemState source, a one-shot CFRunLoopTimer while gliding, IOKit and
+//! ApplicationServices for the rest; and [`run`], the worker's main loop.
+//!
+//! The thread that calls [`run`] is the worker's dedicated thread (in `pawl run`, the main
+//! thread): it blocks in `CFRunLoopRun` and wakes only for a tap event, the glide timer,
+//! SIGTERM/SIGINT, a wake or an accessibility change.
+//!
+//! Type-checked for `aarch64-apple-darwin` and `x86_64-apple-darwin`; never run in this
+//! project's CI.
+
+mod cf;
+mod iokit;
+
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr::NonNull;
+
+use objc2_core_foundation::{
+    CFAbsoluteTimeGetCurrent, CFFileDescriptor, CFFileDescriptorContext, CFMachPort,
+    CFNotificationCenter, CFNotificationName, CFNotificationSuspensionBehavior, CFOptionFlags,
+    CFRetained, CFRunLoop, CFRunLoopSource, CFRunLoopTimer, CFRunLoopTimerContext, CFString,
+    kCFFileDescriptorReadCallBack, kCFRunLoopCommonModes, kCFRunLoopDefaultMode,
+};
+use objc2_core_graphics::{
+    CGEvent, CGEventField, CGEventFlags, CGEventSource, CGEventSourceStateID, CGEventTapLocation,
+    CGEventTapOptions, CGEventTapPlacement, CGEventTapProxy, CGEventType, CGMouseButton,
+    CGScrollEventUnit,
+};
+use pawl_engine::config::ActionBackend;
+use pawl_engine::units::Micros;
+use pawl_engine::{Config, DeviceInfo};
+
+use crate::actions::Performer;
+use crate::cg::{EventType, Field, PAWL_MARKER};
+use crate::devices::DeviceReport;
+use crate::permissions::Permissions;
+use crate::scroll;
+use crate::tap::{Disposition, Synthetic, Tap, TapCreateError, TapEvent, TapKind, TapSpec};
+use crate::worker::{Mode, Worker};
+
+/// How [`run`] runs.
+pub struct RunOptions {
+    /// Run, debug or inspect.
+    pub mode: Mode,
+    /// Called once the taps exist (the worker has started), before the run loop blocks.
+    pub on_started: Option<Box<dyn FnOnce()>>,
+}
+
+impl fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("mode", &self.mode)
+            .field("on_started", &self.on_started.is_some())
+            .finish()
+    }
+}
+
+/// Why [`run`] failed.
+#[derive(Debug)]
+pub struct RunError(String);
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What macOS grants pawl; `probe_tap` also tries to create an event tap (tells the
+/// stale-grant case apart). For `pawl status` and `pawl devices`.
+pub fn permissions(probe_tap: bool) -> Permissions {
+    cf::permissions(probe_tap)
+}
+
+/// The IOHIDManager device check for `pawl devices`.
+pub fn device_report() -> DeviceReport {
+    DeviceReport::new(iokit::pointer_devices())
+}
+
+/// Runs the worker on the calling thread until SIGTERM or SIGINT. Errors: a chord macOS
+/// cannot post, no accessibility permission, the stale-grant case (each with the
+/// permission report).
+pub fn run(config: &Config, options: RunOptions) -> Result<(), RunError> {
+    let read_hotkeys = config.actions.backend == ActionBackend::CgEvent;
+    let performer = Performer::new(config, |id| {
+        if read_hotkeys {
+            cf::symbolic_hotkey(id)
+        } else {
+            None
+        }
+    })
+    .map_err(RunError)?;
+    let run_loop = CFRunLoop::current().ok_or_else(|| RunError("no run loop".into()))?;
+    let source = CGEventSource::new(CGEventSourceStateID::HIDSystemState);
+    CGEventSource::set_user_data(source.as_deref(), PAWL_MARKER);
+    let context = Box::into_raw(Box::new(Context {
+        worker: Worker::new(config.clone(), options.mode, performer),
+        host: Host {
+            run_loop: run_loop.clone(),
+            taps: [None, None],
+            source,
+            timer: None,
+            recheck: None,
+            children: Vec::new(),
+            context: std::ptr::null_mut(),
+        },
+    }));
+    // SAFETY: `context` is valid until the Box is rebuilt at the end of this function;
+    // every callback that receives it runs on this thread, inside `CFRunLoop::run` below,
+    // so no two references to it are live at once.
+    let res = unsafe { run_context(context, &run_loop, options.on_started) };
+    // SAFETY: every registration that referred to `context` was removed in run_context.
+    drop(unsafe { Box::from_raw(context) });
+    res
+}
+
+/// # Safety
+/// `context` is a live, exclusively owned Context.
+unsafe fn run_context(
+    context: *mut Context,
+    run_loop: &CFRunLoop,
+    on_started: Option<Box<dyn FnOnce()>>,
+) -> Result<(), RunError> {
+    // SAFETY: the caller's promise.
+    let ctx = unsafe { &mut *context };
+    ctx.host.context = context.cast();
+    let signals = Signals::install(run_loop).map_err(RunError)?;
+    if let Err(e) = ctx.worker.start(&mut ctx.host) {
+        let report = cf::permissions(false);
+        return Err(RunError(format!("{e}\n{report}")));
+    }
+    let center = CFNotificationCenter::distributed_center();
+    let name = CFString::from_static_str("com.apple.accessibility.api");
+    if let Some(center) = &center {
+        // SAFETY: `context` outlives the observer, removed before returning.
+        unsafe {
+            center.add_observer(
+                context as *const c_void,
+                Some(accessibility_callback),
+                Some(&name),
+                std::ptr::null(),
+                CFNotificationSuspensionBehavior::DeliverImmediately,
+            );
+        }
+    }
+    // SAFETY: `context` outlives the registration, dropped before returning.
+    let power = unsafe { iokit::PowerNotifications::register(run_loop, on_wake, context.cast()) };
+    if power.is_none() {
+        log::warn!("no system power notifications: taps are not re-checked after wake");
+    }
+    log::info!("pawl worker started ({:?})", ctx.worker_mode());
+    if let Some(f) = on_started {
+        f();
+    }
+    CFRunLoop::run();
+    // SAFETY: the run loop returned: no callback is running.
+    let ctx = unsafe { &mut *context };
+    ctx.worker.stop(&mut ctx.host);
+    ctx.host.arm_timer(None);
+    ctx.host.cancel_recheck();
+    ctx.host.reap();
+    if let Some(center) = &center {
+        // SAFETY: removes the observer added above.
+        unsafe { center.remove_every_observer(context as *const c_void) };
+    }
+    drop(power);
+    drop(signals);
+    log::info!("pawl worker stopped");
+    Ok(())
+}
+
+/// What every callback receives as its info pointer.
+struct Context {
+    worker: Worker,
+    host: Host,
+}
+
+impl Context {
+    fn worker_mode(&self) -> &'static str {
+        if self.worker.is_active() {
+            "taps created"
+        } else {
+            "no taps"
+        }
+    }
+}
+
+/// One created tap.
+struct CreatedTap {
+    port: CFRetained<CFMachPort>,
+    source: CFRetained<CFRunLoopSource>,
+}
+
+/// The real OS behind [`Tap`].
+struct Host {
+    run_loop: CFRetained<CFRunLoop>,
+    taps: [Option<CreatedTap>; 2],
+    source: Option<CFRetained<CGEventSource>>,
+    timer: Option<CFRetained<CFRunLoopTimer>>,
+    /// The one-shot accessibility re-check (the notification can arrive before the new
+    /// trust value is readable).
+    recheck: Option<CFRetained<CFRunLoopTimer>>,
+    children: Vec<std::process::Child>,
+    /// The Context this Host is part of, passed to taps and timers.
+    context: *mut c_void,
+}
+
+fn slot(kind: TapKind) -> usize {
+    match kind {
+        TapKind::Primary => 0,
+        TapKind::Movement => 1,
+    }
+}
+
+/// A timer that never repeats on its own: pawl moves its fire date or invalidates it.
+const NEVER_REPEATS_S: f64 = 1.0e9;
+
+impl Host {
+    fn new_timer(
+        &self,
+        seconds_from_now: f64,
+        callout: unsafe extern "C-unwind" fn(*mut CFRunLoopTimer, *mut c_void),
+    ) -> Option<CFRetained<CFRunLoopTimer>> {
+        let mut ctx = CFRunLoopTimerContext {
+            version: 0,
+            info: self.context,
+            retain: None,
+            release: None,
+            copyDescription: None,
+        };
+        // SAFETY: the context is copied by CF; `info` outlives the timer (invalidated
+        // before the Context is dropped).
+        let timer = unsafe {
+            CFRunLoopTimer::new(
+                None,
+                CFAbsoluteTimeGetCurrent() + seconds_from_now,
+                NEVER_REPEATS_S,
+                0,
+                0,
+                Some(callout),
+                &mut ctx,
+            )
+        }?;
+        // SAFETY: the default mode is a valid static.
+        self.run_loop
+            .add_timer(Some(&timer), unsafe { kCFRunLoopDefaultMode });
+        Some(timer)
+    }
+
+    fn schedule_recheck(&mut self) {
+        self.cancel_recheck();
+        self.recheck = self.new_timer(1.0, recheck_callback);
+    }
+
+    fn cancel_recheck(&mut self) {
+        if let Some(t) = self.recheck.take() {
+            t.invalidate();
+        }
+    }
+
+    /// Reaps finished children (spawned actions) without waiting.
+    fn reap(&mut self) {
+        self.children
+            .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+    }
+
+    fn new_event(
+        &self,
+        f: impl FnOnce(Option<&CGEventSource>) -> Option<CFRetained<CGEvent>>,
+    ) -> Option<CFRetained<CGEvent>> {
+        let event = f(self.source.as_deref())?;
+        CGEvent::set_integer_value_field(
+            Some(&event),
+            CGEventField(Field::SOURCE_USER_DATA.0),
+            PAWL_MARKER,
+        );
+        Some(event)
+    }
+}
+
+impl Tap for Host {
+    fn create(&mut self, kind: TapKind, spec: TapSpec) -> Result<(), TapCreateError> {
+        let callback = match kind {
+            TapKind::Primary => primary_callback,
+            TapKind::Movement => movement_callback,
+        };
+        let options = if spec.listen_only {
+            CGEventTapOptions::ListenOnly
+        } else {
+            CGEventTapOptions::Default
+        };
+        // SAFETY: the callbacks match CGEventTapCallBack; `context` outlives the tap (every
+        // tap is invalidated before the Context is dropped).
+        let port = unsafe {
+            CGEvent::tap_create(
+                CGEventTapLocation::HIDEventTap,
+                CGEventTapPlacement::HeadInsertEventTap,
+                options,
+                spec.mask,
+                Some(callback),
+                self.context,
+            )
+        }
+        .ok_or(TapCreateError { kind })?;
+        let source =
+            CFMachPort::new_run_loop_source(None, Some(&port), 0).ok_or(TapCreateError { kind })?;
+        // SAFETY: the common modes are a valid static.
+        self.run_loop
+            .add_source(Some(&source), unsafe { kCFRunLoopCommonModes });
+        CGEvent::tap_enable(&port, spec.enabled);
+        self.taps[slot(kind)] = Some(CreatedTap { port, source });
+        Ok(())
+    }
+
+    fn set_enabled(&mut self, kind: TapKind, enabled: bool) {
+        if let Some(tap) = &self.taps[slot(kind)] {
+            CGEvent::tap_enable(&tap.port, enabled);
+        }
+    }
+
+    fn invalidate_all(&mut self) {
+        for tap in self.taps.iter_mut().filter_map(Option::take) {
+            CGEvent::tap_enable(&tap.port, false);
+            // SAFETY: the common modes are a valid static.
+            self.run_loop
+                .remove_source(Some(&tap.source), unsafe { kCFRunLoopCommonModes });
+            tap.source.invalidate();
+            tap.port.invalidate();
+        }
+    }
+
+    fn is_trusted(&mut self) -> bool {
+        cf::is_trusted()
+    }
+
+    fn post(&mut self, event: &Synthetic) {
+        let created = match *event {
+            Synthetic::MouseButton { button, pressed } => {
+                let ty = match (button, pressed) {
+                    (0, true) => CGEventType::LeftMouseDown,
+                    (0, false) => CGEventType::LeftMouseUp,
+                    (1, true) => CGEventType::RightMouseDown,
+                    (1, false) => CGEventType::RightMouseUp,
+                    (_, true) => CGEventType::OtherMouseDown,
+                    (_, false) => CGEventType::OtherMouseUp,
+                };
+                let here = CGEvent::location(CGEvent::new(None).as_deref());
+                self.new_event(|src| {
+                    let e =
+                        CGEvent::new_mouse_event(src, ty, here, CGMouseButton(u32::from(button)))?;
+                    CGEvent::set_integer_value_field(
+                        Some(&e),
+                        CGEventField(Field::MOUSE_BUTTON_NUMBER.0),
+                        i64::from(button),
+                    );
+                    Some(e)
+                })
+            }
+            Synthetic::Scroll { wheel, hwheel } => self.new_event(|src| {
+                let e = CGEvent::new_scroll_wheel_event2(src, CGScrollEventUnit::Line, 2, 0, 0, 0)?;
+                scroll::write(&mut CgEvent(&e), wheel, hwheel);
+                Some(e)
+            }),
+            Synthetic::Key { code, down, flags } => self.new_event(|src| {
+                let e = CGEvent::new_keyboard_event(src, code, down)?;
+                CGEvent::set_flags(Some(&e), CGEventFlags(flags));
+                Some(e)
+            }),
+            Synthetic::FlagsChanged { code, flags } => self.new_event(|src| {
+                let e = CGEvent::new_keyboard_event(src, code, true)?;
+                CGEvent::set_type(Some(&e), CGEventType::FlagsChanged);
+                CGEvent::set_flags(Some(&e), CGEventFlags(flags));
+                Some(e)
+            }),
+        };
+        match created {
+            Some(e) => CGEvent::post(CGEventTapLocation::HIDEventTap, Some(&e)),
+            None => log::warn!("could not create {event:?}"),
+        }
+    }
+
+    fn now(&mut self) -> Micros {
+        now()
+    }
+
+    fn arm_timer(&mut self, deadline: Option<Micros>) {
+        match deadline {
+            None => {
+                if let Some(t) = self.timer.take() {
+                    t.invalidate();
+                }
+            }
+            Some(deadline) => {
+                let seconds = deadline.since(now()) as f64 / 1e6;
+                match &self.timer {
+                    Some(t) if t.is_valid() => {
+                        t.set_next_fire_date(CFAbsoluteTimeGetCurrent() + seconds)
+                    }
+                    _ => self.timer = self.new_timer(seconds, glide_callback),
+                }
+            }
+        }
+    }
+
+    fn sender(&mut self, registry_id: u64) -> Option<DeviceInfo> {
+        iokit::sender(registry_id)
+    }
+
+    fn spawn(&mut self, argv: &[String]) {
+        use std::process::{Command, Stdio};
+        self.reap();
+        let Some((program, args)) = argv.split_first() else {
+            return;
+        };
+        match Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => self.children.push(child),
+            Err(e) => log::error!("cannot start {program}: {e}"),
+        }
+    }
+}
+
+/// The monotonic clock: `CLOCK_UPTIME_RAW` (mach_absolute_time in ns). Event times are
+/// taken from it in the callback rather than from `CGEventGetTimestamp`, whose unit is
+/// nanoseconds on Intel but mach ticks on Apple silicon.
+fn now() -> Micros {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_UPTIME_RAW, &mut ts) };
+    Micros(ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000)
+}
+
+/// A CGEvent as a [`TapEvent`].
+struct CgEvent<'a>(&'a CGEvent);
+
+impl TapEvent for CgEvent<'_> {
+    fn integer(&self, field: Field) -> i64 {
+        CGEvent::integer_value_field(Some(self.0), CGEventField(field.0))
+    }
+
+    fn set_integer(&mut self, field: Field, value: i64) {
+        CGEvent::set_integer_value_field(Some(self.0), CGEventField(field.0), value);
+    }
+
+    fn double(&self, field: Field) -> f64 {
+        CGEvent::double_value_field(Some(self.0), CGEventField(field.0))
+    }
+
+    fn set_double(&mut self, field: Field, value: f64) {
+        CGEvent::set_double_value_field(Some(self.0), CGEventField(field.0), value);
+    }
+}
+
+/// Runs `f` on the Context behind `info`; a panic is caught (it must not unwind into
+/// CoreGraphics) and stops the worker.
+///
+/// # Safety
+/// `info` is the Context pointer registered with the callback, on the run-loop thread.
+unsafe fn with_context<R>(info: *mut c_void, fallback: R, f: impl FnOnce(&mut Context) -> R) -> R {
+    // SAFETY: the caller's promise; callbacks never nest.
+    let ctx = unsafe { &mut *info.cast::<Context>() };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(ctx))) {
+        Ok(r) => r,
+        Err(_) => {
+            log::error!("internal error in the worker: stopping");
+            ctx.host.run_loop.stop();
+            fallback
+        }
+    }
+}
+
+unsafe fn tap_callback(
+    kind: TapKind,
+    ty: CGEventType,
+    event: NonNull<CGEvent>,
+    info: *mut c_void,
+) -> *mut CGEvent {
+    let pass = event.as_ptr();
+    // SAFETY: registered with the Context pointer; the event is valid for the callback.
+    unsafe {
+        with_context(info, pass, |ctx| {
+            let mut ev = CgEvent(event.as_ref());
+            match ctx
+                .worker
+                .on_event(&mut ctx.host, kind, EventType(ty.0), &mut ev)
+            {
+                Disposition::Pass => pass,
+                Disposition::Drop => std::ptr::null_mut(),
+            }
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn primary_callback(
+    _proxy: CGEventTapProxy,
+    ty: CGEventType,
+    event: NonNull<CGEvent>,
+    info: *mut c_void,
+) -> *mut CGEvent {
+    // SAFETY: registered by Host::create with the Context pointer.
+    unsafe { tap_callback(TapKind::Primary, ty, event, info) }
+}
+
+unsafe extern "C-unwind" fn movement_callback(
+    _proxy: CGEventTapProxy,
+    ty: CGEventType,
+    event: NonNull<CGEvent>,
+    info: *mut c_void,
+) -> *mut CGEvent {
+    // SAFETY: registered by Host::create with the Context pointer.
+    unsafe { tap_callback(TapKind::Movement, ty, event, info) }
+}
+
+unsafe extern "C-unwind" fn glide_callback(_timer: *mut CFRunLoopTimer, info: *mut c_void) {
+    // SAFETY: registered by Host::new_timer with the Context pointer.
+    unsafe { with_context(info, (), |ctx| ctx.worker.on_timer(&mut ctx.host)) }
+}
+
+unsafe extern "C-unwind" fn recheck_callback(_timer: *mut CFRunLoopTimer, info: *mut c_void) {
+    // SAFETY: registered by Host::new_timer with the Context pointer.
+    unsafe {
+        with_context(info, (), |ctx| {
+            ctx.host.cancel_recheck();
+            ctx.worker.on_accessibility_changed(&mut ctx.host);
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn accessibility_callback(
+    _center: *mut CFNotificationCenter,
+    observer: *mut c_void,
+    _name: *const CFNotificationName,
+    _object: *const c_void,
+    _user_info: *const objc2_core_foundation::CFDictionary,
+) {
+    // SAFETY: the observer is the Context pointer.
+    unsafe {
+        with_context(observer, (), |ctx| {
+            ctx.worker.on_accessibility_changed(&mut ctx.host);
+            ctx.host.schedule_recheck();
+        })
+    }
+}
+
+/// The wake handler of the power notifications.
+///
+/// # Safety
+/// `info` is the Context pointer, on the run-loop thread.
+unsafe fn on_wake(info: *mut c_void) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        with_context(info, (), |ctx| {
+            log::info!("system woke: re-checking the taps");
+            ctx.worker.on_wake(&mut ctx.host);
+        })
+    }
+}
+
+/// SIGTERM and SIGINT as a run-loop source: the signals are ignored and reported through a
+/// kqueue (`EVFILT_SIGNAL` records a signal even while it is ignored), whose descriptor
+/// the run loop watches; the callback stops the run loop.
+struct Signals {
+    fd: CFRetained<CFFileDescriptor>,
+    source: CFRetained<CFRunLoopSource>,
+}
+
+impl Signals {
+    fn install(run_loop: &CFRunLoop) -> Result<Signals, String> {
+        // SAFETY: plain syscalls with valid arguments.
+        let kq = unsafe { libc::kqueue() };
+        if kq < 0 {
+            return Err(format!("kqueue: {}", std::io::Error::last_os_error()));
+        }
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            let change = libc::kevent {
+                ident: sig as usize,
+                filter: libc::EVFILT_SIGNAL,
+                flags: libc::EV_ADD,
+                fflags: 0,
+                data: 0,
+                udata: std::ptr::null_mut(),
+            };
+            // SAFETY: one valid change, no event list.
+            let rc =
+                unsafe { libc::kevent(kq, &change, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
+            if rc < 0 {
+                return Err(format!("kevent: {}", std::io::Error::last_os_error()));
+            }
+            // SAFETY: ignoring a signal has no preconditions.
+            unsafe { libc::signal(sig, libc::SIG_IGN) };
+        }
+        let ctx = CFFileDescriptorContext {
+            version: 0,
+            info: std::ptr::null_mut(),
+            retain: None,
+            release: None,
+            copyDescription: None,
+        };
+        // SAFETY: `kq` is owned and closed by the CFFileDescriptor on invalidation.
+        let fd = unsafe { CFFileDescriptor::new(None, kq, true, Some(signal_callback), &ctx) }
+            .ok_or_else(|| "CFFileDescriptorCreate failed".to_owned())?;
+        fd.enable_call_backs(kCFFileDescriptorReadCallBack);
+        let source = CFFileDescriptor::new_run_loop_source(None, Some(&fd), 0)
+            .ok_or_else(|| "CFFileDescriptorCreateRunLoopSource failed".to_owned())?;
+        // SAFETY: the default mode is a valid static.
+        run_loop.add_source(Some(&source), unsafe { kCFRunLoopDefaultMode });
+        Ok(Signals { fd, source })
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        self.source.invalidate();
+        self.fd.invalidate();
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: restoring the default disposition has no preconditions.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+    }
+}
+
+unsafe extern "C-unwind" fn signal_callback(
+    fd: *mut CFFileDescriptor,
+    _types: CFOptionFlags,
+    _info: *mut c_void,
+) {
+    // SAFETY: CF passes the descriptor the callback was registered with.
+    let fd = unsafe { &*fd };
+    let mut events = [libc::kevent {
+        ident: 0,
+        filter: 0,
+        flags: 0,
+        fflags: 0,
+        data: 0,
+        udata: std::ptr::null_mut(),
+    }; 4];
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: drains pending signal events without blocking.
+    unsafe {
+        libc::kevent(
+            fd.native_descriptor(),
+            std::ptr::null(),
+            0,
+            events.as_mut_ptr(),
+            4,
+            &zero,
+        )
+    };
+    log::info!("signal received: stopping");
+    if let Some(rl) = CFRunLoop::current() {
+        rl.stop();
+    }
+}
