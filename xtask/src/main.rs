@@ -10,10 +10,14 @@
 //!   they are stale).
 //! - `bench-instructions` — instructions per input frame of the hot path, counted by
 //!   callgrind ([`bench_instructions`]); a report, not part of `ci`.
+//! - `vm-test [FILTER...]` — the end-to-end scenarios in a QEMU VM on the installed Debian
+//!   kernel (`vm.rs`); filters select scenarios by name substring.
 
 mod bench_instructions;
 mod check_macos;
+mod cpio;
 mod util;
+mod vm;
 
 use std::process::ExitCode;
 
@@ -26,9 +30,10 @@ fn main() -> ExitCode {
         "check-macos" => check_macos::check_macos(rest),
         "man" | "completions" => generated(),
         "bench-instructions" => bench_instructions::bench_instructions(rest),
+        "vm-test" => vm::vm_test(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci           fmt check, clippy, every test\n  check-macos  type-check and clippy the macOS build (both Apple targets)\n  man          regenerate contrib/man and contrib/completions\n  completions  the same\n  bench-instructions  instructions per input frame (callgrind)"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)"
             );
             return ExitCode::from(2);
         }
@@ -60,6 +65,7 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
     util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
+    util::step("cargo xtask vm-test", || vm::vm_test(&[]))?;
     Ok(())
 }
 

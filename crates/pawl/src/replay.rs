@@ -372,6 +372,47 @@ mod tests {
         assert!(n >= 3);
     }
 
+    /// `shared/recordings` beside the repository (as the golden tests find it).
+    fn recordings_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
+            return PathBuf::from(dir);
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = root.canonicalize().unwrap_or(root);
+        root.ancestors()
+            .skip(1)
+            .map(|a| a.join("shared/recordings"))
+            .find(|d| d.is_dir())
+            .unwrap_or_else(|| root.join("../shared/recordings"))
+    }
+
+    #[test]
+    fn every_shared_recording_replays_and_plots() {
+        let dir = recordings_dir();
+        let out = std::env::temp_dir().join(format!("pawl-plot-all-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let config = Config::default_for(Platform::Linux);
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if !p.extension().is_some_and(|x| x == "events" || x == "json") {
+                continue;
+            }
+            let (rec, _) = load(&p, None).unwrap();
+            let res = replay(&rec, &config, None);
+            let svg = out.join(format!("{n}.svg"));
+            plot(&res, &p.display().to_string(), &svg).unwrap();
+            assert!(
+                std::fs::metadata(&svg).unwrap().len() > 300,
+                "{}",
+                p.display()
+            );
+            n += 1;
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+        assert!(n >= 7, "recordings at {}: {n}", dir.display());
+    }
+
     #[test]
     fn gesture_drag_example_fires_desktop_left() {
         let res = replayed("gesture-drag-right.events");

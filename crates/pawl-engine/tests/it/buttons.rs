@@ -168,3 +168,17 @@ fn a_mapped_press_and_a_plain_press_in_one_frame() {
         "#]],
     );
 }
+
+#[test]
+fn macos_back_and_forward_are_cmd_brackets() {
+    use pawl_engine::{Action, Desktop, Key};
+    assert_eq!(
+        Desktop::MacOs.default_chord(Action::Back),
+        Some(&[Key::Super, Key::BracketLeft][..])
+    );
+    assert_eq!(
+        Desktop::MacOs.default_chord(Action::Forward),
+        Some(&[Key::Super, Key::BracketRight][..])
+    );
+    assert_eq!(Key::parse("Cmd"), Some(Key::Super));
+}

@@ -185,3 +185,32 @@ fn scope_matchers_select_wheels_explicitly() {
         "an MX Master outside the scope keeps gestures"
     );
 }
+
+#[test]
+fn per_device_scroll_settings_reach_the_engine() {
+    let config = parse(
+        r#"
+        [[device]]
+        name = "*MX Master 3S*"
+        [device.scroll]
+        max_step = 1
+        smoothing = "none"
+        invert_vertical = false
+        "#,
+    );
+    let mx3s = mouse("Logitech MX Master 3S", LOGITECH, 0xb034, Bus::BLUETOOTH);
+    let mx3 = mouse("Logitech MX Master 3", LOGITECH, 0xb023, Bus::BLUETOOTH);
+    let script = "W=3\n300ms W=3\n";
+    let mut e = DeviceEngine::new(&config, &mx3s).expect("handled");
+    expect_test::expect![[r#"
+        W=3 => w=120/1
+        300ms W=3 => w=120/1
+    "#]]
+    .assert_eq(&crate::script::run(&config, &mut e, script));
+    let mut e = DeviceEngine::new(&config, &mx3).expect("handled");
+    expect_test::expect![[r#"
+        W=3 => w=-360/-3
+        300ms W=3 => w=-360/-3
+    "#]]
+    .assert_eq(&crate::script::run(&config, &mut e, script));
+}

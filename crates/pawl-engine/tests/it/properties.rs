@@ -127,6 +127,33 @@ proptest! {
     }
 
     #[test]
+    fn every_glide_tick_moves_and_every_glide_ends(
+        s in settings(),
+        events in wheel_events(),
+        decay in 0.05f32..=0.99,
+        interval_us in 4_000u64..=100_000,
+    ) {
+        let s = ScrollSettings { inertia: Inertia::Glide { decay, interval_us }, ..s };
+        let mut axis = ScrollAxis::default();
+        let mut now = Micros(0);
+        let mut ticks = 0;
+        for (gap, v) in events {
+            now = now.plus(gap);
+            while let Some(t) = axis.next_deadline().filter(|t| *t <= now) {
+                prop_assert!(t > Micros(0));
+                prop_assert!(axis.tick(&s, t).v120 != 0, "a wake-up that moves nothing");
+                ticks += 1;
+            }
+            axis.step(&s, false, v, now);
+        }
+        while let Some(t) = axis.next_deadline() {
+            prop_assert!(axis.tick(&s, t).v120 != 0, "a wake-up that moves nothing");
+            ticks += 1;
+            prop_assert!(ticks < 100_000, "glide never ends");
+        }
+    }
+
+    #[test]
     fn every_input_moves_the_output_outside_bursts(
         events in prop::collection::vec((2_000u64..1_000_000, prop_oneof![1i32..=2000, -2000i32..=-1]), 1..80),
         factor in 0.01f32..=1.0,

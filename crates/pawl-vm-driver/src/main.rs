@@ -1,0 +1,91 @@
+//! `pawl-vm-driver`: the test driver that `cargo xtask vm-test` runs inside its VM (as the
+//! workhorse of `/init`).
+//!
+//! It creates input devices the way hardware does — through `/dev/uhid` with the real MX
+//! Master report descriptors, so the kernel's HID stack builds the evdev nodes, and through
+//! `/dev/uinput` for synthetic ones (touchpad, other mice) — starts the `pawl` binary, injects
+//! input, reads pawl's virtual devices and prints exactly one line per scenario:
+//! `PASS <name>` or `FAIL <name>: <reason>`. Diagnostics are printed as lines starting with
+//! `# `. The exit status is non-zero when any scenario failed.
+//!
+//! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--list] [FILTER...]`;
+//! a scenario runs when its name contains one of the filters (all run without filters).
+//! `--list` prints the selected names and touches no device (xtask uses it on the host to
+//! know how many result lines to expect).
+//!
+//! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions.
+
+#[cfg(target_os = "linux")]
+mod evdev;
+#[cfg(target_os = "linux")]
+mod hid;
+#[cfg(target_os = "linux")]
+mod scenarios;
+#[cfg(target_os = "linux")]
+mod sys;
+#[cfg(target_os = "linux")]
+mod uhid;
+#[cfg(target_os = "linux")]
+mod uinput;
+
+use std::process::ExitCode;
+
+#[cfg(target_os = "linux")]
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(code) => code,
+        Err(e) => {
+            println!("pawl-vm-driver: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() -> ExitCode {
+    eprintln!("pawl-vm-driver runs only on Linux, inside the `cargo xtask vm-test` VM");
+    ExitCode::from(2)
+}
+
+#[cfg(target_os = "linux")]
+fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
+    use std::path::PathBuf;
+
+    use anyhow::{Context, bail};
+
+    let mut opts = scenarios::Options {
+        pawl: PathBuf::from("/bin/pawl"),
+        recordings: PathBuf::from("/recordings"),
+        work: PathBuf::from("/tmp/pawl-vm"),
+    };
+    let mut list = false;
+    let mut filters = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().with_context(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--pawl" => opts.pawl = value("--pawl")?.into(),
+            "--recordings" => opts.recordings = value("--recordings")?.into(),
+            "--work" => opts.work = value("--work")?.into(),
+            "--list" => list = true,
+            flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
+            _ => filters.push(arg),
+        }
+    }
+    let selected = scenarios::select(&filters);
+    if list {
+        for s in &selected {
+            println!("{}", s.name);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if selected.is_empty() {
+        bail!("no scenario matches {filters:?}");
+    }
+    let failed = scenarios::run_all(&opts, &selected);
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

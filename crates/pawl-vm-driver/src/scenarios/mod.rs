@@ -1,0 +1,197 @@
+//! The scenario table and the pieces scenarios share: a fresh per-scenario context, the
+//! "rig" (a uhid mouse + a running pawl + its clone and virtual keyboard), chord and wheel
+//! checks.
+//!
+//! Adding a scenario: write `fn name(ctx: &mut Ctx) -> anyhow::Result<()>` in the module of
+//! its issue and add one [`Scenario`] line to [`SCENARIOS`]. Each scenario creates its own
+//! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
+//! when it returns.
+
+mod kernel;
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use pawl_evdev::codes::{EV_ABS, EV_REL, REL_X, REL_Y};
+
+use crate::evdev::{Event, Frame};
+
+/// One named end-to-end check.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// The name printed in `PASS`/`FAIL` lines (as named in the issues).
+    pub name: &'static str,
+    /// The check; `Err` is a failure with its reason.
+    pub run: fn(&mut Ctx) -> anyhow::Result<()>,
+}
+
+/// Every scenario, in run order.
+pub const SCENARIOS: &[Scenario] = &[
+    // The harness itself: what the kernel makes of the devices the driver creates, and the
+    // static pawl binary running in the VM.
+    Scenario {
+        name: "uhid_mx_master_3s_creates_evdev_node",
+        run: kernel::uhid_mx_master_3s_creates_evdev_node,
+    },
+    Scenario {
+        name: "uhid_bolt_receiver_creates_evdev_nodes",
+        run: kernel::uhid_bolt_receiver_creates_evdev_nodes,
+    },
+    Scenario {
+        name: "uinput_touchpad_replays_recording",
+        run: kernel::uinput_touchpad_replays_recording,
+    },
+    Scenario {
+        name: "static_pawl_runs_in_vm",
+        run: kernel::static_pawl_runs_in_vm,
+    },
+];
+
+/// Where things are inside the VM.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The pawl binary.
+    pub pawl: PathBuf,
+    /// The copied `../shared/recordings` files.
+    pub recordings: PathBuf,
+    /// Scratch directory; each scenario gets `<work>/<name>`.
+    pub work: PathBuf,
+}
+
+/// What a scenario gets: paths, its scratch directory, and unique phys strings.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The pawl binary.
+    pub pawl: PathBuf,
+    /// The recordings directory.
+    pub recordings: PathBuf,
+    /// This scenario's scratch directory (empty at the start).
+    pub work: PathBuf,
+    /// Diagnostics printed (as `# ` lines) when the scenario fails.
+    pub notes: Vec<String>,
+    seq: u32,
+    scenario: &'static str,
+}
+
+impl Ctx {
+    /// A phys string unique within the VM run: `<prefix>-<scenario>-<n>`, so a device of
+    /// an earlier scenario that the kernel is still removing is never mistaken for this
+    /// one's.
+    pub fn phys(&mut self, prefix: &str) -> String {
+        self.seq += 1;
+        format!("{prefix}-{}-{}", self.scenario, self.seq)
+    }
+
+    /// A fresh scratch directory under the scenario's own.
+    pub fn subdir(&mut self, name: &str) -> anyhow::Result<PathBuf> {
+        let dir = self.work.join(name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("mkdir {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Reads a recordings file as text.
+    pub fn recording(&self, name: &str) -> anyhow::Result<String> {
+        let path = self.recordings.join(name);
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))
+    }
+}
+
+/// The scenarios whose name contains one of `filters` (all when empty).
+pub fn select(filters: &[String]) -> Vec<Scenario> {
+    SCENARIOS
+        .iter()
+        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+        .copied()
+        .collect()
+}
+
+/// Runs `scenarios` one after the other, printing one result line each; returns the number
+/// of failures.
+pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
+    println!("pawl-vm-driver: running {} scenarios", scenarios.len());
+    let mut failed = 0;
+    let started = Instant::now();
+    for s in scenarios {
+        let t = Instant::now();
+        let work = opts.work.join(s.name);
+        let _ = std::fs::remove_dir_all(&work);
+        let mut ctx = Ctx {
+            pawl: opts.pawl.clone(),
+            recordings: opts.recordings.clone(),
+            work: work.clone(),
+            notes: Vec::new(),
+            seq: 0,
+            scenario: s.name,
+        };
+        let res = std::fs::create_dir_all(&work)
+            .with_context(|| format!("mkdir {}", work.display()))
+            .and_then(|()| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| (s.run)(&mut ctx))).unwrap_or_else(
+                    |p| {
+                        let msg = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panic".into());
+                        Err(anyhow::format_err!("panicked: {msg}"))
+                    },
+                )
+            });
+        match res {
+            Ok(()) => {
+                println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
+                println!("PASS {}", s.name);
+            }
+            Err(e) => {
+                failed += 1;
+                for note in &ctx.notes {
+                    for line in note.lines() {
+                        println!("# {line}");
+                    }
+                }
+                println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
+                let reason = format!("{e:#}").replace('\n', " | ");
+                println!("FAIL {}: {reason}", s.name);
+            }
+        }
+    }
+    println!(
+        "pawl-vm-driver: {} passed, {failed} failed in {:.1} s",
+        scenarios.len() - failed,
+        started.elapsed().as_secs_f64()
+    );
+    failed
+}
+
+/// How long the kernel (or pawl) may take to create a device node under TCG.
+pub const T_DEVICE: Duration = Duration::from_secs(15);
+/// How long an expected event may take to arrive.
+pub const T_EVENT: Duration = Duration::from_secs(10);
+
+/// The expected clone frame of a motion report: `REL_X`, `REL_Y`, zero values left out (the
+/// input core drops zero relative events).
+pub fn motion_frame(dx: i32, dy: i32) -> Frame {
+    let mut f = Vec::new();
+    if dx != 0 {
+        f.push(Event::new(EV_REL, REL_X, dx));
+    }
+    if dy != 0 {
+        f.push(Event::new(EV_REL, REL_Y, dy));
+    }
+    f
+}
+
+/// The `ABS_X` values of `frames` as a reader sees them: the input core drops an absolute
+/// value equal to the current one, so consecutive repeats (and a leading 0, the initial
+/// value) are left out.
+pub fn abs_x_track(frames: &[Frame]) -> Vec<i32> {
+    let mut track: Vec<i32> = Vec::new();
+    for e in frames.iter().flatten() {
+        if e.type_ == EV_ABS && e.code == 0 && track.last().copied().unwrap_or(0) != e.value {
+            track.push(e.value);
+        }
+    }
+    track
+}
