@@ -259,6 +259,118 @@ pub fn render_json(config: &Config, entries: &[DeviceEntry]) -> serde_json::Valu
     })
 }
 
+/// `pawl devices`: gathers the pointer devices of this platform, prints the report (text
+/// or JSON) and returns the exit code ([`EXIT_MX_PRESENT`] / [`EXIT_NO_MX`]).
+///
+/// Errors: the device list cannot be read at all (sysfs missing).
+pub fn command(config: &Config, json: bool) -> anyhow::Result<std::process::ExitCode> {
+    let entries = gather(config)?;
+    if json {
+        println!("{}", render_json(config, &entries));
+    } else {
+        print!("{}", render_text(config, &entries));
+        #[cfg(target_os = "macos")]
+        print!("{}", crate::macos::permission_report());
+    }
+    Ok(std::process::ExitCode::from(exit_code(config, &entries)))
+}
+
+/// The running worker's metadata, if one runs.
+fn running_worker() -> Option<crate::lifecycle::Metadata> {
+    match crate::lifecycle::current_status(&crate::lifecycle::Paths::discover()) {
+        Ok(crate::lifecycle::Status::Running(meta)) => Some(meta),
+        _ => None,
+    }
+}
+
+/// Linux: pointer nodes from sysfs (never opening a keyboard); who grabs each from the
+/// worker's metadata, else an `EVIOCGRAB` probe of the devices pawl would grab, and the
+/// processes that have them open.
+#[cfg(target_os = "linux")]
+fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
+    use anyhow::Context;
+    use pawl_linux::caps::Kind;
+    use pawl_linux::inspect::{GrabProbe, pointer_devices, probe_grab};
+
+    let class = std::path::Path::new(pawl_linux::sysfs::SYS_CLASS_INPUT);
+    let devices =
+        pointer_devices(class).with_context(|| format!("cannot list {}", class.display()))?;
+    let worker = running_worker();
+    let paths: Vec<String> = devices
+        .iter()
+        .map(|d| d.dev_path().display().to_string())
+        .collect();
+    let open = open_by(&paths);
+    let mut entries = Vec::new();
+    for (d, path) in devices.iter().zip(paths) {
+        let info = d.info();
+        let holders = open.get(&path).cloned().unwrap_or_default();
+        let by_pawl = worker
+            .as_ref()
+            .filter(|m| m.devices.iter().any(|g| g.path == path));
+        let grab = if d.is_pawl_device() {
+            Grab::NotProbed { open_by: holders }
+        } else if let Some(meta) = by_pawl {
+            Grab::Pawl { pid: meta.pid }
+        } else if config.decide(&info).handle || counts_as_mx_master(config, &info) {
+            match probe_grab(&d.dev_path()) {
+                Ok(GrabProbe::Free) => Grab::Free,
+                Ok(GrabProbe::Grabbed) => Grab::Other { holders },
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    Grab::Unknown("no permission to open it (see the README, Permissions)".into())
+                }
+                Err(e) => Grab::Unknown(e.to_string()),
+            }
+        } else {
+            Grab::NotProbed { open_by: holders }
+        };
+        let kind = match d.kind() {
+            Kind::Mouse => "mouse",
+            Kind::AbsolutePointer => "touchpad",
+            Kind::Other => "other",
+        };
+        entries.push(DeviceEntry {
+            path,
+            info,
+            kind: kind.into(),
+            pawl_virtual: d.is_pawl_device(),
+            grab,
+        });
+    }
+    Ok(entries)
+}
+
+/// macOS: the IOHIDManager device check. Nothing is grabbed on macOS (event taps);
+/// devices the running worker handles are reported as taken by it.
+#[cfg(target_os = "macos")]
+fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
+    use pawl_macos::devices::Kind;
+
+    let worker = running_worker();
+    Ok(pawl_macos::device_report()
+        .devices
+        .into_iter()
+        .map(|(d, kind)| {
+            let info = d.info();
+            let grab = match &worker {
+                Some(m) if config.decide(&info).handle => Grab::Pawl { pid: m.pid },
+                _ => Grab::Free,
+            };
+            DeviceEntry {
+                path: d.transport.clone(),
+                kind: match kind {
+                    Kind::Continuous => "trackpad",
+                    _ => "mouse",
+                }
+                .into(),
+                info,
+                pawl_virtual: false,
+                grab,
+            }
+        })
+        .collect())
+}
+
 /// Which processes have each of `paths` open, from `/proc/*/fd` (only processes whose fds
 /// this user may read: its own, or all for root).
 #[cfg(target_os = "linux")]

@@ -43,6 +43,26 @@ impl InspectDevice {
     }
 }
 
+impl InspectDevice {
+    /// One of pawl's own virtual devices: its events are pawl's output, shown without
+    /// decisions.
+    pub fn pawl_output(label: String, info: DeviceInfo) -> Self {
+        InspectDevice {
+            decision: pawl_engine::config::DeviceDecision {
+                handle: false,
+                transform_scroll: false,
+                scroll: Default::default(),
+                reason: "pawl's virtual device: its output".into(),
+            },
+            engine: None,
+            decoder: Decoder::new(WheelCaps::default()),
+            frame_bytes: Vec::new(),
+            label,
+            info,
+        }
+    }
+}
+
 /// The formatter: turns events of several devices into text lines.
 #[derive(Debug)]
 pub struct Inspector {
@@ -306,6 +326,172 @@ pub fn evemu_event(ev: &Event, first: Micros) -> String {
         ev.code,
         ev.value
     )
+}
+
+/// `pawl inspect`: reads the selected pointer devices (all by default) without grabbing
+/// them and prints their events until interrupted; `record` also writes them as evemu
+/// text (one device only).
+///
+/// Errors: no device matches, several match with `record`, a device cannot be opened
+/// (permissions), reading fails.
+#[cfg(target_os = "linux")]
+pub fn command(
+    config: &Config,
+    filters: &[String],
+    record: Option<&std::path::Path>,
+) -> anyhow::Result<std::process::ExitCode> {
+    use std::io::Write;
+
+    use anyhow::{Context, bail};
+    use pawl_linux::inspect::{Input, Watcher, pointer_devices};
+
+    let class = std::path::Path::new(pawl_linux::sysfs::SYS_CLASS_INPUT);
+    let all = pointer_devices(class).with_context(|| format!("cannot list {}", class.display()))?;
+    let matches = |d: &pawl_linux::sysfs::SysDevice| {
+        filters.is_empty()
+            || filters.iter().any(|f| {
+                *f == d.node
+                    || std::path::Path::new(f) == d.dev_path()
+                    || pawl_engine::device::glob_match(f, &d.name)
+            })
+    };
+    let selected: Vec<_> = all.iter().filter(|d| matches(d)).cloned().collect();
+    let list = |ds: &[pawl_linux::sysfs::SysDevice]| -> String {
+        let names: Vec<String> = ds
+            .iter()
+            .map(|d| format!("{} {:?}", d.node, d.name))
+            .collect();
+        names.join(", ")
+    };
+    if selected.is_empty() {
+        if all.is_empty() {
+            bail!("no pointer devices found (see `pawl devices`)");
+        }
+        bail!(
+            "no pointer device matches {filters:?}; there are: {}",
+            list(&all)
+        );
+    }
+    if record.is_some() && selected.len() != 1 {
+        bail!(
+            "--record writes one device, and {} match: {}; pick one with --device",
+            selected.len(),
+            list(&selected)
+        );
+    }
+    let paths: Vec<std::path::PathBuf> = selected.iter().map(|d| d.dev_path()).collect();
+    let path_refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let mut watcher = Watcher::open(&path_refs)?;
+    let devices = selected
+        .iter()
+        .zip(watcher.devices())
+        .map(|(d, w)| {
+            if d.is_pawl_device() {
+                InspectDevice::pawl_output(d.node.clone(), d.info())
+            } else {
+                InspectDevice::new(d.node.clone(), d.info(), w.caps.wheel_caps(), config)
+            }
+        })
+        .collect();
+    let mut inspector = Inspector::new(config.clone(), devices);
+    let mut head = inspector.header();
+    let worker = match crate::lifecycle::current_status(&crate::lifecycle::Paths::discover()) {
+        Ok(crate::lifecycle::Status::Running(meta)) => Some(meta),
+        _ => None,
+    };
+    for d in &selected {
+        let path = d.dev_path().display().to_string();
+        if let Some(meta) = worker
+            .as_ref()
+            .filter(|m| m.devices.iter().any(|g| g.path == path))
+        {
+            let clone = all
+                .iter()
+                .find(|c| c.is_pawl_device() && c.phys == format!("pawl/{}", d.phys))
+                .map_or("its virtual device".to_owned(), |c| c.node.clone());
+            head.push_str(&format!(
+                "# {} is grabbed by pawl (pid {}): its events reach only pawl; pawl's output \
+                 is {clone}\n",
+                d.node, meta.pid
+            ));
+        }
+    }
+    let mut recording = match record {
+        Some(path) => {
+            let (d, w) = (&selected[0], &watcher.devices()[0]);
+            let words =
+                |ws: &[u64]| -> Vec<u8> { ws.iter().flat_map(|w| w.to_le_bytes()).collect() };
+            let dev = EvemuDevice {
+                name: d.name.clone(),
+                id: w.id,
+                props: words(&w.caps.props.0),
+                bits: vec![
+                    (EV_SYN, words(&w.caps.ev.0)),
+                    (EV_KEY, words(&w.caps.key.0)),
+                    (codes::EV_REL, words(&w.caps.rel.0)),
+                    (codes::EV_ABS, words(&w.caps.abs.0)),
+                    (codes::EV_MSC, words(&w.caps.msc.0)),
+                ],
+                abs: w.abs.clone(),
+            };
+            let mut file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            file.write_all(evemu_header(&dev).as_bytes())?;
+            head.push_str(&format!("# recording {} to {}\n", d.node, path.display()));
+            Some((file, None::<Micros>))
+        }
+        None => None,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut text = head;
+    loop {
+        let mut rec_text = String::new();
+        match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                return Ok(std::process::ExitCode::SUCCESS);
+            }
+            r => r?,
+        }
+        text.clear();
+        let alive = watcher.wait(|input| match input {
+            Input::Event(i, ev) => {
+                inspector.event(i, &ev, &mut text);
+                if let Some((_, first)) = &mut recording {
+                    let first = *first.get_or_insert(ev.time);
+                    rec_text.push_str(&evemu_event(&ev, first));
+                }
+            }
+            Input::Gone(i) => {
+                let _ = writeln!(text, "# {} removed", inspector.devices()[i].label);
+            }
+        })?;
+        if let Some((file, _)) = &mut recording {
+            file.write_all(rec_text.as_bytes())?;
+        }
+        if !alive {
+            stdout.write_all(text.as_bytes())?;
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
+    }
+}
+
+/// `pawl inspect` on macOS: a listen-only tap with the complete mask; every event and
+/// decision is logged to stderr, nothing is changed.
+#[cfg(target_os = "macos")]
+pub fn command(
+    config: &Config,
+    _filters: &[String],
+    record: Option<&std::path::Path>,
+) -> anyhow::Result<std::process::ExitCode> {
+    if record.is_some() {
+        anyhow::bail!("--record writes evemu, an evdev (Linux) format; not available on macOS");
+    }
+    let daemon = pawl_macos::start(config, pawl_macos::worker::Mode::Inspect)?;
+    daemon.run()?;
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
