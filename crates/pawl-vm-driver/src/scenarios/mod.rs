@@ -8,6 +8,7 @@
 //! when it returns.
 
 mod kernel;
+mod lifecycle;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -46,6 +47,35 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "static_pawl_runs_in_vm",
         run: kernel::static_pawl_runs_in_vm,
+    },
+    // Issue 5: one managed worker, the inspector, the device check.
+    Scenario {
+        name: "off_when_not_running",
+        run: lifecycle::off_when_not_running,
+    },
+    Scenario {
+        name: "lifecycle_100_cycles",
+        run: lifecycle::lifecycle_100_cycles,
+    },
+    Scenario {
+        name: "concurrent_on_starts_one",
+        run: lifecycle::concurrent_on_starts_one,
+    },
+    Scenario {
+        name: "kill9_then_status_reports_stale_and_on_recovers",
+        run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
+    },
+    Scenario {
+        name: "pid_reuse_not_mistaken",
+        run: lifecycle::pid_reuse_not_mistaken,
+    },
+    Scenario {
+        name: "inspect_shows_events_without_grabbing",
+        run: lifecycle::inspect_shows_events_without_grabbing,
+    },
+    Scenario {
+        name: "devices_exit_code",
+        run: lifecycle::devices_exit_code,
     },
 ];
 
