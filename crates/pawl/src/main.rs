@@ -11,10 +11,6 @@ mod generated;
 mod inspect;
 mod lifecycle;
 #[cfg(target_os = "macos")]
-#[allow(
-    dead_code,
-    reason = "`run` is called by `pawl run`, which lands with the Linux backend"
-)]
 mod macos;
 mod replay;
 mod service;
@@ -160,7 +156,7 @@ fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Res
     };
     let started = config_file::load(config).and_then(|loaded| {
         log::info!("config: {}", loaded.origin);
-        Ok((platform::start(loaded.config)?, loaded.origin))
+        Ok((platform::start(loaded.config, debug)?, loaded.origin))
     });
     let (daemon, origin) = match started {
         Ok(s) => s,
@@ -188,8 +184,9 @@ mod platform {
     pub type Daemon = pawl_linux::Daemon;
 
     /// Starts the Linux daemon; the desktop for default chords comes from
-    /// `XDG_CURRENT_DESKTOP` unless the config names one.
-    pub fn start(config: pawl_engine::Config) -> anyhow::Result<Daemon> {
+    /// `XDG_CURRENT_DESKTOP` unless the config names one. (`debug` only sets the log
+    /// level on Linux, done by the caller.)
+    pub fn start(config: pawl_engine::Config, _debug: bool) -> anyhow::Result<Daemon> {
         let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
         let desktop = pawl_engine::Desktop::from_xdg_current_desktop(&xdg);
         Ok(pawl_linux::start(
@@ -222,14 +219,17 @@ mod platform {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+use crate::macos as platform;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod platform {
     use crate::lifecycle::GrabbedDevice;
 
     pub enum Daemon {}
 
-    pub fn start(_config: pawl_engine::Config) -> anyhow::Result<Daemon> {
-        anyhow::bail!("`pawl run` is not available on this platform yet")
+    pub fn start(_config: pawl_engine::Config, _debug: bool) -> anyhow::Result<Daemon> {
+        anyhow::bail!("`pawl run` is not available on this platform")
     }
 
     pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
