@@ -5,7 +5,6 @@
 //! The model and its rendering are platform-neutral; the Linux backend fills in
 //! [`DeviceEntry`]s from sysfs, the worker's metadata and a grab probe.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use pawl_engine::device::{Family, family, is_mx_master};
@@ -38,17 +37,29 @@ pub enum Grab {
     },
     /// Another process; `holders` are the processes that have it open (one of them grabs
     /// it; empty when their fds are not visible to this user).
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(dead_code, reason = "macOS grabs nothing: event taps")
+    )]
     Other {
         /// Candidates.
         holders: Vec<Holder>,
     },
     /// Not probed (pawl would not grab it, so whether someone else does is not pawl's
     /// business); `open_by` lists who has it open.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(dead_code, reason = "macOS grabs nothing: event taps")
+    )]
     NotProbed {
         /// Processes with it open.
         open_by: Vec<Holder>,
     },
     /// Could not be checked: why (e.g. no permission to open the device).
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(dead_code, reason = "macOS grabs nothing: event taps")
+    )]
     Unknown(String),
 }
 
@@ -374,8 +385,8 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
 /// Which processes have each of `paths` open, from `/proc/*/fd` (only processes whose fds
 /// this user may read: its own, or all for root).
 #[cfg(target_os = "linux")]
-pub fn open_by(paths: &[String]) -> BTreeMap<String, Vec<Holder>> {
-    let mut found: BTreeMap<String, Vec<Holder>> = BTreeMap::new();
+pub fn open_by(paths: &[String]) -> std::collections::BTreeMap<String, Vec<Holder>> {
+    let mut found: std::collections::BTreeMap<String, Vec<Holder>> = Default::default();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return found;
     };

@@ -7,6 +7,15 @@
 //! This module is platform-neutral: it formats [`Event`]s; the Linux backend
 //! (`pawl_linux::inspect`) opens and reads the devices.
 
+#![cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the formatter reads evdev events, which only Linux has; macOS inspect logs \
+                  through the tap worker"
+    )
+)]
+
 use std::fmt::Write as _;
 
 use pawl_engine::device::{Family, family};
@@ -694,5 +703,22 @@ mod tests {
             .map(|e| (e.time.0 - events[0].time.0, e.type_, e.code, e.value))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn pawl_virtual_devices_show_events_without_decisions() {
+        let config = Config::default_for(Platform::Linux);
+        let clone = InspectDevice::pawl_output("event9".into(), mx());
+        let mut insp = Inspector::new(config, vec![clone]);
+        let mut out = insp.header();
+        insp.event(0, &ev(0, EV_KEY, BTN_SIDE, 1), &mut out);
+        insp.event(0, &ev(0, EV_SYN, SYN_REPORT, 0), &mut out);
+        expect![[r#"
+            # event9   bluetooth 046d:b034 "Logitech MX Master 3S", MX Master 3S: not handled (pawl's virtual device: its output)
+            #     time  device   type   code                  value  pawl
+               0.000000 event9   EV_KEY BTN_SIDE                  1  button 3
+               0.000000 event9   EV_SYN SYN_REPORT                0
+        "#]]
+        .assert_eq(&out);
     }
 }
