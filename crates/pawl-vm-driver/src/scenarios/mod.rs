@@ -111,6 +111,8 @@ pub struct Options {
     pub work: PathBuf,
     /// Run pawl with `--debug`.
     pub pawl_debug: bool,
+    /// Print every scenario's notes, not only a failing one's.
+    pub verbose: bool,
 }
 
 /// What a scenario gets: paths, its scratch directory, and unique phys strings.
@@ -202,6 +204,11 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             });
         match res {
             Ok(()) => {
+                if opts.verbose {
+                    for line in ctx.notes.iter().flat_map(|n| n.lines()) {
+                        println!("# {line}");
+                    }
+                }
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 println!("PASS {}", s.name);
             }
