@@ -19,6 +19,9 @@ _pawl() {
             pawl,config)
                 cmd="pawl__subcmd__config"
                 ;;
+            pawl,debug)
+                cmd="pawl__subcmd__debug"
+                ;;
             pawl,help)
                 cmd="pawl__subcmd__help"
                 ;;
@@ -30,6 +33,9 @@ _pawl() {
                 ;;
             pawl,replay)
                 cmd="pawl__subcmd__replay"
+                ;;
+            pawl,run)
+                cmd="pawl__subcmd__run"
                 ;;
             pawl,service)
                 cmd="pawl__subcmd__service"
@@ -64,6 +70,9 @@ _pawl() {
             pawl__subcmd__help,config)
                 cmd="pawl__subcmd__help__subcmd__config"
                 ;;
+            pawl__subcmd__help,debug)
+                cmd="pawl__subcmd__help__subcmd__debug"
+                ;;
             pawl__subcmd__help,help)
                 cmd="pawl__subcmd__help__subcmd__help"
                 ;;
@@ -75,6 +84,9 @@ _pawl() {
                 ;;
             pawl__subcmd__help,replay)
                 cmd="pawl__subcmd__help__subcmd__replay"
+                ;;
+            pawl__subcmd__help,run)
+                cmd="pawl__subcmd__help__subcmd__run"
                 ;;
             pawl__subcmd__help,service)
                 cmd="pawl__subcmd__help__subcmd__service"
@@ -122,7 +134,7 @@ _pawl() {
 
     case "${cmd}" in
         pawl)
-            opts="-h -V --config --help --version replay on off status service config help"
+            opts="-h -V --config --help --version run debug replay on off status service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,8 +293,26 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__debug)
+            opts="-h --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__help)
-            opts="replay on off status service config help"
+            opts="run debug replay on off status service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -351,6 +381,20 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__help__subcmd__debug)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -394,6 +438,20 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -530,6 +588,24 @@ _pawl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__run)
+            opts="-h --debug --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

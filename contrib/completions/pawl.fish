@@ -27,6 +27,8 @@ end
 complete -c pawl -n "__fish_pawl_needs_command" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_needs_command" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_needs_command" -s V -l version -d 'Print version'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "run" -d 'Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the config handles, transform them, release everything on exit. Refuses to start while another pawl worker runs'
+complete -c pawl -n "__fish_pawl_needs_command" -f -a "debug" -d 'Same as `pawl run --debug`'
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "replay" -d 'Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON) through the engine: no device or permissions needed. Prints the output frames as evemu `E:` lines and the actions fired'
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "on" -d 'Start the background worker (detached) and wait until it has grabbed its devices'
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "off" -d 'Stop the background worker: SIGTERM, then wait for it to exit'
@@ -34,6 +36,11 @@ complete -c pawl -n "__fish_pawl_needs_command" -f -a "status" -d 'Show whether 
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "service" -d 'Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS)'
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "config" -d 'Show, print or check the configuration'
 complete -c pawl -n "__fish_pawl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand run" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand run" -l debug -d 'Log every decision (each frame, each device) to stderr'
+complete -c pawl -n "__fish_pawl_using_subcommand run" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand debug" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand debug" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VID:PID[:NAME]`, ids in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu device description (`.desc`) for a recording without header (default: `NAME.desc` beside `NAME.WHAT.events`, when present)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
@@ -81,13 +88,15 @@ complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcom
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "default" -d 'Print the default configuration, every key documented'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "replay" -d 'Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON) through the engine: no device or permissions needed. Prints the output frames as evemu `E:` lines and the actions fired'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "on" -d 'Start the background worker (detached) and wait until it has grabbed its devices'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "off" -d 'Stop the background worker: SIGTERM, then wait for it to exit'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "status" -d 'Show whether the worker runs: pid, uptime, grabbed devices, config'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "service" -d 'Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS)'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "config" -d 'Show, print or check the configuration'
-complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from replay on off status service config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "run" -d 'Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the config handles, transform them, release everything on exit. Refuses to start while another pawl worker runs'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "debug" -d 'Same as `pawl run --debug`'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "replay" -d 'Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON) through the engine: no device or permissions needed. Prints the output frames as evemu `E:` lines and the actions fired'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "on" -d 'Start the background worker (detached) and wait until it has grabbed its devices'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "off" -d 'Stop the background worker: SIGTERM, then wait for it to exit'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "status" -d 'Show whether the worker runs: pid, uptime, grabbed devices, config'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "service" -d 'Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS)'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "config" -d 'Show, print or check the configuration'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status service config help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from service" -f -a "install" -d 'Write the service file (runs `pawl [--config FILE] run`) and enable it'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from service" -f -a "uninstall" -d 'Stop and disable the service and remove its file (nothing to do is fine)'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the config file path pawl reads'

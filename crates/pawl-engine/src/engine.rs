@@ -199,19 +199,18 @@ impl DeviceEngine {
                 out.dy = input.dy;
             }
         }
-        if release_gesture {
-            if let Some(held) = self.held.take() {
-                if !held.fired {
-                    match self.profile.gesture.click {
-                        Action::PassThrough => {
-                            out.buttons.push(gesture_button, true);
-                            out.buttons.push(gesture_button, false);
-                        }
-                        Action::None => {}
-                        a => {
-                            out.actions.push(a);
-                        }
-                    }
+        if release_gesture
+            && let Some(held) = self.held.take()
+            && !held.fired
+        {
+            match self.profile.gesture.click {
+                Action::PassThrough => {
+                    out.buttons.push(gesture_button, true);
+                    out.buttons.push(gesture_button, false);
+                }
+                Action::None => {}
+                a => {
+                    out.actions.push(a);
                 }
             }
         }

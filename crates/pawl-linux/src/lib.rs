@@ -1,1 +1,81 @@
-//! Linux backend: evdev in, uinput out, one epoll loop. (Being built: see issue 2.)
+//! pawl's Linux backend: evdev in, uinput out, one epoll loop.
+//!
+//! pawl reads sysfs to find pointer devices without opening anything, opens and grabs
+//! (`EVIOCGRAB`) only the devices the config handles, clones each as a uinput device with
+//! the same identity and capabilities, and runs every frame through the engine: forwarded
+//! bit-exact, or rewritten with one `write(2)` per output frame. Actions press chords on a
+//! minimal virtual keyboard or start commands.
+//!
+//! # Brief overview
+//!
+//! - [`sysfs`] — discovery: `/sys/class/input/eventN/device/…` → [`sysfs::SysDevice`].
+//! - [`caps`] — capability bitmaps, the pointer/keyboard classification
+//!   ([`caps::Kind`]), the clone's capabilities.
+//! - [`uinput`] — virtual devices: clones and the virtual keyboard.
+//! - [`actions`] — actions resolved to chords/commands ([`actions::ActionPlan`]) and
+//!   performed ([`actions::Performer`]).
+//! - [`pipeline`] — the hot path of one device without syscalls: bytes → frames → engine
+//!   → bytes, with the read buffer and wheel-code fixups; tested with a recording sink.
+//! - [`daemon`] — the epoll loop, the device table, signals, the glide timer.
+//! - `sys` — the raw ioctls and signalfd (every `unsafe` of the crate).
+//!
+//! Invariants: a node whose capabilities are not a pointer's is never opened; pawl's own
+//! virtual devices (`phys` starting with `pawl/`) are never opened; on exit every button
+//! pressed on a virtual device is released.
+
+pub mod actions;
+pub mod caps;
+pub mod daemon;
+pub mod error;
+pub mod pipeline;
+mod sys;
+pub mod sysfs;
+pub mod uinput;
+
+use std::path::PathBuf;
+
+use pawl_engine::{Config, Desktop};
+
+pub use daemon::{Daemon, DeviceSummary, Exit};
+pub use error::{Error, ErrorKind};
+
+/// What `pawl run` passes besides the config.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Whose shortcuts built-in actions press when the config does not say
+    /// (`actions.desktop`); the binary picks it from `XDG_CURRENT_DESKTOP`.
+    pub desktop: Desktop,
+    /// Where evdev nodes are listed: `/sys/class/input`.
+    pub class_dir: PathBuf,
+}
+
+impl Options {
+    /// Options for `desktop` with the real sysfs.
+    pub fn new(desktop: Desktop) -> Options {
+        Options {
+            desktop,
+            class_dir: PathBuf::from(sysfs::SYS_CLASS_INPUT),
+        }
+    }
+}
+
+/// Starts the daemon: resolves actions, creates the virtual keyboard, grabs and clones
+/// the devices `config` handles. Call [`daemon::Daemon::run`] next.
+///
+/// Errors: `/dev/uinput` unusable (with the fix), or the kernel refusing an epoll,
+/// signalfd or timerfd. Devices that cannot be opened are logged and skipped.
+pub fn start(config: Config, options: &Options) -> Result<daemon::Daemon, Error> {
+    let desktop = config.actions.desktop.unwrap_or(options.desktop);
+    let commands_allowed =
+        !rustix::process::geteuid().is_root() || config.actions.allow_root_commands;
+    let (plan, warnings) = actions::ActionPlan::new(&config, desktop, commands_allowed);
+    for w in warnings {
+        log::warn!("{w}");
+    }
+    log::info!(
+        "actions: backend {}, desktop {}",
+        config.actions.backend.name(),
+        desktop.name()
+    );
+    daemon::Daemon::start(config, plan, &options.class_dir)
+}

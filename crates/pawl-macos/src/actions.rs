@@ -205,7 +205,7 @@ fn cg_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pawl_engine::Platform;
+    use pawl_engine::{Key, Platform};
 
     fn config(backend: ActionBackend) -> Config {
         let mut c = Config::default_for(Platform::MacOs);
@@ -213,29 +213,38 @@ mod tests {
         c
     }
 
+    fn osascript(script: &str) -> Performance {
+        Performance::Spawn(vec!["osascript".into(), "-e".into(), script.into()])
+    }
+
     #[test]
     fn system_events_switches_desktops_with_control_arrow_key_codes() {
         let p = Performer::new(&config(ActionBackend::SystemEvents), |_| None).unwrap();
-        let Performance::Spawn(argv) = p.performance(Action::DesktopLeft) else {
-            panic!("not a spawn")
-        };
-        assert_eq!(argv[..2], ["osascript", "-e"]);
+        let key = |rest: &str| format!("tell application \"System Events\" to key code {rest}");
         assert_eq!(
-            argv[2],
-            "tell application \"System Events\" to key code 123 using control down"
+            p.performance(Action::DesktopLeft),
+            &osascript(&key("123 using control down"))
         );
-        let Performance::Spawn(argv) = p.performance(Action::DesktopRight) else {
-            panic!("not a spawn")
-        };
-        assert!(argv[2].contains("key code 124 using control down"));
-        let Performance::Spawn(argv) = p.performance(Action::Overview) else {
-            panic!("not a spawn")
-        };
-        assert!(argv[2].contains("Mission Control"));
-        let Performance::Spawn(argv) = p.performance(Action::Back) else {
-            panic!("not a spawn")
-        };
-        assert!(argv[2].ends_with("key code 33 using command down"));
+        assert_eq!(
+            p.performance(Action::DesktopRight),
+            &osascript(&key("124 using control down"))
+        );
+        assert_eq!(
+            p.performance(Action::Overview),
+            &osascript("tell application \"Mission Control\" to launch")
+        );
+        assert_eq!(
+            p.performance(Action::AppExpose),
+            &osascript(&key("125 using control down"))
+        );
+        assert_eq!(
+            p.performance(Action::Back),
+            &osascript(&key("33 using command down"))
+        );
+        assert_eq!(
+            p.performance(Action::Forward),
+            &osascript(&key("30 using command down"))
+        );
         assert_eq!(p.performance(Action::None), &Performance::Nothing);
     }
 
@@ -299,10 +308,10 @@ mod tests {
             .push(pawl_engine::Chord::parse("Ctrl+Alt+Left").unwrap());
         c.actions.chords.push((Action::DesktopLeft, 0));
         let p = Performer::new(&c, |_| None).unwrap();
-        let Performance::Post(events) = p.performance(Action::DesktopLeft) else {
-            panic!("not posted")
-        };
-        assert_eq!(events.len(), 6);
+        assert_eq!(
+            p.performance(Action::DesktopLeft),
+            &Performance::Post(keys::chord_events(&[Key::Ctrl, Key::Alt, Key::Left]).unwrap())
+        );
         assert_eq!(
             p.performance(Action::Key(0)),
             p.performance(Action::DesktopLeft)

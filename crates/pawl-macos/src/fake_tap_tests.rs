@@ -638,3 +638,26 @@ fn cg_event_backend_posts_the_hotkey_and_releases_the_modifier() {
     );
     assert!(tap.spawns().is_empty());
 }
+
+#[test]
+fn taps_are_never_re_created_by_disabled_events_or_wake() {
+    let (mut w, mut tap) = run_worker();
+    for i in 0..50 {
+        let ty = if i % 2 == 0 {
+            EventType::TAP_DISABLED_BY_TIMEOUT
+        } else {
+            EventType::TAP_DISABLED_BY_USER_INPUT
+        };
+        disabled(&mut w, &mut tap, TapKind::Primary, ty);
+        w.on_wake(&mut tap);
+    }
+    assert!(
+        !tap.calls
+            .iter()
+            .any(|c| matches!(c, Call::Create(..) | Call::InvalidateAll)),
+        "{:?}",
+        tap.calls
+    );
+    assert_eq!(tap.enabled(TapKind::Primary), Some(true));
+    assert_eq!(tap.enabled(TapKind::Movement), Some(false));
+}

@@ -12,7 +12,7 @@
 //! - [`permissions`], [`devices`] — the reports of `pawl status` / `pawl devices`.
 //! - `process` (macOS only) — a process's start time, for `pawl status` / `pawl off`.
 //! - `sys` (macOS only) — the real [`tap::Tap`] on CGEventTap and a CFRunLoop, IOKit and
-//!   ApplicationServices calls, and [`run`].
+//!   ApplicationServices calls, and [`start`] / [`Daemon::run`].
 //!
 //! Everything but `sys` is platform-neutral and tested on Linux with a fake tap; `sys` is
 //! type-checked for both Apple targets by `cargo xtask check-macos` and has never run in
@@ -36,8 +36,10 @@ pub mod worker;
 mod sys;
 
 #[cfg(target_os = "macos")]
-pub use sys::{RunOptions, device_report, permissions, run};
+pub use sys::{Daemon, RunError, device_report, permissions, start};
 
+#[cfg(test)]
+mod alloc_tests;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]

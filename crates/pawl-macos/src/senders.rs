@@ -156,6 +156,17 @@ impl Senders {
         Route::Identified(self.engines.len() - 1)
     }
 
+    /// What the cache says about `registry_id` (no lookup), for logs: the device name and
+    /// whether pawl handles it.
+    pub fn describe(&self, registry_id: u64) -> &str {
+        match self.cache.iter().find(|(id, _)| *id == registry_id) {
+            None => "not seen",
+            Some((_, Route::Pass)) => "passed through",
+            Some((_, Route::Fallback)) => self.name(Senders::FALLBACK),
+            Some((_, Route::Identified(i))) => self.name(*i),
+        }
+    }
+
     /// The engine at `index`.
     pub fn engine(&mut self, index: usize) -> &mut DeviceEngine {
         &mut self.engines[index]

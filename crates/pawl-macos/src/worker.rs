@@ -532,8 +532,9 @@ impl Worker {
             .collect();
         log::info!(
             target: "pawl::decision",
-            "{} sender {sender:#x} {detail} -> {}{}",
+            "{} sender {sender:#x} ({}) {detail} -> {}{}",
             ty.name(),
+            self.senders.describe(sender as u64),
             match disposition {
                 Disposition::Pass => "pass",
                 Disposition::Drop => "suppress",

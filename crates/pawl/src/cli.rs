@@ -24,6 +24,16 @@ pub struct Cli {
 /// pawl's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the
+    /// config handles, transform them, release everything on exit. Refuses to start
+    /// while another pawl worker runs.
+    Run {
+        /// Log every decision (each frame, each device) to stderr.
+        #[arg(long)]
+        debug: bool,
+    },
+    /// Same as `pawl run --debug`.
+    Debug,
     /// Replay a recorded event stream (evemu, `libinput record` YAML, DOM wheel JSON)
     /// through the engine: no device or permissions needed. Prints the output frames as
     /// evemu `E:` lines and the actions fired.
@@ -180,6 +190,17 @@ mod tests {
         assert_eq!(device.as_deref(), Some("046d:b034:MX Master 3S"));
         assert!(summary && desc.is_none());
         assert_eq!(plot, Some(PathBuf::from("p.svg")));
+    }
+
+    #[test]
+    fn run_takes_debug_and_debug_is_its_own_command() {
+        let cli = Cli::try_parse_from(["pawl", "run"]).unwrap();
+        assert!(matches!(cli.command, Command::Run { debug: false }));
+        let cli = Cli::try_parse_from(["pawl", "run", "--debug"]).unwrap();
+        assert!(matches!(cli.command, Command::Run { debug: true }));
+        let cli = Cli::try_parse_from(["pawl", "--config", "c.toml", "debug"]).unwrap();
+        assert!(matches!(cli.command, Command::Debug));
+        assert_eq!(cli.config, Some(PathBuf::from("c.toml")));
     }
 
     #[test]

@@ -8,11 +8,11 @@ use pawl_engine::{Config, Platform};
 
 /// A loaded config and where it came from.
 #[derive(Debug)]
-#[expect(dead_code, reason = "read by `pawl run`, which the Linux backend adds")]
 pub struct Loaded {
     /// The validated config.
     pub config: Config,
     /// The file it was read from, `None` when defaults were used (no file).
+    #[expect(dead_code, reason = "read by `pawl on`/reload, which later issues add")]
     pub path: Option<PathBuf>,
     /// For messages: the path, or "defaults (no file at …)".
     pub origin: String,

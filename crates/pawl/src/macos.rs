@@ -1,49 +1,44 @@
-//! The macOS side of the command line: `pawl run` hands the validated config to the
-//! CGEventTap worker of `pawl-macos`; `pawl status` and `pawl devices` add the permission
-//! report and the IOHIDManager device check.
+//! The macOS side of the command line: the platform backend behind `pawl run` (the
+//! CGEventTap worker of `pawl-macos`) and the permission report of `pawl status`.
 
-use pawl_engine::Config;
 use pawl_macos::worker::Mode;
 
 use crate::lifecycle::GrabbedDevice;
 
-/// Runs the worker on the calling thread (the main thread: distributed notifications and
-/// the run loop live there) until SIGTERM or SIGINT. `on_started` runs once the taps
-/// exist, with the devices the worker handles (for the metadata).
+/// A started worker (taps created on this thread's run loop).
+pub type Daemon = pawl_macos::Daemon;
+
+/// Starts the worker on the calling thread (the main thread: distributed notifications
+/// and the run loop live there). `debug`: one tap with the complete mask, every decision
+/// logged.
 ///
 /// Errors: no accessibility permission or a stale grant (with the permission report), a
 /// chord macOS cannot post.
-pub fn run(
-    config: &Config,
-    debug: bool,
-    on_started: impl FnOnce(Vec<GrabbedDevice>) + 'static,
-) -> anyhow::Result<()> {
-    let handled = handled_devices(config);
+pub fn start(config: pawl_engine::Config, debug: bool) -> anyhow::Result<Daemon> {
     let mode = if debug { Mode::Debug } else { Mode::Run };
-    pawl_macos::run(
-        config,
-        pawl_macos::RunOptions {
-            mode,
-            on_started: Some(Box::new(move || on_started(handled))),
-        },
-    )?;
-    Ok(())
+    Ok(pawl_macos::start(&config, mode)?)
 }
 
-/// The connected devices `config` handles, as recorded in the metadata. macOS grabs
-/// nothing: these are the devices whose events the taps change.
-pub fn handled_devices(config: &Config) -> Vec<GrabbedDevice> {
-    pawl_macos::device_report()
-        .devices
+/// The devices whose events the worker changes, for the metadata. macOS grabs nothing;
+/// `path` holds the transport (`USB`, `Bluetooth`, …).
+pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+    daemon
+        .devices()
         .iter()
-        .filter(|(d, _)| config.decide(&d.info()).handle)
-        .map(|(d, _)| GrabbedDevice {
+        .map(|d| GrabbedDevice {
             path: d.transport.clone(),
             name: d.name.clone(),
             vendor: d.vendor,
             product: d.product,
         })
         .collect()
+}
+
+/// Blocks in the run loop until SIGTERM or SIGINT. The device list is taken once at start
+/// (`_changed` is never called: the taps follow devices as they come and go).
+pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+    daemon.run()?;
+    Ok(())
 }
 
 /// The permission report for `pawl status`, indented under its heading; probes an event

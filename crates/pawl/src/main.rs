@@ -9,19 +9,12 @@ mod control;
 mod generated;
 mod lifecycle;
 #[cfg(target_os = "macos")]
-#[allow(
-    dead_code,
-    reason = "`run` is called by `pawl run`, which lands with the Linux backend"
-)]
 mod macos;
 mod replay;
 mod service;
-#[allow(
-    dead_code,
-    reason = "called by `pawl run`, which lands with the Linux backend"
-)]
 mod worker;
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -42,6 +35,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Run { debug } => run_daemon(cli.config.as_deref(), cli.worker, debug),
+        Command::Debug => run_daemon(cli.config.as_deref(), cli.worker, true),
         Command::Replay {
             file,
             device,
@@ -119,4 +114,114 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// A `--timeout SECONDS` value.
 fn seconds(s: f64) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(s).map_err(|_| anyhow::format_err!("invalid timeout {s} s"))
+}
+
+/// `pawl run`: takes the single-instance lock, loads the config (a bad one exits non-zero
+/// with `file:line:column` before any device is touched), grabs the devices, reports
+/// ready (metadata for `pawl status`, the readiness line for `pawl on`), runs until
+/// SIGTERM/SIGINT.
+fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Result<ExitCode> {
+    init_logging(debug);
+    let mut worker = worker::Worker::start(detached)?;
+    let started = config_file::load(config).and_then(|loaded| {
+        log::info!("config: {}", loaded.origin);
+        Ok((platform::start(loaded.config, debug)?, loaded.origin))
+    });
+    let (daemon, origin) = match started {
+        Ok(s) => s,
+        Err(err) => {
+            worker.fail(&err);
+            return Err(err);
+        }
+    };
+    let grabbed = platform::grabbed(&daemon);
+    log::info!("running: {} device(s) grabbed", grabbed.len());
+    worker.ready(&origin, grabbed)?;
+    platform::run(daemon, &mut |devices| {
+        if let Err(e) = worker.set_devices(devices) {
+            log::warn!("cannot update the worker metadata: {e}");
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The platform backend behind `pawl run`.
+#[cfg(target_os = "linux")]
+mod platform {
+    use crate::lifecycle::GrabbedDevice;
+
+    pub type Daemon = pawl_linux::Daemon;
+
+    /// Starts the Linux daemon; the desktop for default chords comes from
+    /// `XDG_CURRENT_DESKTOP` unless the config names one. (`debug` only sets the log
+    /// level on Linux, done by the caller.)
+    pub fn start(config: pawl_engine::Config, _debug: bool) -> anyhow::Result<Daemon> {
+        let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
+        let desktop = pawl_engine::Desktop::from_xdg_current_desktop(&xdg);
+        Ok(pawl_linux::start(
+            config,
+            &pawl_linux::Options::new(desktop),
+        )?)
+    }
+
+    /// The grabbed devices, for the worker metadata.
+    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+        convert(&daemon.devices())
+    }
+
+    /// Runs until SIGTERM/SIGINT; `changed` receives the device list when it changes.
+    pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+        daemon.run(&mut |devices| changed(convert(devices)))?;
+        Ok(())
+    }
+
+    fn convert(devices: &[pawl_linux::DeviceSummary]) -> Vec<GrabbedDevice> {
+        devices
+            .iter()
+            .map(|d| GrabbedDevice {
+                path: d.path.display().to_string(),
+                name: d.name.clone(),
+                vendor: d.vendor,
+                product: d.product,
+            })
+            .collect()
+    }
+}
+
+#[cfg(target_os = "macos")]
+use crate::macos as platform;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod platform {
+    use crate::lifecycle::GrabbedDevice;
+
+    pub enum Daemon {}
+
+    pub fn start(_config: pawl_engine::Config, _debug: bool) -> anyhow::Result<Daemon> {
+        anyhow::bail!("`pawl run` is not available on this platform")
+    }
+
+    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+        match *daemon {}
+    }
+
+    pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+        match daemon {}
+    }
+}
+
+/// Logs to stderr: `info` and up, `debug` with `--debug`; `PAWL_LOG` (env_logger filter
+/// syntax, e.g. `debug` or `pawl_linux=debug`) overrides both.
+fn init_logging(debug: bool) {
+    use std::io::Write;
+    let level = if debug {
+        log::LevelFilter::Debug
+    } else {
+        log::LevelFilter::Info
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_env(env_logger::Env::new().filter("PAWL_LOG"))
+        .format(|buf, record| writeln!(buf, "pawl: {:5} {}", record.level(), record.args()))
+        .init();
 }

@@ -155,6 +155,10 @@ impl Worker {
     }
 
     /// The metadata written by [`Worker::ready`].
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "only the tests read it back so far")
+    )]
     pub fn metadata(&self) -> Option<&Metadata> {
         self.meta.as_ref()
     }

@@ -1,8 +1,8 @@
 //! The real [`Tap`] on macOS: CGEventTaps on the calling thread's CFRunLoop, events posted
 //! from a HIDSystemState source, a one-shot CFRunLoopTimer while gliding, IOKit and
-//! ApplicationServices for the rest; and [`run`], the worker's main loop.
+//! ApplicationServices for the rest; and [`start`] / [`Daemon::run`], the worker's main loop.
 //!
-//! The thread that calls [`run`] is the worker's dedicated thread (in `pawl run`, the main
+//! The thread that calls [`start`] and [`Daemon::run`] is the worker's dedicated thread (in `pawl run`, the main
 //! thread): it blocks in `CFRunLoopRun` and wakes only for a tap event, the glide timer,
 //! SIGTERM/SIGINT, a wake or an accessibility change.
 //!
@@ -33,30 +33,13 @@ use pawl_engine::{Config, DeviceInfo};
 
 use crate::actions::Performer;
 use crate::cg::{EventType, Field, PAWL_MARKER};
-use crate::devices::DeviceReport;
+use crate::devices::{DeviceReport, HidDevice, Kind};
 use crate::permissions::Permissions;
 use crate::scroll;
 use crate::tap::{Disposition, Synthetic, Tap, TapCreateError, TapEvent, TapKind, TapSpec};
 use crate::worker::{Mode, Worker};
 
-/// How [`run`] runs.
-pub struct RunOptions {
-    /// Run, debug or inspect.
-    pub mode: Mode,
-    /// Called once the taps exist (the worker has started), before the run loop blocks.
-    pub on_started: Option<Box<dyn FnOnce()>>,
-}
-
-impl fmt::Debug for RunOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RunOptions")
-            .field("mode", &self.mode)
-            .field("on_started", &self.on_started.is_some())
-            .finish()
-    }
-}
-
-/// Why [`run`] failed.
+/// Why [`start`] or [`Daemon::run`] failed.
 #[derive(Debug)]
 pub struct RunError(String);
 
@@ -79,10 +62,27 @@ pub fn device_report() -> DeviceReport {
     DeviceReport::new(iokit::pointer_devices())
 }
 
-/// Runs the worker on the calling thread until SIGTERM or SIGINT. Errors: a chord macOS
-/// cannot post, no accessibility permission, the stale-grant case (each with the
+/// A started worker: its taps exist on the calling thread's run loop. Not `Send`: it
+/// lives and runs on the thread that started it (in `pawl run`, the main thread, where
+/// distributed notifications are delivered). Dropping it invalidates every tap and
+/// removes every registration.
+#[derive(Debug)]
+pub struct Daemon {
+    /// The Context every callback receives (owned; freed on drop, after every
+    /// registration that refers to it is gone).
+    context: NonNull<Context>,
+    run_loop: CFRetained<CFRunLoop>,
+    signals: Option<Signals>,
+    center: Option<CFRetained<CFNotificationCenter>>,
+    power: Option<iokit::PowerNotifications>,
+    devices: Vec<HidDevice>,
+}
+
+/// Starts the worker on the calling thread: prepares the actions, catches SIGTERM and
+/// SIGINT, creates the taps, listens for wake and accessibility changes. Errors: a chord
+/// macOS cannot post, no accessibility permission, the stale-grant case (each with the
 /// permission report).
-pub fn run(config: &Config, options: RunOptions) -> Result<(), RunError> {
+pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
     let read_hotkeys = config.actions.backend == ActionBackend::CgEvent;
     let performer = Performer::new(config, |id| {
         if read_hotkeys {
@@ -95,8 +95,8 @@ pub fn run(config: &Config, options: RunOptions) -> Result<(), RunError> {
     let run_loop = CFRunLoop::current().ok_or_else(|| RunError("no run loop".into()))?;
     let source = CGEventSource::new(CGEventSourceStateID::HIDSystemState);
     CGEventSource::set_user_data(source.as_deref(), PAWL_MARKER);
-    let context = Box::into_raw(Box::new(Context {
-        worker: Worker::new(config.clone(), options.mode, performer),
+    let context = Box::new(Context {
+        worker: Worker::new(config.clone(), mode, performer),
         host: Host {
             run_loop: run_loop.clone(),
             taps: [None, None],
@@ -106,38 +106,31 @@ pub fn run(config: &Config, options: RunOptions) -> Result<(), RunError> {
             children: Vec::new(),
             context: std::ptr::null_mut(),
         },
-    }));
-    // SAFETY: `context` is valid until the Box is rebuilt at the end of this function;
-    // every callback that receives it runs on this thread, inside `CFRunLoop::run` below,
-    // so no two references to it are live at once.
-    let res = unsafe { run_context(context, &run_loop, options.on_started) };
-    // SAFETY: every registration that referred to `context` was removed in run_context.
-    drop(unsafe { Box::from_raw(context) });
-    res
-}
-
-/// # Safety
-/// `context` is a live, exclusively owned Context.
-unsafe fn run_context(
-    context: *mut Context,
-    run_loop: &CFRunLoop,
-    on_started: Option<Box<dyn FnOnce()>>,
-) -> Result<(), RunError> {
-    // SAFETY: the caller's promise.
-    let ctx = unsafe { &mut *context };
-    ctx.host.context = context.cast();
-    let signals = Signals::install(run_loop).map_err(RunError)?;
+    });
+    let mut daemon = Daemon {
+        context: NonNull::from(Box::leak(context)),
+        run_loop,
+        signals: None,
+        center: None,
+        power: None,
+        devices: Vec::new(),
+    };
+    let info = daemon.context.as_ptr();
+    // SAFETY: the Context is owned by `daemon`; nothing else refers to it yet.
+    let ctx = unsafe { &mut *info };
+    ctx.host.context = info.cast();
+    daemon.signals = Some(Signals::install(&daemon.run_loop).map_err(RunError)?);
     if let Err(e) = ctx.worker.start(&mut ctx.host) {
         let report = cf::permissions(false);
         return Err(RunError(format!("{e}\n{report}")));
     }
-    let center = CFNotificationCenter::distributed_center();
-    let name = CFString::from_static_str("com.apple.accessibility.api");
-    if let Some(center) = &center {
-        // SAFETY: `context` outlives the observer, removed before returning.
+    daemon.center = CFNotificationCenter::distributed_center();
+    if let Some(center) = &daemon.center {
+        let name = CFString::from_static_str("com.apple.accessibility.api");
+        // SAFETY: the Context outlives the observer, removed in drop.
         unsafe {
             center.add_observer(
-                context as *const c_void,
+                info as *const c_void,
                 Some(accessibility_callback),
                 Some(&name),
                 std::ptr::null(),
@@ -145,55 +138,77 @@ unsafe fn run_context(
             );
         }
     }
-    // SAFETY: `context` outlives the registration, dropped before returning.
-    let power = unsafe { iokit::PowerNotifications::register(run_loop, on_wake, context.cast()) };
-    if power.is_none() {
+    // SAFETY: the Context outlives the registration, dropped in drop.
+    daemon.power =
+        unsafe { iokit::PowerNotifications::register(&daemon.run_loop, on_wake, info.cast()) };
+    if daemon.power.is_none() {
         log::warn!("no system power notifications: taps are not re-checked after wake");
     }
-    log::info!("pawl worker started ({:?})", ctx.worker_mode());
-    if let Some(f) = on_started {
-        f();
+    daemon.devices = iokit::pointer_devices()
+        .into_iter()
+        .filter(|d| {
+            config.decide(&d.info()).handle
+                || matches!(d.kind(), Kind::MxMaster(_) | Kind::Receiver(_))
+        })
+        .collect();
+    Ok(daemon)
+}
+
+impl Daemon {
+    /// The connected pointer devices whose events the worker changes (MX Master family
+    /// members, receivers, devices the config handles), as found at start.
+    pub fn devices(&self) -> &[HidDevice] {
+        &self.devices
     }
-    CFRunLoop::run();
-    // SAFETY: the run loop returned: no callback is running.
-    let ctx = unsafe { &mut *context };
-    ctx.worker.stop(&mut ctx.host);
-    ctx.host.arm_timer(None);
-    ctx.host.cancel_recheck();
-    ctx.host.reap();
-    if let Some(center) = &center {
-        // SAFETY: removes the observer added above.
-        unsafe { center.remove_every_observer(context as *const c_void) };
+
+    /// Blocks in `CFRunLoopRun` until SIGTERM or SIGINT, then invalidates the taps.
+    pub fn run(self) -> Result<(), RunError> {
+        log::info!("pawl worker running");
+        CFRunLoop::run();
+        log::info!("pawl worker stopping");
+        Ok(())
     }
-    drop(power);
-    drop(signals);
-    log::info!("pawl worker stopped");
-    Ok(())
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let info = self.context.as_ptr();
+        {
+            // SAFETY: the run loop is not running (run returned or never ran): no callback
+            // holds the Context.
+            let ctx = unsafe { &mut *info };
+            ctx.worker.stop(&mut ctx.host);
+            ctx.host.arm_timer(None);
+            ctx.host.cancel_recheck();
+            ctx.host.reap();
+        }
+        if let Some(center) = self.center.take() {
+            // SAFETY: removes the observer added in start.
+            unsafe { center.remove_every_observer(info as *const c_void) };
+        }
+        self.power = None;
+        self.signals = None;
+        // SAFETY: leaked from a Box in start; every registration referring to it is gone.
+        drop(unsafe { Box::from_raw(info) });
+    }
 }
 
 /// What every callback receives as its info pointer.
+#[derive(Debug)]
 struct Context {
     worker: Worker,
     host: Host,
 }
 
-impl Context {
-    fn worker_mode(&self) -> &'static str {
-        if self.worker.is_active() {
-            "taps created"
-        } else {
-            "no taps"
-        }
-    }
-}
-
 /// One created tap.
+#[derive(Debug)]
 struct CreatedTap {
     port: CFRetained<CFMachPort>,
     source: CFRetained<CFRunLoopSource>,
 }
 
 /// The real OS behind [`Tap`].
+#[derive(Debug)]
 struct Host {
     run_loop: CFRetained<CFRunLoop>,
     taps: [Option<CreatedTap>; 2],
@@ -569,6 +584,7 @@ unsafe fn on_wake(info: *mut c_void) {
 /// SIGTERM and SIGINT as a run-loop source: the signals are ignored and reported through a
 /// kqueue (`EVFILT_SIGNAL` records a signal even while it is ignored), whose descriptor
 /// the run loop watches; the callback stops the run loop.
+#[derive(Debug)]
 struct Signals {
     fd: CFRetained<CFFileDescriptor>,
     source: CFRetained<CFRunLoopSource>,

@@ -1,0 +1,701 @@
+//! The hot path of one grabbed device, without the syscalls: bytes read from the source →
+//! frames → engine → bytes for the clone and actions. The loop owns the fds and passes a
+//! [`Sink`]; tests pass a recording one.
+//!
+//! Per input frame: [`Verdict::Forward`] writes the bytes that were read, unchanged
+//! (bit-exact); [`Verdict::Rewrite`] writes [`encode_frame`] of the engine's output (when
+//! not empty) and then performs its actions. One write per output frame, no allocation,
+//! no formatting unless debug logging is on.
+
+use pawl_engine::frame::{FrameIn, FrameOut, Verdict, WheelOut};
+use pawl_engine::units::{ButtonSet, Micros, V120_PER_DETENT};
+use pawl_engine::{Action, DeviceEngine};
+use pawl_evdev::codes::{EV_SYN, SYN_DROPPED};
+use pawl_evdev::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
+
+use crate::caps::Caps;
+
+/// What the pipeline needs from the outside.
+pub trait Sink {
+    /// Writes whole frames to the device's clone with one `write(2)`.
+    fn write_clone(&mut self, bytes: &[u8]);
+    /// Performs an action (after the frame that fired it was written).
+    fn perform(&mut self, action: Action);
+    /// The mouse buttons down on the source right now (`EVIOCGKEY`), `None` when that
+    /// cannot be read (then everything is released).
+    fn buttons_down(&mut self) -> Option<ButtonSet>;
+}
+
+/// Bytes of the per-device read buffer: 256 events, more than a kernel evdev client buffer
+/// holds for a mouse (64–128 events), so one `read(2)` drains it.
+pub const READ_BUF_BYTES: usize = 256 * EVENT_SIZE;
+
+/// The read buffer of one device: bytes of a frame whose `SYN_REPORT` has not arrived yet
+/// stay at the front for the next read.
+#[derive(Debug)]
+pub struct ReadBuf {
+    bytes: [u8; READ_BUF_BYTES],
+    len: usize,
+}
+
+impl Default for ReadBuf {
+    fn default() -> Self {
+        ReadBuf {
+            bytes: [0; READ_BUF_BYTES],
+            len: 0,
+        }
+    }
+}
+
+impl ReadBuf {
+    /// Where the next read goes.
+    #[inline]
+    pub fn spare(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.len..]
+    }
+
+    /// Marks `n` bytes after the kept ones as filled by a read.
+    #[inline]
+    pub fn filled_by_read(&mut self, n: usize) {
+        self.len = (self.len + n).min(READ_BUF_BYTES);
+    }
+
+    /// The kept bytes followed by what was read.
+    #[inline]
+    pub fn filled(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Drops the first `n` bytes (the decoded frames), moving the rest to the front.
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        let n = n.min(self.len);
+        self.bytes.copy_within(n..self.len, 0);
+        self.len -= n;
+    }
+
+    /// Whether no byte is free: one frame is longer than the buffer.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == READ_BUF_BYTES
+    }
+
+    /// Forgets everything kept.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// Fixes wheel codes the clone has but the source lacks (the clone always has both
+/// lo-res and hi-res codes of an axis), for frames whose scroll the engine does not
+/// transform: a lo-res-only source gets `REL_*_HI_RES` = detents × 120; a hi-res-only
+/// source gets lo-res detents derived from the accumulated hi-res travel (like the
+/// kernel's hid-input: a detent per 120 units, the remainder reset on direction change).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WheelFixup {
+    axes: [AxisFixup; 2],
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum AxisFixup {
+    #[default]
+    Nothing,
+    SynthesizeHires,
+    DeriveLores {
+        remainder: i32,
+    },
+}
+
+impl WheelFixup {
+    /// The fixup for a source with `caps`.
+    pub fn new(caps: &Caps) -> WheelFixup {
+        let mut f = WheelFixup::default();
+        for (axis, (lores_missing, hires_missing)) in
+            caps.missing_wheel_codes().into_iter().enumerate()
+        {
+            f.axes[axis] = match (lores_missing, hires_missing) {
+                (false, true) => AxisFixup::SynthesizeHires,
+                (true, false) => AxisFixup::DeriveLores { remainder: 0 },
+                _ => AxisFixup::Nothing,
+            };
+        }
+        f
+    }
+
+    /// Whether nothing is ever fixed.
+    pub fn is_nothing(&self) -> bool {
+        self.axes.iter().all(|a| *a == AxisFixup::Nothing)
+    }
+
+    /// Fixes `wheels` (`[vertical, horizontal]`; `v120` already holds the travel, as the
+    /// decoder and engine fill it). Returns whether the frame must be rewritten because a
+    /// code the source lacks now has a value.
+    #[inline]
+    pub fn apply(&mut self, wheels: [&mut WheelOut; 2]) -> bool {
+        let mut rewrite = false;
+        for (fix, wheel) in self.axes.iter_mut().zip(wheels) {
+            match fix {
+                AxisFixup::Nothing => {}
+                AxisFixup::SynthesizeHires => rewrite |= wheel.v120 != 0,
+                AxisFixup::DeriveLores { remainder } => {
+                    if wheel.v120 != 0 {
+                        if (*remainder > 0) != (wheel.v120 > 0) {
+                            *remainder = 0;
+                        }
+                        *remainder += wheel.v120;
+                        let detents = *remainder / V120_PER_DETENT;
+                        *remainder -= detents * V120_PER_DETENT;
+                        wheel.detents = detents;
+                        rewrite |= detents != 0;
+                    }
+                }
+            }
+        }
+        rewrite
+    }
+
+    /// Forgets accumulated travel (resync, cancel).
+    pub fn reset(&mut self) {
+        for a in &mut self.axes {
+            if let AxisFixup::DeriveLores { remainder } = a {
+                *remainder = 0;
+            }
+        }
+    }
+}
+
+/// The output frame that reproduces `input` unchanged (for a frame the engine forwards
+/// but whose wheel codes must be fixed).
+pub fn frame_out_of(input: &FrameIn) -> FrameOut {
+    FrameOut {
+        dx: input.dx,
+        dy: input.dy,
+        wheel: WheelOut {
+            v120: input.wheel.v120,
+            detents: input.wheel.detents,
+        },
+        hwheel: WheelOut {
+            v120: input.hwheel.v120,
+            detents: input.hwheel.detents,
+        },
+        buttons: input.buttons,
+        ..FrameOut::default()
+    }
+}
+
+/// Bytes of the output buffer: one encoded frame of at most [`MAX_OUT_EVENTS`] events.
+pub const OUT_BUF_BYTES: usize = MAX_OUT_EVENTS * EVENT_SIZE;
+
+/// One grabbed device's translation and engine state.
+#[derive(Debug)]
+pub struct Pipeline {
+    decoder: Decoder,
+    engine: DeviceEngine,
+    fixup: WheelFixup,
+    out: FrameOut,
+    buf: [u8; OUT_BUF_BYTES],
+    label: Box<str>,
+}
+
+impl Pipeline {
+    /// The pipeline of a source with `caps`, running `engine`; `label` names the device in
+    /// debug logs.
+    pub fn new(caps: &Caps, engine: DeviceEngine, label: &str) -> Pipeline {
+        Pipeline {
+            decoder: Decoder::new(caps.wheel_caps()),
+            engine,
+            fixup: WheelFixup::new(caps),
+            out: FrameOut::default(),
+            buf: [0; OUT_BUF_BYTES],
+            label: label.into(),
+        }
+    }
+
+    /// The engine (for its deadline and state).
+    pub fn engine(&self) -> &DeviceEngine {
+        &self.engine
+    }
+
+    /// Processes every complete frame in `bytes`; returns how many bytes were consumed
+    /// (the rest is a frame still missing its `SYN_REPORT`).
+    #[inline]
+    pub fn feed(&mut self, bytes: &[u8], sink: &mut impl Sink) -> usize {
+        let Pipeline {
+            decoder,
+            engine,
+            fixup,
+            out,
+            buf,
+            label,
+        } = self;
+        decoder.decode(bytes, |decoded| match decoded {
+            Decoded::Frame(frame, raw) => {
+                let verdict = engine.frame(&frame, out);
+                if log::log_enabled!(log::Level::Debug) {
+                    log_frame(label, &frame, verdict, out);
+                }
+                let transform = engine.profile().transform_scroll;
+                match verdict {
+                    Verdict::Forward => {
+                        if !fixup.is_nothing() && !transform {
+                            let mut fixed = frame_out_of(&frame);
+                            let FrameOut { wheel, hwheel, .. } = &mut fixed;
+                            if fixup.apply([wheel, hwheel]) {
+                                write_encoded(&fixed, raw, buf, sink);
+                                return;
+                            }
+                        }
+                        sink.write_clone(raw);
+                    }
+                    Verdict::Rewrite => {
+                        if !transform {
+                            let FrameOut { wheel, hwheel, .. } = &mut *out;
+                            fixup.apply([wheel, hwheel]);
+                        }
+                        write_encoded(out, raw, buf, sink);
+                        for action in out.actions.as_slice() {
+                            sink.perform(*action);
+                        }
+                    }
+                }
+            }
+            Decoded::Dropped => {
+                let down = sink.buttons_down().unwrap_or_default();
+                fixup.reset();
+                if log::log_enabled!(log::Level::Debug) {
+                    log::debug!("{label}: SYN_DROPPED, resync with buttons down {down:?}");
+                }
+                if engine.resync(down, out) {
+                    write_encoded(out, &[], buf, sink);
+                }
+            }
+        })
+    }
+
+    /// Makes the decoder discard up to the next `SYN_REPORT` and resyncs, as after a
+    /// `SYN_DROPPED` (for a frame longer than the read buffer).
+    pub fn drop_partial_frame(&mut self, sink: &mut impl Sink) {
+        let dropped = Event::new(EV_SYN, SYN_DROPPED, 0).to_bytes();
+        self.feed(&dropped, sink);
+    }
+
+    /// When [`Pipeline::tick`] must next run.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        self.engine.next_deadline()
+    }
+
+    /// Runs the engine's timers due at `now` and writes what they produce.
+    pub fn tick(&mut self, now: Micros, sink: &mut impl Sink) {
+        if self.engine.tick(now, &mut self.out) {
+            write_encoded(&self.out, &[], &mut self.buf, sink);
+        }
+    }
+
+    /// Cancels everything in progress and writes a release for every button pressed on the
+    /// clone (exit, device gone).
+    pub fn cancel(&mut self, sink: &mut impl Sink) {
+        self.fixup.reset();
+        if self.engine.cancel(&mut self.out) {
+            write_encoded(&self.out, &[], &mut self.buf, sink);
+        }
+    }
+}
+
+#[inline]
+fn write_encoded(out: &FrameOut, raw: &[u8], buf: &mut [u8; OUT_BUF_BYTES], sink: &mut impl Sink) {
+    let n = encode_frame(out, raw, buf);
+    if n > 0 {
+        sink.write_clone(&buf[..n]);
+    }
+}
+
+#[cold]
+fn log_frame(label: &str, frame: &FrameIn, verdict: Verdict, out: &FrameOut) {
+    match verdict {
+        Verdict::Forward => log::debug!(
+            "{label}: forward dx={} dy={} wheel={}/{} hwheel={}/{} buttons={:?}",
+            frame.dx,
+            frame.dy,
+            frame.wheel.v120,
+            frame.wheel.detents,
+            frame.hwheel.v120,
+            frame.hwheel.detents,
+            frame.buttons.as_slice()
+        ),
+        Verdict::Rewrite => log::debug!(
+            "{label}: in dx={} dy={} wheel={}/{} hwheel={}/{} buttons={:?} -> out dx={} dy={} wheel={}/{} hwheel={}/{} buttons={:?} actions={:?}",
+            frame.dx,
+            frame.dy,
+            frame.wheel.v120,
+            frame.wheel.detents,
+            frame.hwheel.v120,
+            frame.hwheel.detents,
+            frame.buttons.as_slice(),
+            out.dx,
+            out.dy,
+            out.wheel.v120,
+            out.wheel.detents,
+            out.hwheel.v120,
+            out.hwheel.detents,
+            out.buttons.as_slice(),
+            out.actions.as_slice()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pawl_engine::units::Button;
+    use pawl_engine::{Config, Platform};
+    use pawl_evdev::codes::*;
+
+    #[derive(Default)]
+    struct Recorder {
+        writes: Vec<Vec<(u16, u16, i32)>>,
+        raw_writes: Vec<Vec<u8>>,
+        actions: Vec<Action>,
+        down: ButtonSet,
+    }
+
+    impl Sink for Recorder {
+        fn write_clone(&mut self, bytes: &[u8]) {
+            self.raw_writes.push(bytes.to_vec());
+            self.writes.push(events(bytes));
+        }
+        fn perform(&mut self, action: Action) {
+            self.actions.push(action);
+        }
+        fn buttons_down(&mut self) -> Option<ButtonSet> {
+            Some(self.down)
+        }
+    }
+
+    fn events(buf: &[u8]) -> Vec<(u16, u16, i32)> {
+        buf.chunks_exact(EVENT_SIZE)
+            .map(|c| {
+                let e = Event::from_bytes(c.try_into().unwrap());
+                (e.type_, e.code, e.value)
+            })
+            .collect()
+    }
+
+    fn bytes(events: &[(u16, u16, i32)]) -> Vec<u8> {
+        events
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (t, c, v))| {
+                Event {
+                    time: Micros(5_000_000 + 1000 * i as u64),
+                    type_: *t,
+                    code: *c,
+                    value: *v,
+                }
+                .to_bytes()
+            })
+            .collect()
+    }
+
+    fn mouse_caps(rel: &[u16]) -> Caps {
+        let mut c = Caps::default();
+        for ev in [EV_SYN, EV_KEY, EV_REL, EV_MSC] {
+            c.ev.set(ev);
+        }
+        for b in BTN_LEFT..=BTN_TASK {
+            c.key.set(b);
+        }
+        for r in [REL_X, REL_Y].iter().chain(rel) {
+            c.rel.set(*r);
+        }
+        c.msc.set(MSC_SCAN);
+        c
+    }
+
+    fn mx_caps() -> Caps {
+        mouse_caps(&[REL_WHEEL, REL_HWHEEL, REL_WHEEL_HI_RES, REL_HWHEEL_HI_RES])
+    }
+
+    fn pipeline(caps: &Caps, transform: bool) -> Pipeline {
+        let config = Config::default_for(Platform::Linux);
+        let engine = DeviceEngine::with_profile(&config, transform, config.scroll);
+        Pipeline::new(caps, engine, "test")
+    }
+
+    #[test]
+    fn motion_is_forwarded_bit_exact_one_write_per_frame() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        let input = bytes(&[
+            (EV_REL, REL_X, 3),
+            (EV_REL, REL_Y, -2),
+            (EV_SYN, SYN_REPORT, 0),
+            (EV_MSC, MSC_TIMESTAMP, 9),
+            (EV_REL, REL_X, 1),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        assert_eq!(p.feed(&input, &mut sink), input.len());
+        assert_eq!(sink.raw_writes.len(), 2);
+        assert_eq!(
+            sink.raw_writes.concat(),
+            input,
+            "timestamps and all, unchanged"
+        );
+    }
+
+    #[test]
+    fn in_scope_wheel_is_rewritten_inverted_with_hires_and_lores_together() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        let input = bytes(&[
+            (EV_REL, REL_WHEEL, 1),
+            (EV_REL, REL_WHEEL_HI_RES, 120),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        p.feed(&input, &mut sink);
+        assert_eq!(sink.writes.len(), 1);
+        let w = &sink.writes[0];
+        assert_eq!(w.last(), Some(&(EV_SYN, SYN_REPORT, 0)));
+        let hires: i32 = w
+            .iter()
+            .filter(|e| e.1 == REL_WHEEL_HI_RES)
+            .map(|e| e.2)
+            .sum();
+        assert!(hires < 0, "inverted: {w:?}");
+        let pos = |code| w.iter().position(|e| e.0 == EV_REL && e.1 == code);
+        if let (Some(h), Some(l)) = (pos(REL_WHEEL_HI_RES), pos(REL_WHEEL)) {
+            assert!(h < l, "hi-res before lo-res: {w:?}");
+        }
+    }
+
+    #[test]
+    fn gesture_fires_its_action_after_writing_and_swallows_the_button() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        let mut ev = vec![
+            (EV_MSC, MSC_SCAN, 0x90006),
+            (EV_KEY, BTN_FORWARD, 1),
+            (EV_SYN, SYN_REPORT, 0),
+        ];
+        for _ in 0..30 {
+            ev.extend([(EV_REL, REL_X, 10), (EV_SYN, SYN_REPORT, 0)]);
+        }
+        ev.extend([(EV_KEY, BTN_FORWARD, 0), (EV_SYN, SYN_REPORT, 0)]);
+        let input = bytes(&ev);
+        assert_eq!(p.feed(&input, &mut sink), input.len());
+        // Default: desktop direction inverted, so dragging right switches left.
+        assert_eq!(sink.actions, vec![Action::DesktopLeft]);
+        let all: Vec<_> = sink.writes.concat();
+        assert!(
+            !all.iter()
+                .any(|e| e.0 == EV_KEY || e.1 == REL_X && e.0 == EV_REL),
+            "neither the gesture button nor the drag reaches the clone: {all:?}"
+        );
+    }
+
+    #[test]
+    fn gesture_click_without_drag_passes_through_as_two_frames() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        let input = bytes(&[
+            (EV_KEY, BTN_FORWARD, 1),
+            (EV_SYN, SYN_REPORT, 0),
+            (EV_KEY, BTN_FORWARD, 0),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        p.feed(&input, &mut sink);
+        assert_eq!(
+            sink.writes.concat(),
+            vec![
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]
+        );
+        assert!(sink.actions.is_empty());
+    }
+
+    #[test]
+    fn partial_frame_is_kept_for_the_next_read() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        let mut rb = ReadBuf::default();
+        let all = bytes(&[
+            (EV_REL, REL_X, 1),
+            (EV_SYN, SYN_REPORT, 0),
+            (EV_REL, REL_X, 2),
+            (EV_REL, REL_Y, 2),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        // First read ends in the middle of the second frame (and mid-event).
+        let cut = 3 * EVENT_SIZE + 5;
+        for chunk in [&all[..cut], &all[cut..]] {
+            rb.spare()[..chunk.len()].copy_from_slice(chunk);
+            rb.filled_by_read(chunk.len());
+            let n = p.feed(rb.filled(), &mut sink);
+            rb.consume(n);
+        }
+        assert_eq!(rb.filled(), &[] as &[u8]);
+        assert_eq!(sink.raw_writes.concat(), all);
+        assert_eq!(sink.raw_writes.len(), 2);
+    }
+
+    #[test]
+    fn read_buffer_reports_full_when_one_frame_fills_it() {
+        let mut rb = ReadBuf::default();
+        let n = rb.spare().len();
+        rb.filled_by_read(n);
+        assert!(rb.is_full());
+        rb.consume(EVENT_SIZE);
+        assert_eq!(rb.filled().len(), READ_BUF_BYTES - EVENT_SIZE);
+        assert_eq!(rb.spare().len(), EVENT_SIZE);
+    }
+
+    #[test]
+    fn syn_dropped_releases_buttons_that_are_up_now_and_keeps_held_ones() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[
+                (EV_KEY, BTN_LEFT, 1),
+                (EV_KEY, BTN_RIGHT, 1),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        sink.writes.clear();
+        sink.down.set(Button(1), true);
+        p.feed(
+            &bytes(&[
+                (EV_REL, REL_X, 5),
+                (EV_SYN, SYN_DROPPED, 0),
+                (EV_KEY, BTN_LEFT, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes,
+            vec![vec![(EV_KEY, BTN_LEFT, 0), (EV_SYN, SYN_REPORT, 0)]]
+        );
+        assert_eq!(
+            p.engine().pressed_out().iter().collect::<Vec<_>>(),
+            vec![Button(1)]
+        );
+    }
+
+    #[test]
+    fn oversized_frame_is_dropped_like_syn_dropped() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_KEY, BTN_LEFT, 1), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        sink.writes.clear();
+        p.drop_partial_frame(&mut sink);
+        // The rest of the oversized frame arrives: discarded up to its SYN_REPORT.
+        p.feed(
+            &bytes(&[(EV_REL, REL_X, 7), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes,
+            vec![vec![(EV_KEY, BTN_LEFT, 0), (EV_SYN, SYN_REPORT, 0)]]
+        );
+    }
+
+    #[test]
+    fn cancel_releases_everything_pressed_on_the_clone() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_KEY, BTN_SIDE, 1), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        sink.writes.clear();
+        p.cancel(&mut sink);
+        assert_eq!(
+            sink.writes,
+            vec![vec![(EV_KEY, BTN_SIDE, 0), (EV_SYN, SYN_REPORT, 0)]]
+        );
+        p.cancel(&mut sink);
+        assert_eq!(sink.writes.len(), 1, "nothing left to release");
+    }
+
+    #[test]
+    fn lowres_only_source_gets_hires_synthesized_when_not_transformed() {
+        let mut p = pipeline(&mouse_caps(&[REL_WHEEL]), false);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_REL, REL_WHEEL, -2), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes,
+            vec![vec![
+                (EV_REL, REL_WHEEL_HI_RES, -240),
+                (EV_REL, REL_WHEEL, -2),
+                (EV_SYN, SYN_REPORT, 0)
+            ]]
+        );
+    }
+
+    #[test]
+    fn hires_only_source_gets_lores_derived_from_accumulated_travel() {
+        let mut p = pipeline(&mouse_caps(&[REL_WHEEL_HI_RES]), false);
+        let mut sink = Recorder::default();
+        for _ in 0..4 {
+            p.feed(
+                &bytes(&[(EV_REL, REL_WHEEL_HI_RES, 40), (EV_SYN, SYN_REPORT, 0)]),
+                &mut sink,
+            );
+        }
+        // 40, 80 forwarded unchanged; at 120 a detent; 40 more forwarded unchanged.
+        assert_eq!(
+            sink.writes,
+            vec![
+                vec![(EV_REL, REL_WHEEL_HI_RES, 40), (EV_SYN, SYN_REPORT, 0)],
+                vec![(EV_REL, REL_WHEEL_HI_RES, 40), (EV_SYN, SYN_REPORT, 0)],
+                vec![
+                    (EV_REL, REL_WHEEL_HI_RES, 40),
+                    (EV_REL, REL_WHEEL, 1),
+                    (EV_SYN, SYN_REPORT, 0)
+                ],
+                vec![(EV_REL, REL_WHEEL_HI_RES, 40), (EV_SYN, SYN_REPORT, 0)],
+            ]
+        );
+    }
+
+    #[test]
+    fn derived_lores_restarts_on_direction_change() {
+        let mut f = WheelFixup::new(&mouse_caps(&[REL_WHEEL_HI_RES]));
+        let mut step = |v120| {
+            let mut w = WheelOut { v120, detents: 0 };
+            let mut h = WheelOut::default();
+            f.apply([&mut w, &mut h]);
+            w.detents
+        };
+        // Without the reset the way back would first cancel the 100 carried upward, and
+        // the detent would come one step late: [0, 0, 0, -1].
+        assert_eq!(
+            [step(100), step(-100), step(-100), step(-100)],
+            [0, 0, -1, -1]
+        );
+    }
+
+    #[test]
+    fn transformed_lowres_source_is_written_with_both_codes() {
+        let mut p = pipeline(&mouse_caps(&[REL_WHEEL]), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_REL, REL_WHEEL, 1), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        let w = &sink.writes[0];
+        assert!(
+            w.iter().any(|e| e.1 == REL_WHEEL_HI_RES && e.0 == EV_REL),
+            "{w:?}"
+        );
+    }
+}
