@@ -267,8 +267,8 @@ impl Emulator {
                 };
                 let r = c.reporting;
                 p[..2].copy_from_slice(&r.cid.to_be_bytes());
-                p[2] = u8::from(r.divert) * controls::reporting_flags::DIVERT
-                    | u8::from(r.raw_xy) * controls::reporting_flags::RAW_XY;
+                p[2] = (u8::from(r.divert) * controls::reporting_flags::DIVERT)
+                    | (u8::from(r.raw_xy) * controls::reporting_flags::RAW_XY);
             }
             (feature::REPROG_CONTROLS_V4, reprog::SET_CID_REPORTING) => {
                 use controls::reporting_flags::*;

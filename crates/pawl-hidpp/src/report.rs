@@ -89,9 +89,9 @@ impl Message {
     /// id requires. Trailing bytes beyond the length are ignored.
     #[inline]
     pub fn parse(bytes: &[u8]) -> Option<Message> {
-        let (long, len) = match bytes.first()? {
-            &REPORT_ID_SHORT => (false, SHORT_LEN),
-            &REPORT_ID_LONG => (true, LONG_LEN),
+        let (long, len) = match *bytes.first()? {
+            REPORT_ID_SHORT => (false, SHORT_LEN),
+            REPORT_ID_LONG => (true, LONG_LEN),
             _ => return None,
         };
         if bytes.len() < len {
