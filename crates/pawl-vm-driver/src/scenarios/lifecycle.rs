@@ -311,6 +311,8 @@ pub fn kill9_then_status_reports_stale_and_on_recovers(ctx: &mut Ctx) -> anyhow:
         "SIGKILL left no metadata (nothing to test)"
     );
     let status = env.expect(&["status"], 1)?;
+    println!("# $ kill -9 {pid}");
+    show(&["status"], 1, &status);
     ensure!(
         status.contains(&format!("stale metadata: pid {pid}, process gone")),
         "status {status:?}"
@@ -327,6 +329,7 @@ pub fn kill9_then_status_reports_stale_and_on_recovers(ctx: &mut Ctx) -> anyhow:
     );
     drop(probe);
     let out = env.expect(&["on"], 0)?;
+    show(&["on"], 0, &out);
     let new = pid_in(&out)?;
     ensure!(
         new != pid && out.starts_with("started"),
