@@ -3,7 +3,9 @@
 //! `pawl-vm-driver` binaries and the recordings, runs the driver's scenarios in one boot
 //! and fails on any `FAIL` line, a missing result, or a timeout.
 //!
-//! Environment: `PAWL_VM_TIMEOUT_SECS` (default 600) bounds the VM run.
+//! Environment: `PAWL_VM_TIMEOUT_SECS` (default 600) bounds the VM run; `PAWL_VM_DEBUG=1`
+//! runs pawl with `--debug` (a failing scenario prints the tail of pawl's log);
+//! `PAWL_VM_VERBOSE=1` prints every scenario's notes (frames seen, syscall counts).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -218,7 +220,7 @@ for m in $(cat /etc/pawl-vm/modules); do
     insmod "/lib/modules/$m" || echo "pawl-vm: insmod $m failed"
 done
 echo "pawl-vm: driver starting"
-/bin/pawl-vm-driver --pawl /bin/pawl --recordings /recordings --work /tmp/pawl-vm $(cat /etc/pawl-vm/filters)
+/bin/pawl-vm-driver --pawl /bin/pawl --recordings /recordings --work /tmp/pawl-vm $(cat /etc/pawl-vm/args)
 echo "pawl-vm: driver exit status $?"
 poweroff -f
 "#;
@@ -265,7 +267,14 @@ fn initramfs_bytes(
         order.split_whitespace().collect::<Vec<_>>().join(" ")
     );
     c.file("etc/pawl-vm/modules", 0o644, order.as_bytes());
-    c.file("etc/pawl-vm/filters", 0o644, filters.join(" ").as_bytes());
+    let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
+    if std::env::var("PAWL_VM_DEBUG").is_ok_and(|v| v == "1") {
+        args.insert(0, "--pawl-debug");
+    }
+    if std::env::var("PAWL_VM_VERBOSE").is_ok_and(|v| v == "1") {
+        args.insert(0, "--verbose");
+    }
+    c.file("etc/pawl-vm/args", 0o644, args.join(" ").as_bytes());
 
     let mut copied = 0;
     for e in

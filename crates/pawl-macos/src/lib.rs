@@ -39,6 +39,8 @@ mod sys;
 pub use sys::{Daemon, RunError, device_report, permissions, start};
 
 #[cfg(test)]
+mod alloc_tests;
+#[cfg(test)]
 mod fake;
 #[cfg(test)]
 mod fake_tap_tests;

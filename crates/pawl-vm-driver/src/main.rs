@@ -6,10 +6,12 @@
 //! `/dev/uinput` for synthetic ones (touchpad, other mice) — starts the `pawl` binary, injects
 //! input, reads pawl's virtual devices and prints exactly one line per scenario:
 //! `PASS <name>` or `FAIL <name>: <reason>`. Diagnostics are printed as lines starting with
-//! `# `. The exit status is non-zero when any scenario failed.
+//! `# ` (a scenario's notes when it fails, or always with `--verbose`). The exit status is non-zero when any scenario failed.
 //!
-//! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--list] [FILTER...]`;
-//! a scenario runs when its name contains one of the filters (all run without filters).
+//! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--pawl-debug]
+//! [--verbose] [--list] [FILTER...]`;
+//! a filter that is a scenario's full name runs that scenario, any other runs every scenario
+//! whose name contains it (all run without filters).
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
 //! know how many result lines to expect).
 //!
@@ -20,6 +22,8 @@ mod evdev;
 #[cfg(target_os = "linux")]
 mod hid;
 #[cfg(target_os = "linux")]
+mod pawl;
+#[cfg(target_os = "linux")]
 mod scenarios;
 #[cfg(target_os = "linux")]
 mod sys;
@@ -27,6 +31,8 @@ mod sys;
 mod uhid;
 #[cfg(target_os = "linux")]
 mod uinput;
+#[cfg(target_os = "linux")]
+mod watch;
 
 use std::process::ExitCode;
 
@@ -57,6 +63,8 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         pawl: PathBuf::from("/bin/pawl"),
         recordings: PathBuf::from("/recordings"),
         work: PathBuf::from("/tmp/pawl-vm"),
+        pawl_debug: false,
+        verbose: false,
     };
     let mut list = false;
     let mut filters = Vec::new();
@@ -68,6 +76,8 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--recordings" => opts.recordings = value("--recordings")?.into(),
             "--work" => opts.work = value("--work")?.into(),
             "--list" => list = true,
+            "--pawl-debug" => opts.pawl_debug = true,
+            "--verbose" => opts.verbose = true,
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => filters.push(arg),
         }

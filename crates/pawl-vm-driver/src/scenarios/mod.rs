@@ -7,7 +7,10 @@
 //! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
 //! when it returns.
 
+mod issue2;
 mod kernel;
+mod lifecycle;
+mod rig;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -47,6 +50,84 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "static_pawl_runs_in_vm",
         run: kernel::static_pawl_runs_in_vm,
     },
+    // Issue 2.
+    Scenario {
+        name: "uhid_mx_master_3s_bluetooth",
+        run: issue2::uhid_mx_master_3s_bluetooth,
+    },
+    Scenario {
+        name: "uhid_bolt_receiver",
+        run: issue2::uhid_bolt_receiver,
+    },
+    Scenario {
+        name: "gesture_right_switches_desktop",
+        run: issue2::gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "gesture_left_switches_desktop",
+        run: issue2::gesture_left_switches_desktop,
+    },
+    Scenario {
+        name: "gesture_up_opens_overview",
+        run: issue2::gesture_up_opens_overview,
+    },
+    Scenario {
+        name: "gesture_down_opens_app_expose",
+        run: issue2::gesture_down_opens_app_expose,
+    },
+    Scenario {
+        name: "gesture_below_threshold_does_nothing",
+        run: issue2::gesture_below_threshold_does_nothing,
+    },
+    Scenario {
+        name: "gesture_click_passes_through",
+        run: issue2::gesture_click_passes_through,
+    },
+    Scenario {
+        name: "inverted_desktop_direction",
+        run: issue2::inverted_desktop_direction,
+    },
+    Scenario {
+        name: "touchpad_untouched",
+        run: issue2::touchpad_untouched,
+    },
+    Scenario {
+        name: "other_mouse_untouched",
+        run: issue2::other_mouse_untouched,
+    },
+    Scenario {
+        name: "bad_config_grabs_nothing",
+        run: issue2::bad_config_grabs_nothing,
+    },
+    // Issue 5: one managed worker, the inspector, the device check.
+    Scenario {
+        name: "off_when_not_running",
+        run: lifecycle::off_when_not_running,
+    },
+    Scenario {
+        name: "lifecycle_100_cycles",
+        run: lifecycle::lifecycle_100_cycles,
+    },
+    Scenario {
+        name: "concurrent_on_starts_one",
+        run: lifecycle::concurrent_on_starts_one,
+    },
+    Scenario {
+        name: "kill9_then_status_reports_stale_and_on_recovers",
+        run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
+    },
+    Scenario {
+        name: "pid_reuse_not_mistaken",
+        run: lifecycle::pid_reuse_not_mistaken,
+    },
+    Scenario {
+        name: "inspect_shows_events_without_grabbing",
+        run: lifecycle::inspect_shows_events_without_grabbing,
+    },
+    Scenario {
+        name: "devices_exit_code",
+        run: lifecycle::devices_exit_code,
+    },
 ];
 
 /// Where things are inside the VM.
@@ -58,6 +139,10 @@ pub struct Options {
     pub recordings: PathBuf,
     /// Scratch directory; each scenario gets `<work>/<name>`.
     pub work: PathBuf,
+    /// Run pawl with `--debug`.
+    pub pawl_debug: bool,
+    /// Print every scenario's notes, not only a failing one's.
+    pub verbose: bool,
 }
 
 /// What a scenario gets: paths, its scratch directory, and unique phys strings.
@@ -69,6 +154,8 @@ pub struct Ctx {
     pub recordings: PathBuf,
     /// This scenario's scratch directory (empty at the start).
     pub work: PathBuf,
+    /// Run pawl with `--debug` (its log is printed when the scenario fails).
+    pub pawl_debug: bool,
     /// Diagnostics printed (as `# ` lines) when the scenario fails.
     pub notes: Vec<String>,
     seq: u32,
@@ -98,11 +185,16 @@ impl Ctx {
     }
 }
 
-/// The scenarios whose name contains one of `filters` (all when empty).
+/// The scenarios `filters` select (all when empty): a filter equal to a scenario's name
+/// selects that one, any other selects every name containing it.
 pub fn select(filters: &[String]) -> Vec<Scenario> {
+    let selects = |f: &str, name: &str| {
+        let exact = SCENARIOS.iter().any(|s| s.name == f);
+        if exact { name == f } else { name.contains(f) }
+    };
     SCENARIOS
         .iter()
-        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+        .filter(|s| filters.is_empty() || filters.iter().any(|f| selects(f, s.name)))
         .copied()
         .collect()
 }
@@ -121,6 +213,7 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             pawl: opts.pawl.clone(),
             recordings: opts.recordings.clone(),
             work: work.clone(),
+            pawl_debug: opts.pawl_debug,
             notes: Vec::new(),
             seq: 0,
             scenario: s.name,
@@ -141,6 +234,11 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             });
         match res {
             Ok(()) => {
+                if opts.verbose {
+                    for line in ctx.notes.iter().flat_map(|n| n.lines()) {
+                        println!("# {line}");
+                    }
+                }
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 println!("PASS {}", s.name);
             }
@@ -151,6 +249,7 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
                         println!("# {line}");
                     }
                 }
+                print_pawl_logs(&work);
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 let reason = format!("{e:#}").replace('\n', " | ");
                 println!("FAIL {}: {reason}", s.name);
@@ -163,6 +262,28 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
         started.elapsed().as_secs_f64()
     );
     failed
+}
+
+/// Prints the last lines of every `pawl.log` under `dir` as `# ` lines.
+fn print_pawl_logs(dir: &std::path::Path) {
+    const TAIL: usize = 40;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            print_pawl_logs(&path);
+        } else if path.file_name().is_some_and(|n| n == "pawl.log") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            println!("# {} (last {TAIL} lines):", path.display());
+            for line in &lines[lines.len().saturating_sub(TAIL)..] {
+                println!("#   {line}");
+            }
+        }
+    }
 }
 
 /// How long the kernel (or pawl) may take to create a device node under TCG.
