@@ -123,8 +123,16 @@ impl Slot {
 enum Note {
     /// Not a pointer, pawl's own, or not handled by the config.
     Skipped,
-    /// Opening or grabbing failed (logged once); retried when its attributes change.
-    Failed(ErrorKind),
+    /// Opening or grabbing failed; retried when its attributes change. `reported`: the
+    /// error was logged as an error (once per node; an `EACCES` right after the node
+    /// appeared is expected — udev has not applied its rule yet — and only logged at
+    /// debug level until a retry fails too).
+    Failed {
+        /// What went wrong.
+        kind: ErrorKind,
+        /// Whether it was logged at error/warning level.
+        reported: bool,
+    },
 }
 
 /// The hot path's [`Sink`]: the device's clone and source fd, and the action performer.
@@ -327,7 +335,7 @@ impl Daemon {
             // Permissions do not change what pawl decides about a skipped node.
             (Some(Note::Skipped), Trigger::Attrib) => return,
             // A failed open is retried when the permissions change, not on every event.
-            (Some(Note::Failed(_)), Trigger::Startup | Trigger::Created) => return,
+            (Some(Note::Failed { .. }), Trigger::Startup | Trigger::Created) => return,
             _ => {}
         }
         let path = Path::new(sysfs::DEV_INPUT).join(node);
@@ -377,12 +385,22 @@ impl Daemon {
 
     fn note_failure(&mut self, node: &str, label: &str, trigger: Trigger, e: Error) {
         let kind = e.kind();
-        let repeated = self.notes.get(node) == Some(&Note::Failed(kind));
-        self.notes.insert(node.to_owned(), Note::Failed(kind));
-        if kind == ErrorKind::Permission && trigger == Trigger::Created {
+        let reported = matches!(
+            self.notes.get(node),
+            Some(Note::Failed { kind: k, reported: true }) if *k == kind
+        );
+        let expected = kind == ErrorKind::Permission && trigger == Trigger::Created;
+        self.notes.insert(
+            node.to_owned(),
+            Note::Failed {
+                kind,
+                reported: reported || !expected,
+            },
+        );
+        if expected {
             // udev sets permissions after the node appears; the IN_ATTRIB retries.
             log::debug!("{label}: {e}; retrying when its permissions change");
-        } else if repeated {
+        } else if reported {
             log::debug!("not handling {label}: {e}");
         } else if kind == ErrorKind::Busy {
             log::warn!("not handling {label}: {e}");

@@ -515,6 +515,148 @@ pub fn two_mx_masters_both_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `permissions_set_after_node_appears_is_retried`: pawl runs as an ordinary user; a mouse
+/// appears with a node only root can open (as before udev applies its rule). pawl cannot
+/// open it and says so with the fix; when the node's permissions change (`IN_ATTRIB`) pawl
+/// tries again and grabs it — no polling, no restart.
+pub fn permissions_set_after_node_appears_is_retried(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let _uinput = Uinput::allow_everyone()?;
+    let name = ctx.phys("pawl");
+    let dir = ctx.subdir(&name)?;
+    let mut pawl = Pawl::start_as(
+        &ctx.pawl,
+        &dir,
+        &PawlOptions {
+            config: DEFAULT_CONFIG,
+            desktop: "GNOME",
+            run_args: &[],
+            debug: true,
+        },
+        Some(USER),
+    )?;
+    wait_log(&mut pawl, "running:")?;
+    let phys = ctx.phys("bt");
+    let mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
+    let node = wait_sysfs(&phys)?;
+    // devtmpfs creates evdev nodes as root 0600; make sure, whatever the kernel's default.
+    chmod(&node, 0o600)?;
+    // The failed open right after the node appeared (debug), then the retry on our chmod,
+    // still failing, reported as an error with the fix.
+    wait_log(&mut pawl, &format!("ERROR not handling {}", node.display()))?;
+    ensure!(
+        !evdev::scan()
+            .iter()
+            .any(|n| n.phys == format!("pawl/{phys}")),
+        "pawl cloned a device it cannot open?"
+    );
+    chmod(&node, 0o644)?;
+    let source = mouse.wait_node(T_DEVICE)?;
+    let mut clone = pawl.wait_clone(&source, T_DEVICE)?;
+    ready(&mouse, &mut clone, &pawl)?;
+    let log = pawl.log();
+    ensure!(
+        log.contains("contrib/70-pawl.rules"),
+        "the permission problem was not reported with its fix; log: {log}"
+    );
+    Ok(())
+}
+
+/// `uinput_permission_error_names_the_fix`: pawl as an ordinary user without access to
+/// `/dev/uinput` exits non-zero with an error naming `/dev/uinput` and the udev rule, having
+/// grabbed nothing.
+pub fn uinput_permission_error_names_the_fix(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let phys = ctx.phys("bt");
+    let mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
+    let source = mouse.wait_node(T_DEVICE)?;
+    chmod(&source.path, 0o644)?;
+    chmod(Path::new("/dev/uinput"), 0o600)?;
+    let name = ctx.phys("pawl");
+    let dir = ctx.subdir(&name)?;
+    let mut pawl = Pawl::start_as(
+        &ctx.pawl,
+        &dir,
+        &PawlOptions {
+            config: DEFAULT_CONFIG,
+            desktop: "GNOME",
+            run_args: &[],
+            debug: false,
+        },
+        Some(USER),
+    )?;
+    let status = pawl.wait_exit(T_DEVICE)?;
+    let log = pawl.log();
+    ensure!(
+        !status.success(),
+        "pawl ran without /dev/uinput; log: {log}"
+    );
+    for needle in ["/dev/uinput", "contrib/70-pawl.rules"] {
+        ensure!(
+            log.contains(needle),
+            "the error does not name {needle}: {log}"
+        );
+    }
+    let mut reader = EvdevNode::open(&source.path)?;
+    ensure!(reader.is_free_to_grab()?, "the mouse is grabbed");
+    mouse.motion(1, 1)?;
+    let f = reader.next_frame(T_EVENT)?;
+    ensure!(
+        f == Some(motion_frame(1, 1)),
+        "the mouse's reader got {f:?}"
+    );
+    Ok(())
+}
+
+/// `grabbed_elsewhere_is_reported`: a mouse another program has grabbed is reported ("has
+/// grabbed it") and left alone: pawl keeps running and does not fight for it.
+pub fn grabbed_elsewhere_is_reported(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let phys = ctx.phys("bt");
+    let mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
+    let source = mouse.wait_node(T_DEVICE)?;
+    let mut other = EvdevNode::open(&source.path)?;
+    other.grab()?;
+    let mut pawl = start(ctx, DEFAULT_CONFIG, "GNOME", false)?;
+    wait_log(&mut pawl, "has grabbed it")?;
+    wait_log(&mut pawl, "running:")?;
+    mouse.motion(2, 3)?;
+    let f = other.next_frame(T_EVENT)?;
+    ensure!(f == Some(motion_frame(2, 3)), "the other program got {f:?}");
+    ensure!(
+        !evdev::scan().iter().any(|n| n.phys == clone_phys(&source)),
+        "pawl cloned a device another program holds"
+    );
+    ensure!(
+        pawl.try_exit()?.is_none(),
+        "pawl exited; log: {}",
+        pawl.log()
+    );
+    Ok(())
+}
+
+/// The ordinary user pawl runs as in the permission scenarios.
+const USER: (u32, u32) = (1000, 1000);
+
+/// `/dev/uinput` opened to everyone for one scenario, back to 0600 afterwards.
+struct Uinput;
+
+impl Uinput {
+    fn allow_everyone() -> anyhow::Result<Uinput> {
+        chmod(Path::new("/dev/uinput"), 0o666)?;
+        Ok(Uinput)
+    }
+}
+
+impl Drop for Uinput {
+    fn drop(&mut self) {
+        let _ = chmod(Path::new("/dev/uinput"), 0o600);
+    }
+}
+
+fn chmod(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {mode:o} {}", path.display()))
+}
+
 /// Starts pawl with `config`.
 fn start(ctx: &mut Ctx, config: &str, desktop: &str, debug: bool) -> anyhow::Result<Pawl> {
     let name = ctx.phys("pawl");

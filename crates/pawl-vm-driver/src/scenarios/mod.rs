@@ -178,6 +178,18 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "two_mx_masters_both_handled",
         run: issue4::two_mx_masters_both_handled,
     },
+    Scenario {
+        name: "permissions_set_after_node_appears_is_retried",
+        run: issue4::permissions_set_after_node_appears_is_retried,
+    },
+    Scenario {
+        name: "uinput_permission_error_names_the_fix",
+        run: issue4::uinput_permission_error_names_the_fix,
+    },
+    Scenario {
+        name: "grabbed_elsewhere_is_reported",
+        run: issue4::grabbed_elsewhere_is_reported,
+    },
 ];
 
 /// Where things are inside the VM.
