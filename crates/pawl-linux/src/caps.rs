@@ -161,7 +161,7 @@ impl Caps {
     /// ranges (below `BTN_MISC` 0x100, or from `KEY_OK` 0x160 up), e.g. the media keys of a
     /// receiver's "Consumer Control" node.
     pub fn has_keyboard_keys(&self) -> bool {
-        self.ev.get(EV_KEY) && self.key.iter().any(|c| c < 0x100 || c >= 0x160)
+        self.ev.get(EV_KEY) && self.key.iter().any(|c| !(0x100..0x160).contains(&c))
     }
 
     /// Classifies the device. A mouse has `REL_X`+`REL_Y`, or a wheel and no keyboard keys
