@@ -17,6 +17,8 @@
 //! - [`pipeline`] — the hot path of one device without syscalls: bytes → frames → engine
 //!   → bytes, with the read buffer and wheel-code fixups; tested with a recording sink.
 //! - [`daemon`] — the epoll loop, the device table, signals, the glide timer.
+//! - [`inspect`] — read-only access for `pawl inspect` / `pawl devices`: pointer devices,
+//!   a reader that never grabs, the grab probe.
 //! - `sys` — the raw ioctls and signalfd (every `unsafe` of the crate).
 //!
 //! Invariants: a node whose capabilities are not a pointer's is never opened; pawl's own
@@ -27,6 +29,7 @@ pub mod actions;
 pub mod caps;
 pub mod daemon;
 pub mod error;
+pub mod inspect;
 pub mod pipeline;
 mod sys;
 pub mod sysfs;
@@ -36,7 +39,7 @@ use std::path::PathBuf;
 
 use pawl_engine::{Config, Desktop};
 
-pub use daemon::{Daemon, DeviceSummary, Exit};
+pub use daemon::{Daemon, DeviceSummary, Exit, Reload};
 pub use error::{Error, ErrorKind};
 
 /// What `pawl run` passes besides the config.
@@ -47,35 +50,26 @@ pub struct Options {
     pub desktop: Desktop,
     /// Where evdev nodes are listed: `/sys/class/input`.
     pub class_dir: PathBuf,
+    /// Where their device nodes appear (watched for hotplug): `/dev/input`.
+    pub dev_dir: PathBuf,
 }
 
 impl Options {
-    /// Options for `desktop` with the real sysfs.
+    /// Options for `desktop` with the real sysfs and `/dev/input`.
     pub fn new(desktop: Desktop) -> Options {
         Options {
             desktop,
             class_dir: PathBuf::from(sysfs::SYS_CLASS_INPUT),
+            dev_dir: PathBuf::from(sysfs::DEV_INPUT),
         }
     }
 }
 
 /// Starts the daemon: resolves actions, creates the virtual keyboard, grabs and clones
-/// the devices `config` handles. Call [`daemon::Daemon::run`] next.
+/// the devices `config` handles, watches for new ones. Call [`Daemon::run`] next.
 ///
 /// Errors: `/dev/uinput` unusable (with the fix), or the kernel refusing an epoll,
 /// signalfd or timerfd. Devices that cannot be opened are logged and skipped.
-pub fn start(config: Config, options: &Options) -> Result<daemon::Daemon, Error> {
-    let desktop = config.actions.desktop.unwrap_or(options.desktop);
-    let commands_allowed =
-        !rustix::process::geteuid().is_root() || config.actions.allow_root_commands;
-    let (plan, warnings) = actions::ActionPlan::new(&config, desktop, commands_allowed);
-    for w in warnings {
-        log::warn!("{w}");
-    }
-    log::info!(
-        "actions: backend {}, desktop {}",
-        config.actions.backend.name(),
-        desktop.name()
-    );
-    daemon::Daemon::start(config, plan, &options.class_dir)
+pub fn start(config: Config, options: &Options) -> Result<Daemon, Error> {
+    Daemon::start(config, options)
 }

@@ -8,7 +8,9 @@
 //! when it returns.
 
 mod issue2;
+mod issue4;
 mod kernel;
+mod lifecycle;
 mod rig;
 
 use std::panic::AssertUnwindSafe;
@@ -98,6 +100,96 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "bad_config_grabs_nothing",
         run: issue2::bad_config_grabs_nothing,
     },
+    // Issue 5: one managed worker, the inspector, the device check.
+    Scenario {
+        name: "off_when_not_running",
+        run: lifecycle::off_when_not_running,
+    },
+    Scenario {
+        name: "lifecycle_100_cycles",
+        run: lifecycle::lifecycle_100_cycles,
+    },
+    Scenario {
+        name: "concurrent_on_starts_one",
+        run: lifecycle::concurrent_on_starts_one,
+    },
+    Scenario {
+        name: "kill9_then_status_reports_stale_and_on_recovers",
+        run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
+    },
+    Scenario {
+        name: "pid_reuse_not_mistaken",
+        run: lifecycle::pid_reuse_not_mistaken,
+    },
+    Scenario {
+        name: "inspect_shows_events_without_grabbing",
+        run: lifecycle::inspect_shows_events_without_grabbing,
+    },
+    Scenario {
+        name: "devices_exit_code",
+        run: lifecycle::devices_exit_code,
+    },
+    // Issue 4.
+    Scenario {
+        name: "unplug_mid_gesture_releases_everything",
+        run: issue4::unplug_mid_gesture_releases_everything,
+    },
+    Scenario {
+        name: "replug_regrabs",
+        run: issue4::replug_regrabs,
+    },
+    Scenario {
+        name: "held_button_at_start_is_not_stuck",
+        run: issue4::held_button_at_start_is_not_stuck,
+    },
+    Scenario {
+        name: "syn_dropped_resyncs",
+        run: issue4::syn_dropped_resyncs,
+    },
+    Scenario {
+        name: "sighup_applies_valid_config",
+        run: issue4::sighup_applies_valid_config,
+    },
+    Scenario {
+        name: "sighup_keeps_old_on_invalid_config",
+        run: issue4::sighup_keeps_old_on_invalid_config,
+    },
+    Scenario {
+        name: "sigkill_leaves_device_usable",
+        run: issue4::sigkill_leaves_device_usable,
+    },
+    Scenario {
+        name: "keyboard_never_opened",
+        run: issue4::keyboard_never_opened,
+    },
+    Scenario {
+        name: "command_action_runs_and_is_reaped",
+        run: issue4::command_action_runs_and_is_reaped,
+    },
+    Scenario {
+        name: "hires_only_source_gets_lowres_derived",
+        run: issue4::hires_only_source_gets_lowres_derived,
+    },
+    Scenario {
+        name: "lowres_only_source_gets_hires_synthesized",
+        run: issue4::lowres_only_source_gets_hires_synthesized,
+    },
+    Scenario {
+        name: "two_mx_masters_both_handled",
+        run: issue4::two_mx_masters_both_handled,
+    },
+    Scenario {
+        name: "permissions_set_after_node_appears_is_retried",
+        run: issue4::permissions_set_after_node_appears_is_retried,
+    },
+    Scenario {
+        name: "uinput_permission_error_names_the_fix",
+        run: issue4::uinput_permission_error_names_the_fix,
+    },
+    Scenario {
+        name: "grabbed_elsewhere_is_reported",
+        run: issue4::grabbed_elsewhere_is_reported,
+    },
 ];
 
 /// Where things are inside the VM.
@@ -111,6 +203,8 @@ pub struct Options {
     pub work: PathBuf,
     /// Run pawl with `--debug`.
     pub pawl_debug: bool,
+    /// Print every scenario's notes, not only a failing one's.
+    pub verbose: bool,
 }
 
 /// What a scenario gets: paths, its scratch directory, and unique phys strings.
@@ -202,6 +296,11 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             });
         match res {
             Ok(()) => {
+                if opts.verbose {
+                    for line in ctx.notes.iter().flat_map(|n| n.lines()) {
+                        println!("# {line}");
+                    }
+                }
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 println!("PASS {}", s.name);
             }

@@ -1,0 +1,121 @@
+//! HID++ 2.0 feature ids and the function numbers pawl uses.
+//!
+//! A feature is addressed by its index in the device's feature table, which the device
+//! reports through Root (0x0000) `getFeature`; ids are fixed by Logitech. Sources: the
+//! feature list in Logitech's HID++ 2.0 documentation (`hidpp20/README`), the kernel's
+//! `drivers/hid/hid-logitech-hidpp.c` (`HIDPP_PAGE_ROOT`, `HIDPP_PAGE_HIRES_WHEEL`,
+//! `HIDPP_PAGE_WIRELESS_DEVICE_STATUS` …), Solaar `hidpp20_constants.py`.
+
+/// Root: feature index 0 on every HID++ 2.0 device.
+pub const ROOT: u16 = 0x0000;
+/// Feature set: enumerates the feature table.
+pub const FEATURE_SET: u16 = 0x0001;
+/// Device name and type.
+pub const DEVICE_NAME: u16 = 0x0005;
+/// Reprogrammable controls v4 ("Keyboard reprogrammable keys and mouse buttons 5"): the
+/// control list and diversion.
+pub const REPROG_CONTROLS_V4: u16 = 0x1B04;
+/// Wireless device status: broadcast after a (re)connection.
+pub const WIRELESS_DEVICE_STATUS: u16 = 0x1D4B;
+/// High-resolution wheel (the kernel's `hid-logitech-hidpp` owns its mode bits).
+pub const HIRES_WHEEL: u16 = 0x2121;
+/// Thumb wheel.
+pub const THUMB_WHEEL: u16 = 0x2150;
+
+/// The Root feature is always at index 0.
+pub const ROOT_INDEX: u8 = 0;
+
+/// Root functions.
+pub mod root {
+    /// `getFeature(featureId u16) → index, type, version`; index 0 = absent.
+    pub const GET_FEATURE: u8 = 0;
+    /// `getProtocolVersion(0, 0, ping) → major, minor, ping`. A HID++ 1.0 device answers
+    /// with HID++ 1.0 error "invalid sub id" (kernel `hidpp_root_get_protocol_version`).
+    pub const GET_PROTOCOL_VERSION: u8 = 1;
+}
+
+/// Device name (0x0005) functions.
+pub mod device_name {
+    /// `getDeviceNameCount() → length`.
+    pub const GET_COUNT: u8 = 0;
+    /// `getDeviceName(charIndex) → up to 16 bytes of the name`.
+    pub const GET_NAME: u8 = 1;
+}
+
+/// Reprogrammable controls v4 (0x1B04) functions and events.
+pub mod reprog {
+    /// `getCount() → count`.
+    pub const GET_COUNT: u8 = 0;
+    /// `getCidInfo(index) → cid u16, tid u16, flags, pos, group, gmask, additional flags`.
+    pub const GET_CID_INFO: u8 = 1;
+    /// `getCidReporting(cid u16) → cid u16, flags, remap u16`.
+    pub const GET_CID_REPORTING: u8 = 2;
+    /// `setCidReporting(cid u16, flags, remap u16)`; the reply echoes the parameters.
+    pub const SET_CID_REPORTING: u8 = 3;
+    /// Event 0: the diverted controls held now (up to 4 CIDs, u16 each, 0 = none).
+    pub const EVENT_DIVERTED_BUTTONS: u8 = 0;
+    /// Event 1: raw pointer motion while a raw-XY-diverted control is held (dx, dy i16).
+    pub const EVENT_RAW_XY: u8 = 1;
+}
+
+/// High-resolution wheel (0x2121) functions and events.
+pub mod hires_wheel {
+    /// `getWheelCapability() → multiplier, flags`.
+    pub const GET_CAPABILITY: u8 = 0;
+    /// `getWheelMode() → mode` (bit 0 target, bit 1 resolution, bit 2 invert).
+    pub const GET_MODE: u8 = 1;
+    /// `setWheelMode(mode)`. pawl only ever writes it with the resolution and invert bits
+    /// it read (see `session::wheel_mode_with_target`).
+    pub const SET_MODE: u8 = 2;
+    /// Mode bit 0: wheel reports go to HID++ (diverted) instead of HID.
+    pub const MODE_TARGET: u8 = 0x01;
+    /// Mode bit 1: high resolution. Owned by the kernel's `hid-logitech-hidpp`.
+    pub const MODE_RESOLUTION: u8 = 0x02;
+    /// Mode bit 2: inverted. Owned by the kernel / the user's other tools.
+    pub const MODE_INVERT: u8 = 0x04;
+    /// Event 0: wheel movement (byte 0: bit 4 hi-res, bits 0–3 periods; bytes 1–2 delta i16).
+    pub const EVENT_WHEEL: u8 = 0;
+}
+
+/// Thumb wheel (0x2150) functions and events.
+pub mod thumb_wheel {
+    /// `getThumbwheelInfo() → native res u16, diverted res u16, default direction, …`.
+    pub const GET_INFO: u8 = 0;
+    /// `setThumbwheelReporting(diverted, invert)`.
+    pub const SET_REPORTING: u8 = 2;
+    /// Event 0: rotation i16, timestamp u16, rotation status, flags.
+    pub const EVENT_ROTATION: u8 = 0;
+}
+
+/// Wireless device status (0x1D4B) events.
+pub mod wireless_status {
+    /// Event 0: status broadcast (status 1 = reconnection, request 1 = software
+    /// reconfiguration needed, reason 1 = power switch).
+    pub const EVENT_STATUS: u8 = 0;
+}
+
+/// HID++ 1.0 receiver notifications (sub ids).
+pub mod receiver {
+    /// Device disconnection (unpairing). Source: Solaar `hidpp10_constants`
+    /// (`NOTIFICATION.DJ_PAIRING`… `0x40`), kernel `REPORT_TYPE_NOTIF_DEVICE_UNPAIRED`.
+    pub const DEVICE_DISCONNECTION: u8 = 0x40;
+    /// Device connection: byte 4 bit 6 set = link not established. Source: kernel
+    /// `hidpp_report_is_connect_event` (sub id 0x41), Solaar `notifications.py`.
+    pub const DEVICE_CONNECTION: u8 = 0x41;
+    /// Bit of the connection notification's first parameter: link *not* established.
+    pub const LINK_NOT_ESTABLISHED: u8 = 0x40;
+}
+
+/// A human name for the features pawl knows, for logs and `pawl devices`.
+pub fn name(id: u16) -> &'static str {
+    match id {
+        ROOT => "Root",
+        FEATURE_SET => "Feature set",
+        DEVICE_NAME => "Device name",
+        REPROG_CONTROLS_V4 => "Reprogrammable controls v4",
+        WIRELESS_DEVICE_STATUS => "Wireless device status",
+        HIRES_WHEEL => "High-resolution wheel",
+        THUMB_WHEEL => "Thumb wheel",
+        _ => "feature",
+    }
+}

@@ -1,0 +1,820 @@
+//! The per-device HID++ session: a state machine that, given the reports a device sends and
+//! the time, says which request to write next, which engine frame the device's input
+//! becomes, and what happened (for logs and `pawl devices`).
+//!
+//! Setup, one request in flight at a time (HID++ devices answer in order, one by one):
+//! Root ping (protocol version; a HID++ 1.0 device answers "invalid sub id") → Root
+//! `getFeature` for 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150 → device name → the 0x1B04
+//! control list → 0x2121 `getWheelMode` (read only) → 0x2150 info → `setCidReporting` for
+//! each configured control (temporary divert, raw XY while held) → [`Event::Ready`].
+//!
+//! Afterwards, notifications become engine input: diverted-buttons events become button
+//! transitions, raw-XY events become motion (the first one after a press is dropped: the
+//! MX Master 3S reports motion from before the press in it), thumb-wheel events become
+//! horizontal scroll. A receiver's connection notification (0x41) or the device's wireless
+//! status broadcast (0x1D4B) restarts the setup, because a device that slept, lost power or
+//! reconnected has forgotten every temporary diversion.
+//!
+//! **Never written:** persistent diversion (no field for it in [`Reporting`]) and the
+//! 0x2121 wheel mode (the kernel's `hid-logitech-hidpp` owns its resolution bit; two
+//! programs writing it give 8× or 120× wheel speed). There is no request for either.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use pawl_engine::frame::{Buttons, FrameIn, WheelIn};
+use pawl_engine::units::{Button, Micros};
+
+use crate::controls::{self, ControlInfo, Held, Reporting};
+use crate::error::{self, ErrorReply};
+use crate::feature::{
+    self, device_name, hires_wheel, receiver, reprog, root, thumb_wheel, wireless_status,
+};
+use crate::report::{Framing, Message, SOFTWARE_ID_DAEMON};
+
+/// One control to divert and the engine button it becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DivertSpec {
+    /// The control (e.g. [`controls::CID_GESTURE_BUTTON`]).
+    pub cid: u16,
+    /// The engine button its presses and releases become.
+    pub button: Button,
+    /// Divert motion as raw XY while it is held (the gesture button: movement never
+    /// reaches the pointer while the gesture is drawn).
+    pub raw_xy: bool,
+}
+
+/// What a session does with a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// Controls to divert (temporarily), in order.
+    pub divert: Vec<DivertSpec>,
+    /// Divert the thumb wheel (0x2150) and report it as horizontal scroll.
+    pub thumb_wheel: bool,
+    /// Flip the thumb wheel's direction (after normalising it to "positive = right").
+    pub invert_thumb_wheel: bool,
+    /// Read every control's current reporting (`getCidReporting`), to show what is
+    /// diverted by anyone (`pawl devices`).
+    pub read_reporting: bool,
+    /// Software id of requests (1–15).
+    pub sw_id: u8,
+    /// How long to wait for a reply before the device counts as unreachable, µs.
+    pub reply_timeout_us: u64,
+}
+
+impl SessionConfig {
+    /// The daemon's session: divert the gesture button to `gesture_button`, with raw XY.
+    pub fn gesture(gesture_button: Button) -> SessionConfig {
+        SessionConfig {
+            divert: vec![DivertSpec {
+                cid: controls::CID_GESTURE_BUTTON,
+                button: gesture_button,
+                raw_xy: true,
+            }],
+            thumb_wheel: false,
+            invert_thumb_wheel: false,
+            read_reporting: false,
+            sw_id: SOFTWARE_ID_DAEMON,
+            reply_timeout_us: 2_000_000,
+        }
+    }
+
+    /// A read-only session for reports: diverts nothing, reads every control's reporting.
+    pub fn query(sw_id: u8) -> SessionConfig {
+        SessionConfig {
+            divert: Vec::new(),
+            thumb_wheel: false,
+            invert_thumb_wheel: false,
+            read_reporting: true,
+            sw_id,
+            reply_timeout_us: 1_000_000,
+        }
+    }
+}
+
+/// A request the session makes, named for logs and errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Root `getProtocolVersion` (ping).
+    Ping,
+    /// Root `getFeature(id)`.
+    GetFeature(u16),
+    /// 0x0005 `getDeviceNameCount`.
+    NameLength,
+    /// 0x0005 `getDeviceName(offset)`.
+    NameChunk(u8),
+    /// 0x1B04 `getCount`.
+    ControlCount,
+    /// 0x1B04 `getCidInfo(index)`.
+    ControlInfo(u8),
+    /// 0x1B04 `getCidReporting(cid)`.
+    GetReporting(u16),
+    /// 0x1B04 `setCidReporting`.
+    SetReporting(Reporting),
+    /// 0x2121 `getWheelMode`.
+    WheelMode,
+    /// 0x2150 `getThumbwheelInfo`.
+    ThumbInfo,
+    /// 0x2150 `setThumbwheelReporting(diverted, invert = 0)`.
+    ThumbReporting(bool),
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Request::Ping => write!(f, "protocol version (Root 0x0000 ping)"),
+            Request::GetFeature(id) => {
+                write!(f, "feature lookup 0x{id:04X} ({})", feature::name(id))
+            }
+            Request::NameLength | Request::NameChunk(_) => write!(f, "device name (0x0005)"),
+            Request::ControlCount | Request::ControlInfo(_) => {
+                write!(f, "control list (0x1B04)")
+            }
+            Request::GetReporting(cid) => write!(
+                f,
+                "getCidReporting 0x{cid:04X} {} (0x1B04)",
+                controls::cid_name(cid)
+            ),
+            Request::SetReporting(r) => write!(
+                f,
+                "{} 0x{:04X} {} (0x1B04 setCidReporting)",
+                if r.divert { "divert" } else { "un-divert" },
+                r.cid,
+                controls::cid_name(r.cid)
+            ),
+            Request::WheelMode => write!(f, "wheel mode (0x2121 getWheelMode)"),
+            Request::ThumbInfo => write!(f, "thumb wheel info (0x2150)"),
+            Request::ThumbReporting(on) => write!(
+                f,
+                "{} thumb wheel (0x2150)",
+                if on { "divert" } else { "un-divert" }
+            ),
+        }
+    }
+}
+
+/// Something that happened, for logs and reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The device answered the ping: HID++ `major.minor`.
+    Protocol {
+        /// Major version (2 or more for HID++ 2.0).
+        major: u8,
+        /// Minor version.
+        minor: u8,
+    },
+    /// Setup finished; [`Session::controls`] says what is diverted.
+    Ready,
+    /// The device speaks HID++ 1.0 only: nothing to divert.
+    Unsupported,
+    /// The device is not reachable (receiver error, or no reply); setup restarts on the
+    /// next connection notification.
+    Offline(Option<ErrorReply>),
+    /// A request failed; setup goes on without it.
+    Error {
+        /// The failed request.
+        request: Request,
+        /// The device's answer.
+        error: ErrorReply,
+    },
+    /// A configured control is not on this device or cannot be diverted.
+    ControlMissing(u16),
+    /// The device lost its link (receiver notification): cancel the engine's gesture.
+    Disconnected,
+    /// The device (re)connected or woke: setup restarts; cancel the engine's gesture.
+    Reconnected,
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Event::Protocol { major, minor } => write!(f, "HID++ {major}.{minor}"),
+            Event::Ready => write!(f, "HID++ setup done"),
+            Event::Unsupported => {
+                write!(
+                    f,
+                    "speaks HID++ 1.0 only: the gesture button cannot be diverted"
+                )
+            }
+            Event::Offline(Some(e)) => write!(f, "not reachable: {e}"),
+            Event::Offline(None) => write!(f, "not reachable: no reply"),
+            Event::Error { request, error } => write!(f, "{request} failed: {error}"),
+            Event::ControlMissing(cid) => write!(
+                f,
+                "control 0x{cid:04X} ({}) is not on this device or cannot be diverted",
+                controls::cid_name(cid)
+            ),
+            Event::Disconnected => write!(f, "link lost"),
+            Event::Reconnected => write!(f, "reconnected: diverting again"),
+        }
+    }
+}
+
+/// What one call produced. Fixed size, no allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// A request to write to the device now.
+    pub request: Option<Message>,
+    /// Input for the device's engine ([`pawl_engine::DeviceEngine::frame`]).
+    pub frame: Option<FrameIn>,
+    /// What happened (at most two per call).
+    pub events: [Option<Event>; 2],
+}
+
+impl Output {
+    fn event(&mut self, e: Event) {
+        if let Some(slot) = self.events.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(e);
+        }
+    }
+
+    /// The events, in order.
+    pub fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        self.events.iter().flatten().copied()
+    }
+}
+
+/// One control of the device, as pawl knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Control {
+    /// The control list entry.
+    pub info: ControlInfo,
+    /// Its reporting: as pawl set it, or as read with [`SessionConfig::read_reporting`].
+    pub reporting: Option<Reporting>,
+}
+
+/// Where the session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not started.
+    Idle,
+    /// Setup requests in progress.
+    Setup,
+    /// Setup done; notifications are translated.
+    Ready,
+    /// The device is not reachable; waiting for a connection notification.
+    Offline,
+    /// HID++ 1.0 only.
+    Unsupported,
+}
+
+/// Feature indices (0 = absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Indices {
+    name: u8,
+    reprog: u8,
+    wireless: u8,
+    hires: u8,
+    thumb: u8,
+}
+
+/// Thumb wheel resolution (0x2150 `getThumbwheelInfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThumbInfo {
+    /// Increments per turn when reported through HID (one increment = one detent).
+    pub native_res: u16,
+    /// Increments per turn when diverted.
+    pub diverted_res: u16,
+    /// Whether a positive rotation means "right" (the device's default direction).
+    pub positive_is_right: bool,
+}
+
+/// The HID++ session of one device (one device index on one hidraw node).
+#[derive(Clone, Debug)]
+pub struct Session {
+    config: SessionConfig,
+    framing: Framing,
+    device: u8,
+    phase: Phase,
+    queue: VecDeque<Request>,
+    pending: Option<(Request, Message, Micros)>,
+    indices: Indices,
+    protocol: Option<(u8, u8)>,
+    name_len: usize,
+    name: String,
+    controls: Vec<Control>,
+    wheel_mode: Option<u8>,
+    thumb: Option<ThumbInfo>,
+    thumb_diverted: bool,
+    thumb_carry: i64,
+    held: Held,
+    drop_raw_xy: bool,
+}
+
+impl Session {
+    /// A session with the device at `device` index (`0xFF` direct, 1–6 behind a receiver)
+    /// on a node declaring `framing`. Call [`Session::start`] next.
+    pub fn new(config: SessionConfig, framing: Framing, device: u8) -> Session {
+        Session {
+            config,
+            framing,
+            device,
+            phase: Phase::Idle,
+            queue: VecDeque::new(),
+            pending: None,
+            indices: Indices::default(),
+            protocol: None,
+            name_len: 0,
+            name: String::new(),
+            controls: Vec::new(),
+            wheel_mode: None,
+            thumb: None,
+            thumb_diverted: false,
+            thumb_carry: 0,
+            held: Held::default(),
+            drop_raw_xy: false,
+        }
+    }
+
+    /// Starts (or restarts) setup: forgets what the device had diverted and asks for the
+    /// protocol version.
+    pub fn start(&mut self, now: Micros, out: &mut Output) {
+        self.phase = Phase::Setup;
+        self.queue.clear();
+        self.pending = None;
+        self.indices = Indices::default();
+        self.protocol = None;
+        self.name_len = 0;
+        self.name.clear();
+        self.controls.clear();
+        self.wheel_mode = None;
+        self.thumb = None;
+        self.thumb_diverted = false;
+        self.thumb_carry = 0;
+        self.held = Held::default();
+        self.drop_raw_xy = false;
+        self.queue.push_back(Request::Ping);
+        self.send_next(now, out);
+    }
+
+    /// The device index.
+    pub fn device(&self) -> u8 {
+        self.device
+    }
+
+    /// Where the session is.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The HID++ protocol version, once known.
+    pub fn protocol(&self) -> Option<(u8, u8)> {
+        self.protocol
+    }
+
+    /// The device's name (0x0005), empty until read.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The control list with each control's reporting as far as known.
+    pub fn controls(&self) -> &[Control] {
+        &self.controls
+    }
+
+    /// The controls pawl diverted and the device confirmed.
+    pub fn diverted(&self) -> impl Iterator<Item = Reporting> + '_ {
+        self.controls
+            .iter()
+            .filter_map(|c| c.reporting)
+            .filter(|r| r.divert)
+    }
+
+    /// The 0x2121 wheel mode as read (bit 0 target, bit 1 hi-res, bit 2 invert).
+    pub fn wheel_mode(&self) -> Option<u8> {
+        self.wheel_mode
+    }
+
+    /// Whether the thumb wheel is diverted.
+    pub fn thumb_diverted(&self) -> bool {
+        self.thumb_diverted
+    }
+
+    /// When [`Session::timeout`] must be called (a request is waiting for its reply);
+    /// `None` when nothing is outstanding, so an idle daemon sets no timer.
+    pub fn deadline(&self) -> Option<Micros> {
+        self.pending.map(|(_, _, d)| d)
+    }
+
+    /// The reply deadline passed: the device counts as unreachable until it reconnects.
+    pub fn timeout(&mut self, now: Micros, out: &mut Output) {
+        if let Some((_, _, deadline)) = self.pending
+            && now >= deadline
+        {
+            self.pending = None;
+            self.queue.clear();
+            self.phase = Phase::Offline;
+            out.event(Event::Offline(None));
+        }
+    }
+
+    /// The requests that undo pawl's diversions (for a clean exit): each diverted control
+    /// back to native reporting without raw XY, the thumb wheel back to HID. Write them
+    /// all; their replies need no waiting.
+    pub fn undivert(&mut self) -> Vec<Message> {
+        let mut res = Vec::new();
+        for i in 0..self.controls.len() {
+            let Some(r) = self.controls[i].reporting else {
+                continue;
+            };
+            let ours = self.config.divert.iter().any(|s| s.cid == r.cid);
+            if ours && (r.divert || r.raw_xy) {
+                let off = Reporting {
+                    cid: r.cid,
+                    divert: false,
+                    raw_xy: false,
+                };
+                res.push(self.message(Request::SetReporting(off)));
+                self.controls[i].reporting = Some(off);
+            }
+        }
+        if self.thumb_diverted {
+            res.push(self.message(Request::ThumbReporting(false)));
+            self.thumb_diverted = false;
+        }
+        self.pending = None;
+        self.queue.clear();
+        res
+    }
+
+    /// Handles one report read from the device's hidraw node (report id first). Reports
+    /// that are not HID++, not for this device index, or replies to other programs are
+    /// ignored after a few byte compares.
+    #[inline]
+    pub fn input(&mut self, bytes: &[u8], now: Micros, out: &mut Output) {
+        let Some(m) = Message::parse(bytes) else {
+            return;
+        };
+        if m.device != self.device {
+            return;
+        }
+        if m.sw_id() == 0 && m.sub_id != error::HIDPP10_ERROR && m.sub_id != error::HIDPP20_ERROR {
+            self.notification(&m, now, out);
+            return;
+        }
+        let Some((request, sent, _)) = self.pending else {
+            return;
+        };
+        if let Some(e) = ErrorReply::parse(&m) {
+            if e.answers(&sent) {
+                self.pending = None;
+                self.failed(request, e, now, out);
+            }
+            return;
+        }
+        if m.sub_id == sent.sub_id && m.address == sent.address {
+            self.pending = None;
+            self.reply(request, &m, out);
+            self.send_next(now, out);
+        }
+    }
+
+    fn notification(&mut self, m: &Message, now: Micros, out: &mut Output) {
+        let idx = self.indices;
+        if !m.long && m.sub_id == receiver::DEVICE_CONNECTION {
+            if m.params[0] & receiver::LINK_NOT_ESTABLISHED != 0 {
+                self.lost(out);
+            } else {
+                out.event(Event::Reconnected);
+                self.start(now, out);
+            }
+            return;
+        }
+        if !m.long && m.sub_id == receiver::DEVICE_DISCONNECTION {
+            self.lost(out);
+            return;
+        }
+        if m.sub_id == 0 {
+            return;
+        }
+        if m.sub_id == idx.reprog && self.phase == Phase::Ready {
+            match m.function() {
+                reprog::EVENT_DIVERTED_BUTTONS => self.buttons(Held::parse(m), now, out),
+                reprog::EVENT_RAW_XY => {
+                    if self.drop_raw_xy {
+                        self.drop_raw_xy = false;
+                        return;
+                    }
+                    out.frame = Some(FrameIn {
+                        time: now,
+                        dx: i32::from(m.i16_at(0)),
+                        dy: i32::from(m.i16_at(2)),
+                        ..FrameIn::default()
+                    });
+                }
+                _ => {}
+            }
+        } else if m.sub_id == idx.wireless && m.function() == wireless_status::EVENT_STATUS {
+            // 0x1D4B event 0 is the status broadcast a device sends after it
+            // (re)connects; its temporary diversions are gone.
+            out.event(Event::Reconnected);
+            self.start(now, out);
+        } else if m.sub_id == idx.thumb
+            && self.thumb_diverted
+            && m.function() == thumb_wheel::EVENT_ROTATION
+        {
+            let v120 = self.thumb_v120(m.i16_at(0));
+            if v120 != 0 {
+                out.frame = Some(FrameIn {
+                    time: now,
+                    hwheel: WheelIn {
+                        v120,
+                        detents: v120 / 120,
+                    },
+                    ..FrameIn::default()
+                });
+            }
+        }
+    }
+
+    /// Diverted controls held now → button transitions of the configured buttons.
+    fn buttons(&mut self, held: Held, now: Micros, out: &mut Output) {
+        let mut buttons = Buttons::default();
+        for spec in &self.config.divert {
+            let was = self.held.contains(spec.cid);
+            let is = held.contains(spec.cid);
+            if was != is {
+                buttons.push(spec.button, is);
+                if is && spec.raw_xy {
+                    self.drop_raw_xy = true;
+                }
+            }
+        }
+        self.held = held;
+        if !buttons.is_empty() {
+            out.frame = Some(FrameIn {
+                time: now,
+                buttons,
+                ..FrameIn::default()
+            });
+        }
+    }
+
+    fn lost(&mut self, out: &mut Output) {
+        self.pending = None;
+        self.queue.clear();
+        self.held = Held::default();
+        self.drop_raw_xy = false;
+        for c in &mut self.controls {
+            c.reporting = None;
+        }
+        self.thumb_diverted = false;
+        self.phase = Phase::Offline;
+        out.event(Event::Disconnected);
+    }
+
+    /// Converts a diverted thumb wheel rotation (diverted-resolution increments) to v120,
+    /// normalised to "positive = right" and then flipped if configured; the remainder is
+    /// carried so slow turns are not lost. One native increment is one detent (120).
+    fn thumb_v120(&mut self, rotation: i16) -> i32 {
+        let Some(t) = self.thumb else { return 0 };
+        let mut r = i64::from(rotation);
+        if !t.positive_is_right {
+            r = -r;
+        }
+        if self.config.invert_thumb_wheel {
+            r = -r;
+        }
+        let diverted = i64::from(t.diverted_res.max(1));
+        self.thumb_carry += r * 120 * i64::from(t.native_res.max(1));
+        let v = self.thumb_carry / diverted;
+        self.thumb_carry -= v * diverted;
+        v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    }
+
+    fn failed(&mut self, request: Request, e: ErrorReply, now: Micros, out: &mut Output) {
+        match (request, e) {
+            (
+                Request::Ping,
+                ErrorReply::V10 {
+                    code: error::HIDPP10_INVALID_SUBID,
+                    ..
+                },
+            ) => {
+                self.queue.clear();
+                self.phase = Phase::Unsupported;
+                out.event(Event::Unsupported);
+            }
+            (Request::Ping, _) => {
+                self.queue.clear();
+                self.phase = Phase::Offline;
+                out.event(Event::Offline(Some(e)));
+            }
+            (Request::SetReporting(r), _) => {
+                out.event(Event::Error { request, error: e });
+                if let Some(c) = self.controls.iter_mut().find(|c| c.info.cid == r.cid) {
+                    c.reporting = None;
+                }
+                self.send_next(now, out);
+            }
+            _ => {
+                out.event(Event::Error { request, error: e });
+                // Keep the setup's shape: a failed last lookup or last control entry still
+                // leads to the steps that follow them.
+                match (request, self.queue.front()) {
+                    (Request::GetFeature(_), Some(Request::GetFeature(_))) => {}
+                    (Request::GetFeature(_), _) => self.after_features(out),
+                    (Request::ControlInfo(_), Some(Request::ControlInfo(_))) => {}
+                    (Request::ControlInfo(_), _) => self.queue_diversions(out),
+                    _ => {}
+                }
+                self.send_next(now, out);
+            }
+        }
+    }
+
+    fn reply(&mut self, request: Request, m: &Message, out: &mut Output) {
+        match request {
+            Request::Ping => {
+                let (major, minor) = (m.params[0], m.params[1]);
+                self.protocol = Some((major, minor));
+                out.event(Event::Protocol { major, minor });
+                for id in [
+                    feature::DEVICE_NAME,
+                    feature::REPROG_CONTROLS_V4,
+                    feature::WIRELESS_DEVICE_STATUS,
+                    feature::HIRES_WHEEL,
+                ] {
+                    self.queue.push_back(Request::GetFeature(id));
+                }
+                if self.config.thumb_wheel {
+                    self.queue
+                        .push_back(Request::GetFeature(feature::THUMB_WHEEL));
+                }
+            }
+            Request::GetFeature(id) => {
+                let index = m.params[0];
+                match id {
+                    feature::DEVICE_NAME => self.indices.name = index,
+                    feature::REPROG_CONTROLS_V4 => self.indices.reprog = index,
+                    feature::WIRELESS_DEVICE_STATUS => self.indices.wireless = index,
+                    feature::HIRES_WHEEL => self.indices.hires = index,
+                    feature::THUMB_WHEEL => self.indices.thumb = index,
+                    _ => {}
+                }
+                if !matches!(self.queue.front(), Some(Request::GetFeature(_))) {
+                    self.after_features(out);
+                }
+            }
+            Request::NameLength => {
+                self.name_len = usize::from(m.params[0]);
+                if self.name_len > 0 {
+                    self.queue.push_front(Request::NameChunk(0));
+                }
+            }
+            Request::NameChunk(offset) => {
+                let want = self.name_len.saturating_sub(usize::from(offset));
+                let chunk = &m.params[..want.min(m.params.len())];
+                let chunk = chunk.split(|&b| b == 0).next().unwrap_or(&[]);
+                self.name.push_str(&String::from_utf8_lossy(chunk));
+                let next = usize::from(offset) + chunk.len();
+                if chunk.len() == m.params.len() && next < self.name_len {
+                    self.queue.push_front(Request::NameChunk(next as u8));
+                }
+            }
+            Request::ControlCount => {
+                let n = m.params[0];
+                for i in (0..n).rev() {
+                    self.queue.push_front(Request::ControlInfo(i));
+                }
+                if n == 0 {
+                    self.queue_diversions(out);
+                }
+            }
+            Request::ControlInfo(i) => {
+                self.controls.push(Control {
+                    info: ControlInfo::parse(m),
+                    reporting: None,
+                });
+                if !matches!(self.queue.front(), Some(Request::ControlInfo(j)) if *j > i) {
+                    self.queue_diversions(out);
+                }
+            }
+            Request::GetReporting(_) | Request::SetReporting(_) => {
+                let r = Reporting::parse(m);
+                if let Some(c) = self.controls.iter_mut().find(|c| c.info.cid == r.cid) {
+                    c.reporting = Some(r);
+                }
+            }
+            Request::WheelMode => self.wheel_mode = Some(m.params[0]),
+            Request::ThumbInfo => {
+                self.thumb = Some(ThumbInfo {
+                    native_res: m.u16_at(0),
+                    diverted_res: m.u16_at(2),
+                    positive_is_right: m.params[4] != 0,
+                });
+                if self.config.thumb_wheel {
+                    self.queue.push_front(Request::ThumbReporting(true));
+                }
+            }
+            Request::ThumbReporting(on) => self.thumb_diverted = on && m.params[0] != 0,
+        }
+    }
+
+    fn after_features(&mut self, _out: &mut Output) {
+        let idx = self.indices;
+        if idx.name != 0 {
+            self.queue.push_back(Request::NameLength);
+        }
+        if idx.reprog != 0 {
+            self.queue.push_back(Request::ControlCount);
+        }
+        if idx.hires != 0 {
+            self.queue.push_back(Request::WheelMode);
+        }
+        if idx.thumb != 0 && self.config.thumb_wheel {
+            self.queue.push_back(Request::ThumbInfo);
+        }
+    }
+
+    /// After the control list: read every control's reporting (query sessions), then
+    /// divert the configured controls that exist and can be diverted.
+    fn queue_diversions(&mut self, out: &mut Output) {
+        let mut steps = Vec::new();
+        if self.config.read_reporting {
+            for c in &self.controls {
+                steps.push(Request::GetReporting(c.info.cid));
+            }
+        }
+        for spec in &self.config.divert {
+            match self.controls.iter().find(|c| c.info.cid == spec.cid) {
+                Some(c) if c.info.divertable() => steps.push(Request::SetReporting(Reporting {
+                    cid: spec.cid,
+                    divert: true,
+                    raw_xy: spec.raw_xy && c.info.raw_xy(),
+                })),
+                _ => out.event(Event::ControlMissing(spec.cid)),
+            }
+        }
+        for s in steps.into_iter().rev() {
+            self.queue.push_front(s);
+        }
+    }
+
+    fn send_next(&mut self, now: Micros, out: &mut Output) {
+        if self.pending.is_some() || self.phase != Phase::Setup {
+            return;
+        }
+        match self.queue.pop_front() {
+            Some(request) => {
+                let m = self.message(request);
+                self.pending = Some((request, m, now.plus(self.config.reply_timeout_us)));
+                out.request = Some(m);
+            }
+            None => {
+                self.phase = Phase::Ready;
+                out.event(Event::Ready);
+            }
+        }
+    }
+
+    /// The message for `request`.
+    fn message(&self, request: Request) -> Message {
+        let idx = self.indices;
+        let (feature_index, function, params): (u8, u8, [u8; 5]) = match request {
+            Request::Ping => (
+                feature::ROOT_INDEX,
+                root::GET_PROTOCOL_VERSION,
+                [0, 0, PING_DATA, 0, 0],
+            ),
+            Request::GetFeature(id) => {
+                let [hi, lo] = id.to_be_bytes();
+                (feature::ROOT_INDEX, root::GET_FEATURE, [hi, lo, 0, 0, 0])
+            }
+            Request::NameLength => (idx.name, device_name::GET_COUNT, [0; 5]),
+            Request::NameChunk(offset) => (idx.name, device_name::GET_NAME, [offset, 0, 0, 0, 0]),
+            Request::ControlCount => (idx.reprog, reprog::GET_COUNT, [0; 5]),
+            Request::ControlInfo(i) => (idx.reprog, reprog::GET_CID_INFO, [i, 0, 0, 0, 0]),
+            Request::GetReporting(cid) => {
+                let [hi, lo] = cid.to_be_bytes();
+                (idx.reprog, reprog::GET_CID_REPORTING, [hi, lo, 0, 0, 0])
+            }
+            Request::SetReporting(r) => (idx.reprog, reprog::SET_CID_REPORTING, r.params()),
+            Request::WheelMode => (idx.hires, hires_wheel::GET_MODE, [0; 5]),
+            Request::ThumbInfo => (idx.thumb, thumb_wheel::GET_INFO, [0; 5]),
+            Request::ThumbReporting(on) => (
+                idx.thumb,
+                thumb_wheel::SET_REPORTING,
+                [u8::from(on), 0, 0, 0, 0],
+            ),
+        };
+        let len = match request {
+            Request::SetReporting(_) => 5,
+            Request::ThumbReporting(_) | Request::GetReporting(_) | Request::GetFeature(_) => 2,
+            Request::Ping => 3,
+            Request::NameChunk(_) | Request::ControlInfo(_) => 1,
+            _ => 0,
+        };
+        Message::request(
+            self.framing,
+            self.device,
+            feature_index,
+            function,
+            self.config.sw_id,
+            &params[..len],
+        )
+    }
+}
+
+/// The ping byte pawl sends with the protocol-version request; the device echoes it.
+pub const PING_DATA: u8 = 0x5A;
