@@ -105,6 +105,11 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         bail!("pawl did not start; nothing to measure");
     }
 
+    // Who holds which input node: an event on a node costs the writer a delivery per
+    // open file, so a program that keeps other programs' devices open makes them dearer.
+    for tool in &running {
+        println!("# {} holds {}", tool.kind.name(), input_fds(tool.pid()));
+    }
     std::thread::sleep(SETTLE);
     println!(
         "# idle: {} s with {} programs",
@@ -176,6 +181,25 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The `/dev/input` and `/dev/uinput` files process `pid` has open, with their names.
+fn input_fds(pid: u32) -> String {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return "?".into();
+    };
+    let nodes = crate::evdev::scan();
+    let mut held: Vec<String> = dir
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter(|t| t.starts_with("/dev/input") || t.starts_with("/dev/uinput"))
+        .map(|t| match nodes.iter().find(|n| n.path == t) {
+            Some(n) => format!("{} ({:?})", t.display(), n.name),
+            None => t.display().to_string(),
+        })
+        .collect();
+    held.sort();
+    held.join(", ")
 }
 
 /// `0`, `1`, … or `signal-15`: an exit status as one word.
