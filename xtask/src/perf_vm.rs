@@ -613,9 +613,9 @@ fn render(
          between programs measured in the same run, not absolute times.** With `-icount \
          shift=0` the guest clock advances exactly 1 ns per guest instruction while the vCPU \
          runs, so a \"CPU µs\" below is a count of guest instructions (kernel work on the \
-         program's behalf included) in thousands — independent of the host's load, but \
-         weighted as TCG executes them: a system call, which switches page tables here, is \
-         far dearer relative to user code than on hardware.\n"
+         program's behalf included) in thousands — independent of the host's load. \
+         Instructions are not time: on hardware, system-call entry and exit, context switches \
+         and cache misses cost more than their instruction counts say.\n"
     );
 
     // Environment.

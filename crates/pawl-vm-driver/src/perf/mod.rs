@@ -226,8 +226,8 @@ fn print_env(plan: &Plan, idle: Duration) {
         .and_then(|l| l.split_once(':'))
         .map_or("unknown", |(_, v)| v.trim())
         .replace(' ', "_");
-    // Page-table isolation makes every system call switch page tables, which TCG pays
-    // for heavily: it decides how much a syscall costs relative to everything else.
+    // With page-table isolation (the Meltdown mitigation) every system call switches page
+    // tables: it changes what a system call costs relative to everything else.
     let meltdown = std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/meltdown")
         .map_or("unknown".into(), |s| s.trim().replace(' ', "_"));
     // SAFETY: sysconf has no preconditions.
