@@ -22,6 +22,7 @@ use rustix::time::{Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, 
 use crate::actions::Performer;
 use crate::caps::{self, Kind};
 use crate::error::{Error, ErrorKind};
+use crate::hidpp::HidppDevice;
 use crate::pipeline::{Pipeline, ReadBuf, Sink};
 use crate::sys;
 use crate::sysfs::{self, SysDevice};
@@ -30,6 +31,8 @@ use crate::uinput::{self, VirtualDevice};
 const SIGNAL_TOKEN: u64 = 0;
 const TIMER_TOKEN: u64 = 1;
 const DEVICE_TOKEN_BASE: u64 = 16;
+/// Tokens of HID++ endpoints (`hidpp.rs`): `HIDPP_TOKEN_BASE + slot`.
+const HIDPP_TOKEN_BASE: u64 = 1 << 32;
 
 /// Everything that wakes the loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +40,7 @@ enum Wake {
     Signal,
     Timer,
     Device(usize),
+    Hidpp(usize),
 }
 
 impl Wake {
@@ -44,6 +48,7 @@ impl Wake {
         match token {
             SIGNAL_TOKEN => Some(Wake::Signal),
             TIMER_TOKEN => Some(Wake::Timer),
+            t if t >= HIDPP_TOKEN_BASE => Some(Wake::Hidpp((t - HIDPP_TOKEN_BASE) as usize)),
             t if t >= DEVICE_TOKEN_BASE => Some(Wake::Device((t - DEVICE_TOKEN_BASE) as usize)),
             _ => None,
         }
@@ -103,6 +108,14 @@ pub struct Daemon {
     /// Set when a device was added or removed since the caller was last told.
     devices_changed: bool,
     performer: Performer,
+    /// HID++ endpoints (the MX Master's gesture button, diverted).
+    hidpp: Vec<Option<HidppDevice>>,
+}
+
+impl crate::hidpp::Perform for Performer {
+    fn perform(&mut self, action: Action) {
+        Performer::perform(self, action);
+    }
 }
 
 impl std::fmt::Debug for Daemon {
@@ -193,7 +206,11 @@ impl Daemon {
             devices: Vec::new(),
             devices_changed: false,
             performer,
+            hidpp: Vec::new(),
         };
+        // HID++ first: an MX Master whose gesture button is diverted needs no grab of its
+        // pointer node unless scroll or a mapped button needs one.
+        daemon.open_hidpp(Path::new(crate::hidpp::SYS_CLASS_HIDRAW));
         let nodes = sysfs::event_nodes(class_dir).map_err(|e| Error::io(class_dir, "list", e))?;
         for node in nodes {
             daemon.consider(&node);
@@ -253,6 +270,16 @@ impl Daemon {
         let label = describe(&sys);
         if !decision.handle {
             log::info!("not handling {label} ({})", decision.reason);
+            return;
+        }
+        if !decision.transform_scroll
+            && !crate::hidpp::buttons_need_grab(&self.config)
+            && self.hidpp_covers(&self.class_dir.join(node))
+        {
+            log::info!(
+                "not grabbing {label}: its gesture button comes through HID++ and nothing else \
+                 needs the grab (scroll not transformed, no mapped button)"
+            );
             return;
         }
         match self.open(&sys, &decision) {
@@ -396,6 +423,7 @@ impl Daemon {
                     }
                     Some(Wake::Timer) => self.on_timer(),
                     Some(Wake::Device(slot)) => self.on_device(slot),
+                    Some(Wake::Hidpp(slot)) => self.on_hidpp(slot),
                     None => {}
                 }
             }
@@ -457,8 +485,16 @@ impl Daemon {
         self.armed = None;
         let now = monotonic_now();
         let Daemon {
-            devices, performer, ..
+            devices,
+            performer,
+            hidpp,
+            ..
         } = self;
+        for dev in hidpp.iter_mut().flatten() {
+            if dev.deadline().is_some_and(|d| d <= now) {
+                dev.on_timer(now, performer);
+            }
+        }
         for device in devices.iter_mut().flatten() {
             if device.deadline.is_some_and(|d| d <= now) {
                 let Device {
@@ -489,6 +525,7 @@ impl Daemon {
             .iter()
             .flatten()
             .filter_map(|d| d.deadline)
+            .chain(self.hidpp.iter().flatten().filter_map(HidppDevice::deadline))
             .min();
         if next == self.armed {
             return;
@@ -550,10 +587,81 @@ impl Daemon {
     /// Releases everything pressed on every virtual device, ungrabs every device and
     /// destroys the clones.
     fn shutdown(&mut self) {
+        for dev in self.hidpp.iter_mut().flatten() {
+            dev.shutdown();
+        }
         for slot in 0..self.devices.len() {
             self.remove(slot, "exit");
         }
         self.performer.release_all();
+    }
+}
+
+impl Daemon {
+    /// Opens every MX Master HID++ endpoint under `class_dir` and starts its session.
+    fn open_hidpp(&mut self, class_dir: &Path) {
+        let now = monotonic_now();
+        for node in crate::hidpp::scan(class_dir) {
+            let label = format!("{} \"{}\"", node.dev_path().display(), node.name);
+            match HidppDevice::open(node, &self.config, now) {
+                Ok(dev) => {
+                    let token = HIDPP_TOKEN_BASE + self.hidpp.len() as u64;
+                    if let Err(e) = epoll::add(
+                        &self.epoll,
+                        dev.fd(),
+                        epoll::EventData::new_u64(token),
+                        epoll::EventFlags::IN,
+                    ) {
+                        log::error!("{label}: cannot watch it: {e}");
+                        continue;
+                    }
+                    log::info!("HID++ endpoint {label}: setting up");
+                    self.hidpp.push(Some(dev));
+                }
+                Err(e) => log::error!("HID++ endpoint {label}: {e}"),
+            }
+        }
+        self.rearm();
+    }
+
+    /// Whether the evdev node at `sys_node` (`/sys/class/input/eventN`) belongs to a HID
+    /// device whose HID++ endpoint pawl has open.
+    fn hidpp_covers(&self, sys_node: &Path) -> bool {
+        let Ok(hid_dir) = std::fs::canonicalize(sys_node.join("device/device")) else {
+            return false;
+        };
+        self.hidpp
+            .iter()
+            .flatten()
+            .any(|d| d.node().hid_dir == hid_dir)
+    }
+
+    /// One report from a HID++ endpoint.
+    #[inline]
+    fn on_hidpp(&mut self, slot: usize) {
+        let Daemon {
+            hidpp, performer, ..
+        } = self;
+        let Some(dev) = hidpp.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let before = dev.deadline();
+        match dev.on_readable(monotonic_now(), performer) {
+            Ok(()) => {
+                if dev.deadline() != before {
+                    self.rearm();
+                }
+            }
+            Err(e) => {
+                log::info!(
+                    "HID++ endpoint {} gone ({e})",
+                    dev.node().dev_path().display()
+                );
+                let _ = epoll::delete(&self.epoll, dev.fd());
+                hidpp[slot] = None;
+                self.rearm();
+            }
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod actions;
 pub mod caps;
 pub mod daemon;
 pub mod error;
+pub mod hidpp;
 pub mod pipeline;
 mod sys;
 pub mod sysfs;
