@@ -8,6 +8,7 @@
 //! when it returns.
 
 mod issue2;
+mod issue8;
 mod kernel;
 mod rig;
 
@@ -97,6 +98,31 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "bad_config_grabs_nothing",
         run: issue2::bad_config_grabs_nothing,
+    },
+    // Issue 8: HID++.
+    Scenario {
+        name: "hidpp_gesture_right_switches_desktop",
+        run: issue8::hidpp_gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "hidpp_pointer_not_grabbed_motion_bypasses_pawl",
+        run: issue8::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
+    },
+    Scenario {
+        name: "hidpp_divert_reapplied_after_reconnect",
+        run: issue8::hidpp_divert_reapplied_after_reconnect,
+    },
+    Scenario {
+        name: "hidpp_undivert_on_exit",
+        run: issue8::hidpp_undivert_on_exit,
+    },
+    Scenario {
+        name: "hidpp_first_rawxy_dropped",
+        run: issue8::hidpp_first_rawxy_dropped,
+    },
+    Scenario {
+        name: "hidpp_error_reply_reported",
+        run: issue8::hidpp_error_reply_reported,
     },
 ];
 

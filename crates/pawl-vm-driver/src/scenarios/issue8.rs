@@ -1,0 +1,262 @@
+//! Issue 8 scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
+//! descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
+//! pawl diverts the gesture button (CID 0x00C3) with raw XY; gestures arrive as HID++
+//! notifications and fire the same chords as evdev gestures.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use pawl_evdev::codes::{EV_REL, REL_X};
+use pawl_hidpp::controls::CID_GESTURE_BUTTON;
+use pawl_hidpp::emulator::Failure;
+use pawl_hidpp::feature;
+
+use crate::evdev::{self, EvdevNode, NodeInfo};
+use crate::hidpp_emu::HidppMouse;
+use crate::pawl::{Pawl, PawlOptions, clone_phys};
+use crate::scenarios::rig::expect_keys;
+use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
+use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// Default config: scroll of the MX Master transformed, so its pointer node is grabbed too.
+const DEFAULT_CONFIG: &str = "";
+/// Scroll not transformed, no mapped button: the pointer node needs no grab.
+const SCOPE_NONE: &str = "[scroll]\nscope = \"none\"\n";
+/// Gesture travel, px (threshold 220).
+const DRAG: i16 = 400;
+
+/// A HID++ mouse, its evdev node, and a running pawl that has diverted its gesture button.
+struct HidppRig {
+    dev: HidppMouse,
+    source: NodeInfo,
+    pawl: Pawl,
+    keyboard: EvdevNode,
+}
+
+impl HidppRig {
+    /// Creates the mouse, starts pawl with `config` (GNOME chords) and answers its HID++
+    /// setup until the gesture button is diverted, unless `until_diverted` is false.
+    fn start(
+        ctx: &mut Ctx,
+        config: &str,
+        setup: impl FnOnce(&mut HidppMouse),
+        until_diverted: bool,
+    ) -> anyhow::Result<HidppRig> {
+        let phys = ctx.phys("bt");
+        let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
+        setup(&mut dev);
+        let source = dev.wait_node(T_DEVICE)?;
+        let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
+        let mut pawl = Pawl::start(
+            &ctx.pawl,
+            &dir,
+            &PawlOptions {
+                config,
+                desktop: "GNOME",
+                run_args: &[],
+                debug: ctx.pawl_debug,
+            },
+        )?;
+        let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+        if until_diverted {
+            dev.pump_until("gesture button diverted", T_DEVICE, |d| {
+                d.gesture_diverted()
+            })
+            .with_context(|| format!("pawl log: {}", pawl.log()))?;
+        }
+        Ok(HidppRig {
+            dev,
+            source,
+            pawl,
+            keyboard,
+        })
+    }
+
+    /// Waits until pawl's log contains `text`.
+    fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
+        let deadline = Instant::now() + T_EVENT;
+        while !self.pawl.log().contains(text) {
+            self.dev.pump(Duration::from_millis(20))?;
+            ensure!(
+                Instant::now() < deadline,
+                "pawl never logged {text:?}; log: {}",
+                self.pawl.log()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `hidpp_gesture_right_switches_desktop`: with the gesture button diverted, a drag to the
+/// right as raw-XY notifications fires "desktop-left" (inverted by default): GNOME
+/// Super+Page_Up; a drag left fires Super+Page_Down. The setup diverted temporarily (never
+/// persistently) and never wrote the 0x2121 wheel mode.
+pub fn hidpp_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.dev.gesture(-DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    ensure!(
+        rig.dev.emu.persistent_writes() == 0,
+        "pawl asked for a persistent diversion"
+    );
+    ensure!(
+        rig.dev.emu.wheel_mode_writes() == 0,
+        "pawl wrote the 0x2121 wheel mode"
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_pointer_not_grabbed_motion_bypasses_pawl`: with scroll not transformed (scope
+/// none) pawl grabs nothing and clones nothing: motion with the gesture button up reaches
+/// the kernel's evdev node for every reader, pawl writes nothing for it (`syscw` unchanged)
+/// and its engine never sees it. pawl still reads each report once from hidraw (`syscr`
+/// rises by at most one per report): hidraw delivers every input report of the HID device,
+/// and on a Bluetooth mouse the HID++ and pointer reports share one HID device.
+pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const REPORTS: u64 = 50;
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
+    rig.wait_log("not grabbing")?;
+    rig.wait_log("diverted 0x00C3")?;
+    let mut reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the MX Master's evdev node is grabbed"
+    );
+    let phys = clone_phys(&rig.source);
+    ensure!(
+        !evdev::scan().iter().any(|n| n.phys == phys),
+        "pawl cloned the MX Master"
+    );
+    // Let pawl settle, then count.
+    rig.dev.pump(Duration::from_millis(200))?;
+    let (r0, w0) = rig.pawl.syscalls()?;
+    for _ in 0..REPORTS {
+        rig.dev.motion(3, 1)?;
+    }
+    let frames = reader.frames(REPORTS as usize, T_EVENT)?;
+    ensure!(
+        frames
+            .iter()
+            .all(|f| f.iter().any(|e| e.type_ == EV_REL && e.code == REL_X)),
+        "the kernel's node did not deliver the motion"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let (r1, w1) = rig.pawl.syscalls()?;
+    println!(
+        "# hidpp_pointer_not_grabbed_motion_bypasses_pawl: {REPORTS} motion reports with the \
+         gesture button up: pawl syscr +{}, syscw +{}",
+        r1 - r0,
+        w1 - w0
+    );
+    ensure!(w1 == w0, "pawl wrote {} times for motion", w1 - w0);
+    ensure!(
+        r1 - r0 <= REPORTS,
+        "pawl made {} reads for {REPORTS} motion reports (more than one per report)",
+        r1 - r0
+    );
+    // Gestures still work without the grab.
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_divert_reapplied_after_reconnect`: the mouse loses its temporary diversion (power
+/// cycle / reconnection) and sends its 0x1D4B wireless status broadcast; pawl diverts the
+/// gesture button again and gestures work.
+pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.dev.emu.reset();
+    ensure!(!rig.dev.gesture_diverted(), "reset kept the diversion");
+    let status = rig.dev.emu.wireless_status();
+    rig.dev.send(&status)?;
+    rig.dev
+        .pump_until("gesture button diverted again", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("reconnected: diverting again")?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_undivert_on_exit`: on SIGTERM pawl exits 0 and the gesture button is back to
+/// native reporting, raw XY off.
+pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    // pawl's last writes were queued by the kernel before it exited.
+    rig.dev.pump(Duration::from_millis(300))?;
+    let r = rig
+        .dev
+        .emu
+        .reporting(CID_GESTURE_BUTTON)
+        .context("no gesture button")?;
+    ensure!(
+        !r.divert && !r.raw_xy,
+        "still diverted after exit: {r:?}; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    Ok(())
+}
+
+/// `hidpp_first_rawxy_dropped`: a hold whose first raw-XY report alone passes the threshold
+/// (the 3S reports pre-press motion there) fires nothing; the same hold with the big report
+/// second fires once.
+pub fn hidpp_first_rawxy_dropped(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.dev.gesture_button(true)?;
+    rig.dev.motion(DRAG, 0)?;
+    rig.dev.motion(2, 0)?;
+    rig.dev.gesture_button(false)?;
+    rig.dev.gesture_button(true)?;
+    rig.dev.motion(2, 0)?;
+    rig.dev.motion(DRAG, 0)?;
+    rig.dev.gesture_button(false)?;
+    // Exactly one chord: the first hold fired nothing.
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_error_reply_reported`: the mouse answers the divert request with HID++ 2.0 error
+/// 0x02; pawl logs which request failed and what the code means, and keeps running.
+pub fn hidpp_error_reply_reported(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(
+        ctx,
+        DEFAULT_CONFIG,
+        |d| {
+            d.emu.fail(
+                feature::REPROG_CONTROLS_V4,
+                feature::reprog::SET_CID_REPORTING,
+                Failure::V20(0x02),
+            )
+        },
+        false,
+    )?;
+    rig.wait_log(
+        "divert 0x00C3 gesture button (0x1B04 setCidReporting) failed: HID++ 2.0 error 0x02: \
+         invalid argument",
+    )?;
+    ensure!(
+        rig.pawl.try_exit()?.is_none(),
+        "pawl exited after the error; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(!rig.dev.gesture_diverted(), "diverted despite the error");
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
