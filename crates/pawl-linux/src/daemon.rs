@@ -525,7 +525,12 @@ impl Daemon {
             .iter()
             .flatten()
             .filter_map(|d| d.deadline)
-            .chain(self.hidpp.iter().flatten().filter_map(HidppDevice::deadline))
+            .chain(
+                self.hidpp
+                    .iter()
+                    .flatten()
+                    .filter_map(HidppDevice::deadline),
+            )
             .min();
         if next == self.armed {
             return;
@@ -600,6 +605,10 @@ impl Daemon {
 impl Daemon {
     /// Opens every MX Master HID++ endpoint under `class_dir` and starts its session.
     fn open_hidpp(&mut self, class_dir: &Path) {
+        if !self.config.hidpp.enabled {
+            log::info!("HID++ off ([hidpp] enabled = false): the gesture button is left alone");
+            return;
+        }
         let now = monotonic_now();
         for node in crate::hidpp::scan(class_dir) {
             let label = format!("{} \"{}\"", node.dev_path().display(), node.name);

@@ -369,7 +369,10 @@ fn warn_other_hidpp_users(path: &Path) {
     };
     for p in procs.flatten() {
         let pid = p.file_name();
-        let Some(pid) = pid.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = pid
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(comm) = fs::read_to_string(p.path().join("comm")) else {
@@ -396,6 +399,113 @@ fn warn_other_hidpp_users(path: &Path) {
             ),
         }
     }
+}
+
+/// What a one-shot query found on a HID++ endpoint (for `pawl devices`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryReport {
+    /// The endpoint.
+    pub node: HidrawNode,
+    /// The device's own name (0x0005), empty if unknown.
+    pub name: String,
+    /// HID++ version, if it answered.
+    pub protocol: Option<(u8, u8)>,
+    /// Every control with its current reporting (diverted by anyone: pawl, logid, Solaar).
+    pub controls: Vec<pawl_hidpp::Control>,
+    /// Why the query stopped short, if it did.
+    pub problem: Option<String>,
+}
+
+impl QueryReport {
+    /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings.
+    pub fn diverted(&self) -> Vec<String> {
+        self.controls
+            .iter()
+            .filter_map(|c| c.reporting)
+            .filter(|r| r.divert)
+            .map(|r| {
+                format!(
+                    "0x{:04X} {}{}",
+                    r.cid,
+                    pawl_hidpp::controls::cid_name(r.cid),
+                    if r.raw_xy { " (raw XY)" } else { "" }
+                )
+            })
+            .collect()
+    }
+}
+
+/// Asks the device at `node` what it is and which controls are diverted, waiting up to
+/// `timeout` in total. Uses its own software id, so a running daemon ignores the replies;
+/// diverts nothing.
+///
+/// Errors: the node cannot be opened or written.
+pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryReport, Error> {
+    use rustix::event::{PollFd, PollFlags};
+    let path = node.dev_path();
+    let fd = rustix::fs::open(
+        &path,
+        OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io(&path, "open", e.into()))?;
+    let mut session = Session::new(
+        SessionConfig::query(pawl_hidpp::report::SOFTWARE_ID_QUERY),
+        node.framing,
+        node.device_index,
+    );
+    let start = std::time::Instant::now();
+    let now = || Micros(start.elapsed().as_micros() as u64);
+    let mut out = Output::default();
+    session.start(now(), &mut out);
+    let mut problem = None;
+    loop {
+        for e in out.events() {
+            if matches!(
+                e,
+                Event::Error { .. } | Event::Offline(_) | Event::Unsupported
+            ) {
+                problem = Some(e.to_string());
+            }
+        }
+        if let Some(m) = out.request.take() {
+            let (bytes, len) = m.encode();
+            rustix::io::write(&fd, &bytes[..len])
+                .map_err(|e| Error::io(&path, "write", e.into()))?;
+        }
+        if session.phase() != Phase::Setup {
+            break;
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            problem = Some("no answer in time".into());
+            break;
+        }
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let ts = rustix::time::Timespec {
+            tv_sec: left.as_secs() as _,
+            tv_nsec: left.subsec_nanos() as _,
+        };
+        out = Output::default();
+        match rustix::event::poll(&mut fds, Some(&ts)) {
+            Ok(0) => session.timeout(Micros(u64::MAX), &mut out),
+            Ok(_) => {
+                let mut buf = [0u8; 64];
+                if let Ok(n) = rustix::io::read(&fd, &mut buf) {
+                    session.input(&buf[..n], now(), &mut out);
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(Error::io(&path, "poll", e.into())),
+        }
+    }
+    Ok(QueryReport {
+        name: session.name().to_owned(),
+        protocol: session.protocol(),
+        controls: session.controls().to_vec(),
+        problem,
+        node,
+    })
 }
 
 #[cfg(test)]

@@ -58,24 +58,32 @@ impl HidppRig {
             },
         )?;
         let keyboard = pawl.wait_keyboard(T_DEVICE)?;
-        if until_diverted {
-            dev.pump_until("gesture button diverted", T_DEVICE, |d| {
-                d.gesture_diverted()
-            })
-            .with_context(|| format!("pawl log: {}", pawl.log()))?;
-        }
-        Ok(HidppRig {
+        let mut rig = HidppRig {
             dev,
             source,
             pawl,
             keyboard,
-        })
+        };
+        if until_diverted {
+            // pawl logs the diversion when its whole setup is answered.
+            rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
+            ensure!(
+                rig.dev.gesture_diverted(),
+                "pawl logged a diversion the device lacks"
+            );
+        }
+        Ok(rig)
     }
 
-    /// Waits until pawl's log contains `text`.
+    /// Answers pawl's requests until its log contains `text`.
     fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
+        self.wait_log_count(text, 1)
+    }
+
+    /// Answers pawl's requests until its log contains `text` `n` times.
+    fn wait_log_count(&mut self, text: &str, n: usize) -> anyhow::Result<()> {
         let deadline = Instant::now() + T_EVENT;
-        while !self.pawl.log().contains(text) {
+        while self.pawl.log().matches(text).count() < n {
             self.dev.pump(Duration::from_millis(20))?;
             ensure!(
                 Instant::now() < deadline,
@@ -93,7 +101,6 @@ impl HidppRig {
 /// persistently) and never wrote the 0x2121 wheel mode.
 pub fn hidpp_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
-    rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
     rig.dev.gesture(-DRAG, 0, 8)?;
@@ -121,7 +128,6 @@ pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::
     const REPORTS: u64 = 50;
     let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
     rig.wait_log("not grabbing")?;
-    rig.wait_log("diverted 0x00C3")?;
     let mut reader = EvdevNode::open(&rig.source.path)?;
     ensure!(
         reader.is_free_to_grab()?,
@@ -135,16 +141,19 @@ pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::
     // Let pawl settle, then count.
     rig.dev.pump(Duration::from_millis(200))?;
     let (r0, w0) = rig.pawl.syscalls()?;
-    for _ in 0..REPORTS {
-        rig.dev.motion(3, 1)?;
+    // In batches the evdev reader's buffer holds (a client buffer is a few packets).
+    for _ in 0..REPORTS / 5 {
+        for _ in 0..5 {
+            rig.dev.motion(3, 1)?;
+        }
+        let frames = reader.frames(5, T_EVENT)?;
+        ensure!(
+            frames
+                .iter()
+                .all(|f| f.iter().any(|e| e.type_ == EV_REL && e.code == REL_X)),
+            "the kernel's node did not deliver the motion"
+        );
     }
-    let frames = reader.frames(REPORTS as usize, T_EVENT)?;
-    ensure!(
-        frames
-            .iter()
-            .all(|f| f.iter().any(|e| e.type_ == EV_REL && e.code == REL_X)),
-        "the kernel's node did not deliver the motion"
-    );
     std::thread::sleep(Duration::from_millis(300));
     let (r1, w1) = rig.pawl.syscalls()?;
     println!(
@@ -182,6 +191,7 @@ pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
         })
         .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
     rig.wait_log("reconnected: diverting again")?;
+    rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
