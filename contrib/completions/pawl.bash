@@ -22,8 +22,14 @@ _pawl() {
             pawl,debug)
                 cmd="pawl__subcmd__debug"
                 ;;
+            pawl,devices)
+                cmd="pawl__subcmd__devices"
+                ;;
             pawl,help)
                 cmd="pawl__subcmd__help"
+                ;;
+            pawl,inspect)
+                cmd="pawl__subcmd__inspect"
                 ;;
             pawl,off)
                 cmd="pawl__subcmd__off"
@@ -73,8 +79,14 @@ _pawl() {
             pawl__subcmd__help,debug)
                 cmd="pawl__subcmd__help__subcmd__debug"
                 ;;
+            pawl__subcmd__help,devices)
+                cmd="pawl__subcmd__help__subcmd__devices"
+                ;;
             pawl__subcmd__help,help)
                 cmd="pawl__subcmd__help__subcmd__help"
+                ;;
+            pawl__subcmd__help,inspect)
+                cmd="pawl__subcmd__help__subcmd__inspect"
                 ;;
             pawl__subcmd__help,off)
                 cmd="pawl__subcmd__help__subcmd__off"
@@ -134,7 +146,7 @@ _pawl() {
 
     case "${cmd}" in
         pawl)
-            opts="-h -V --config --help --version run debug replay on off status service config help"
+            opts="-h -V --config --help --version run debug replay on off status inspect devices service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,8 +323,26 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__devices)
+            opts="-h --json --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__help)
-            opts="run debug replay on off status service config help"
+            opts="run debug replay on off status inspect devices service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -395,7 +425,35 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__help__subcmd__devices)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__help__subcmd__inspect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -514,6 +572,32 @@ _pawl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__inspect)
+            opts="-h --device --record --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -4,7 +4,8 @@
 //! and fails on any `FAIL` line, a missing result, or a timeout.
 //!
 //! Environment: `PAWL_VM_TIMEOUT_SECS` (default 600) bounds the VM run; `PAWL_VM_DEBUG=1`
-//! runs pawl with `--debug` (a failing scenario prints the tail of pawl's log).
+//! runs pawl with `--debug` (a failing scenario prints the tail of pawl's log);
+//! `PAWL_VM_VERBOSE=1` prints every scenario's notes (frames seen, syscall counts).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -269,6 +270,9 @@ fn initramfs_bytes(
     let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
     if std::env::var("PAWL_VM_DEBUG").is_ok_and(|v| v == "1") {
         args.insert(0, "--pawl-debug");
+    }
+    if std::env::var("PAWL_VM_VERBOSE").is_ok_and(|v| v == "1") {
+        args.insert(0, "--verbose");
     }
     c.file("etc/pawl-vm/args", 0o644, args.join(" ").as_bytes());
 

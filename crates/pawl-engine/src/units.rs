@@ -5,7 +5,8 @@
 ///
 /// The engine never reads a clock: every event carries one of these. On Linux it is the
 /// evdev event timestamp (the backend selects `CLOCK_MONOTONIC` with `EVIOCSCLOCKID`); on
-/// macOS it is `CGEventGetTimestamp` converted from ns.
+/// macOS it is `CLOCK_UPTIME_RAW` read in the tap callback (`CGEventGetTimestamp` is in machine
+/// ticks on Apple silicon, ns on Intel, so pawl-macos does not use it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Micros(pub u64);
 

@@ -17,6 +17,8 @@
 //! - [`pipeline`] — the hot path of one device without syscalls: bytes → frames → engine
 //!   → bytes, with the read buffer and wheel-code fixups; tested with a recording sink.
 //! - [`daemon`] — the epoll loop, the device table, signals, the glide timer.
+//! - [`inspect`] — read-only access for `pawl inspect` / `pawl devices`: pointer devices,
+//!   a reader that never grabs, the grab probe.
 //! - `sys` — the raw ioctls and signalfd (every `unsafe` of the crate).
 //!
 //! Invariants: a node whose capabilities are not a pointer's is never opened; pawl's own
@@ -28,6 +30,7 @@ pub mod caps;
 pub mod daemon;
 pub mod error;
 pub mod hidpp;
+pub mod inspect;
 pub mod pipeline;
 mod sys;
 pub mod sysfs;

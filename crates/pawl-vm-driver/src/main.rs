@@ -6,10 +6,10 @@
 //! `/dev/uinput` for synthetic ones (touchpad, other mice) — starts the `pawl` binary, injects
 //! input, reads pawl's virtual devices and prints exactly one line per scenario:
 //! `PASS <name>` or `FAIL <name>: <reason>`. Diagnostics are printed as lines starting with
-//! `# `. The exit status is non-zero when any scenario failed.
+//! `# ` (a scenario's notes when it fails, or always with `--verbose`). The exit status is non-zero when any scenario failed.
 //!
-//! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--pawl-debug] [--list]
-//! [FILTER...]`;
+//! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--pawl-debug]
+//! [--verbose] [--list] [FILTER...]`;
 //! a filter that is a scenario's full name runs that scenario, any other runs every scenario
 //! whose name contains it (all run without filters).
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
@@ -66,6 +66,7 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         recordings: PathBuf::from("/recordings"),
         work: PathBuf::from("/tmp/pawl-vm"),
         pawl_debug: false,
+        verbose: false,
     };
     let mut list = false;
     let mut filters = Vec::new();
@@ -78,6 +79,7 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--work" => opts.work = value("--work")?.into(),
             "--list" => list = true,
             "--pawl-debug" => opts.pawl_debug = true,
+            "--verbose" => opts.verbose = true,
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => filters.push(arg),
         }

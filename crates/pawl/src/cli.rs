@@ -75,6 +75,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show pointer input live, read-only (nothing is grabbed): time, device, event type
+    /// and code, value, pawl's button number and what pawl would do with each frame.
+    ///
+    /// The shape of `evtest` / `libinput record` output, for bug reports. A device the
+    /// running worker grabs sends its events only to pawl; its virtual device shows pawl's
+    /// output. Stop with Ctrl-C.
+    Inspect {
+        /// Only this device: its node (/dev/input/event5 or event5) or a name glob
+        /// ("*MX Master*"); may be repeated.
+        #[arg(long, value_name = "DEVICE")]
+        device: Vec<String>,
+        /// Also write the events to FILE as evemu text (one device), which `pawl replay`
+        /// reads.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+    },
+    /// List pointer devices: bus, vendor:product, name, MX Master family member or not,
+    /// what the config does with each, who grabs it.
+    ///
+    /// Exit status: 0 when an MX Master is connected, 1 when none is.
+    Devices {
+        /// Print one JSON object: {"mx_master_present": bool, "devices": […]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Start the worker at login: a systemd user unit (Linux) or a LaunchAgent (macOS).
     Service {
         #[command(subcommand)]

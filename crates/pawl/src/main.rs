@@ -5,8 +5,10 @@
 mod cli;
 mod config_file;
 mod control;
+mod devices;
 #[cfg(test)]
 mod generated;
+mod inspect;
 mod lifecycle;
 #[cfg(target_os = "macos")]
 mod macos;
@@ -65,6 +67,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }),
         Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
         Command::Status { json } => control::status(json),
+        Command::Devices { json } => {
+            devices::command(&config_or_defaults(cli.config.as_deref()), json)
+        }
+        Command::Inspect { device, record } => inspect::command(
+            &config_or_defaults(cli.config.as_deref()),
+            &device,
+            record.as_deref(),
+        ),
         Command::Service { command } => {
             let plan = service::this_platform_plan(cli.config.as_deref())?;
             let lines = match command {
@@ -111,6 +121,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The config for the diagnostic commands: a broken config is reported and the defaults
+/// are used, so `pawl devices` and `pawl inspect` still help.
+fn config_or_defaults(path: Option<&Path>) -> pawl_engine::Config {
+    match config_file::load(path) {
+        Ok(loaded) => loaded.config,
+        Err(e) => {
+            eprintln!("pawl: {e:#}\npawl: showing what the defaults would do");
+            pawl_engine::Config::default_for(pawl_engine::Platform::current())
+        }
+    }
+}
+
 /// A `--timeout SECONDS` value.
 fn seconds(s: f64) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(s).map_err(|_| anyhow::format_err!("invalid timeout {s} s"))
@@ -122,7 +144,16 @@ fn seconds(s: f64) -> anyhow::Result<Duration> {
 /// SIGTERM/SIGINT.
 fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Result<ExitCode> {
     init_logging(debug);
-    let mut worker = worker::Worker::start(detached)?;
+    let mut worker = match worker::Worker::start(detached) {
+        Ok(w) => w,
+        // Another worker already does the job: nothing to do, and not a failure (a service
+        // manager must not restart us for it: Restart=on-failure, KeepAlive SuccessfulExit).
+        Err(e) if e.is::<worker::AlreadyRunning>() => {
+            eprintln!("pawl: {e}; not starting another");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(e),
+    };
     let started = config_file::load(config).and_then(|loaded| {
         log::info!("config: {}", loaded.origin);
         Ok((platform::start(loaded.config, debug)?, loaded.origin))

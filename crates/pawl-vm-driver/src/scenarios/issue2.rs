@@ -306,7 +306,9 @@ fn scroll_and_motion(
     // A plain reader of the source sees nothing while pawl holds the grab.
     let mut src_reader = EvdevNode::open(&source.path)?;
 
-    // Motion: bit-exact, one frame per report.
+    // Motion: bit-exact, one frame per report, one write() per frame (issue 2: events and
+    // SYN_REPORT in one write) and no more reads than frames (one read takes all available).
+    let before = settled_syscalls(&rig.pawl)?;
     for &(dx, dy) in motions {
         rig.mouse.motion(dx, dy)?;
     }
@@ -323,6 +325,16 @@ fn scroll_and_motion(
         extra.is_empty(),
         "extra frames after the motion: {}",
         evdev::show(&extra)
+    );
+    let after = settled_syscalls(&rig.pawl)?;
+    let frames = motions.len() as u64 + 1;
+    let (reads, writes) = (after.0 - before.0, after.1 - before.1);
+    ctx.notes.push(format!(
+        "{frames} motion frames: {reads} read-like and {writes} write-like syscalls"
+    ));
+    ensure!(
+        writes == frames && (1..=frames).contains(&reads),
+        "{frames} motion frames cost pawl {reads} reads and {writes} writes (want 1 write per frame, at most 1 read per frame)"
     );
 
     // Wheel: five detents then a jump of four, up; then two detents of AC Pan right. The

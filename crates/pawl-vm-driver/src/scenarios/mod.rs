@@ -10,6 +10,7 @@
 mod issue2;
 mod issue8;
 mod kernel;
+mod lifecycle;
 mod rig;
 
 use std::panic::AssertUnwindSafe;
@@ -99,6 +100,35 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "bad_config_grabs_nothing",
         run: issue2::bad_config_grabs_nothing,
     },
+    // Issue 5: one managed worker, the inspector, the device check.
+    Scenario {
+        name: "off_when_not_running",
+        run: lifecycle::off_when_not_running,
+    },
+    Scenario {
+        name: "lifecycle_100_cycles",
+        run: lifecycle::lifecycle_100_cycles,
+    },
+    Scenario {
+        name: "concurrent_on_starts_one",
+        run: lifecycle::concurrent_on_starts_one,
+    },
+    Scenario {
+        name: "kill9_then_status_reports_stale_and_on_recovers",
+        run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
+    },
+    Scenario {
+        name: "pid_reuse_not_mistaken",
+        run: lifecycle::pid_reuse_not_mistaken,
+    },
+    Scenario {
+        name: "inspect_shows_events_without_grabbing",
+        run: lifecycle::inspect_shows_events_without_grabbing,
+    },
+    Scenario {
+        name: "devices_exit_code",
+        run: lifecycle::devices_exit_code,
+    },
     // Issue 8: HID++.
     Scenario {
         name: "hidpp_gesture_right_switches_desktop",
@@ -137,6 +167,8 @@ pub struct Options {
     pub work: PathBuf,
     /// Run pawl with `--debug`.
     pub pawl_debug: bool,
+    /// Print every scenario's notes, not only a failing one's.
+    pub verbose: bool,
 }
 
 /// What a scenario gets: paths, its scratch directory, and unique phys strings.
@@ -228,6 +260,11 @@ pub fn run_all(opts: &Options, scenarios: &[Scenario]) -> usize {
             });
         match res {
             Ok(()) => {
+                if opts.verbose {
+                    for line in ctx.notes.iter().flat_map(|n| n.lines()) {
+                        println!("# {line}");
+                    }
+                }
                 println!("# {} took {:.2} s", s.name, t.elapsed().as_secs_f64());
                 println!("PASS {}", s.name);
             }
