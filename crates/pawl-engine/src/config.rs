@@ -300,7 +300,7 @@ impl Config {
             devices: Vec::new(),
             chords: Vec::new(),
             commands: Vec::new(),
-            hidpp: HidppConfig { enabled: true },
+            hidpp: HidppConfig { enabled: false },
         }
     }
 
@@ -1149,8 +1149,9 @@ glide_interval_ms = 16
 [hidpp]
 # Linux: divert the MX Master's gesture button through Logitech HID++ (temporarily, undone
 # on exit) so it works as the gesture button even though the mouse sends no button event
-# for it; movement reaches pawl only while it is held. false leaves HID++ to logid/Solaar.
-enabled = true
+# for it; movement reaches pawl only while it is held. Off by default: on a Bluetooth
+# mouse hidraw hands pawl every pointer report too (one extra read per motion report).
+enabled = false
 
 # Device rules, any number, later ones win. Match by name glob, id "vvvv:pppp" and bus;
 # set handle = false to never touch a device, handle = true / mx_master = true to take
@@ -1198,10 +1199,10 @@ mod tests {
     }
 
     #[test]
-    fn hidpp_can_be_switched_off() {
-        let c = Config::parse("[hidpp]\nenabled = false\n", "c.toml", Platform::Linux).unwrap();
-        assert!(!c.hidpp.enabled);
-        assert!(Config::default_for(Platform::Linux).hidpp.enabled);
+    fn hidpp_is_off_by_default_and_can_be_switched_on() {
+        let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
+        assert!(c.hidpp.enabled);
+        assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
         let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
         assert!(e.to_string().contains("c.toml:2:"), "{e}");
     }

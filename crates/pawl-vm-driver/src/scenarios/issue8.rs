@@ -18,10 +18,10 @@ use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
-/// Default config: scroll of the MX Master transformed, so its pointer node is grabbed too.
-const DEFAULT_CONFIG: &str = "";
+/// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
+const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
 /// Scroll not transformed, no mapped button: the pointer node needs no grab.
-const SCOPE_NONE: &str = "[scroll]\nscope = \"none\"\n";
+const SCOPE_NONE: &str = "[hidpp]\nenabled = true\n[scroll]\nscope = \"none\"\n";
 /// Gesture travel, px (threshold 220).
 const DRAG: i16 = 400;
 
