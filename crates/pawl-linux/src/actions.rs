@@ -227,27 +227,27 @@ impl Performer {
     ///
     /// Errors: `/dev/uinput` cannot be opened or the device not created.
     pub fn new(plan: ActionPlan) -> Result<Performer, Error> {
-        let keys = plan.keyboard_keys();
-        let keyboard = if keys.is_empty() {
-            None
-        } else {
-            Some(VirtualDevice::create(&uinput::keyboard_spec(keys))?)
-        };
-        let encoded = plan
-            .chords
-            .iter()
-            .map(|c| {
-                let mut buf = vec![0u8; (2 * c.len() + 2) * pawl_evdev::EVENT_SIZE];
-                let n = encode_chord(c, &mut buf);
-                buf.truncate(n);
-                buf
-            })
-            .collect();
+        let keyboard = make_keyboard(&plan)?;
         Ok(Performer {
+            encoded: encode_all(&plan),
             plan,
-            encoded,
             keyboard,
         })
+    }
+
+    /// Switches to `plan` (config reload). The virtual keyboard is kept when its keys stay
+    /// the same, else replaced (after releasing every key of the old one).
+    ///
+    /// Errors: a new keyboard cannot be created; the old plan stays.
+    pub fn replan(&mut self, plan: ActionPlan) -> Result<(), Error> {
+        if plan.keyboard_keys() != self.plan.keyboard_keys() {
+            let keyboard = make_keyboard(&plan)?;
+            self.release_all();
+            self.keyboard = keyboard;
+        }
+        self.encoded = encode_all(&plan);
+        self.plan = plan;
+        Ok(())
     }
 
     /// The virtual keyboard, if one was made.
@@ -291,6 +291,27 @@ impl Performer {
         let n = w.len();
         let _ = kbd.write(&buf[..n]);
     }
+}
+
+fn make_keyboard(plan: &ActionPlan) -> Result<Option<VirtualDevice>, Error> {
+    let keys = plan.keyboard_keys();
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    VirtualDevice::create(&uinput::keyboard_spec(keys)).map(Some)
+}
+
+/// Every chord of `plan`, encoded once.
+fn encode_all(plan: &ActionPlan) -> Vec<Vec<u8>> {
+    plan.chords
+        .iter()
+        .map(|c| {
+            let mut buf = vec![0u8; (2 * c.len() + 2) * pawl_evdev::EVENT_SIZE];
+            let n = encode_chord(c, &mut buf);
+            buf.truncate(n);
+            buf
+        })
+        .collect()
 }
 
 /// Starts `argv` directly (no shell) with stdin, stdout and stderr on `/dev/null`, in its

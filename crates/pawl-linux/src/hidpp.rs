@@ -28,6 +28,9 @@ use crate::error::Error;
 /// Where the kernel lists hidraw nodes.
 pub const SYS_CLASS_HIDRAW: &str = "/sys/class/hidraw";
 
+/// Where hidraw device nodes appear (`/dev/hidrawN`; the daemon watches it for them).
+pub const DEV: &str = "/dev";
+
 /// Logitech's USB vendor id.
 const LOGITECH: u16 = 0x046d;
 
@@ -55,7 +58,7 @@ pub struct HidrawNode {
 impl HidrawNode {
     /// `/dev/hidrawN`.
     pub fn dev_path(&self) -> PathBuf {
-        Path::new("/dev").join(&self.node)
+        Path::new(DEV).join(&self.node)
     }
 }
 
@@ -104,11 +107,7 @@ pub fn read_node(class_dir: &Path, node: &str) -> io::Result<Option<HidrawNode>>
     let Some((bus, vendor, product, name, phys)) = parse_uevent(&uevent) else {
         return Ok(None);
     };
-    if vendor != LOGITECH {
-        return Ok(None);
-    }
-    let mx = pawl_engine::device::family(vendor, product).is_some() || name.contains("MX Master");
-    if !mx {
+    if !is_mx_master(vendor, product, &name) {
         return Ok(None);
     }
     let framing = hidpp_framing(&fs::read(hid_dir.join("report_descriptor"))?);
@@ -130,19 +129,41 @@ pub fn read_node(class_dir: &Path, node: &str) -> io::Result<Option<HidrawNode>>
     }))
 }
 
-/// Every MX Master HID++ endpoint under `class_dir` (normally `/sys/class/hidraw`), in
-/// node order. A missing directory (no hidraw support) is an empty list.
-pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
+/// Whether a HID device is an MX Master by its ids and `HID_NAME`: a member of the
+/// family table (Bluetooth ids, Unifying wireless PIDs), or a receiver child named after
+/// the mouse. Receivers themselves are not (their own index is not a mouse).
+pub fn is_mx_master(vendor: u16, product: u16, name: &str) -> bool {
+    use pawl_engine::device::{Family, family};
+    vendor == LOGITECH
+        && (matches!(family(vendor, product), Some(Family::MxMaster(_)))
+            || name.to_ascii_lowercase().contains("mx master"))
+}
+
+/// Whether a name under `/dev` or `/sys/class/hidraw` is a hidraw node (`hidrawN`).
+pub fn is_hidraw_name(name: &str) -> bool {
+    name.strip_prefix("hidraw")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `hidrawN` names under `class_dir` (normally `/sys/class/hidraw`), in node order. A
+/// missing directory (no hidraw support) is an empty list.
+pub fn hidraw_nodes(class_dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(class_dir) else {
         return Vec::new();
     };
     let mut nodes: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("hidraw"))
+        .filter(|n| is_hidraw_name(n))
         .collect();
     nodes.sort_by_key(|n| n[6..].parse::<u32>().unwrap_or(u32::MAX));
     nodes
+}
+
+/// Every MX Master HID++ endpoint under `class_dir` (normally `/sys/class/hidraw`), in
+/// node order. A missing directory (no hidraw support) is an empty list.
+pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
+    hidraw_nodes(class_dir)
         .iter()
         .filter_map(|n| match read_node(class_dir, n) {
             Ok(found) => found,
@@ -176,6 +197,8 @@ pub fn buttons_need_grab(config: &Config) -> bool {
 pub struct HidppDevice {
     node: HidrawNode,
     fd: OwnedFd,
+    /// What `session` was started with (to tell whether a reload changes it).
+    session_config: SessionConfig,
     session: Session,
     engine: DeviceEngine,
 }
@@ -201,17 +224,40 @@ impl HidppDevice {
         .map_err(|e| Error::io(&path, "open", e.into()))?;
         warn_other_hidpp_users(&path);
         let engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let session = Session::new(session_config(config), node.framing, node.device_index);
+        let session_config = session_config(config);
+        let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
             node,
             fd,
+            session_config,
             session,
             engine,
         };
-        let mut out = Output::default();
-        dev.session.start(now, &mut out);
-        dev.apply(out, &mut NoPerform);
+        dev.restart(now);
         Ok(dev)
+    }
+
+    /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
+    /// cancelled); when what to divert changed, pawl's diversions are undone and the setup
+    /// runs again with the new controls.
+    pub fn reconfigure(&mut self, config: &Config, now: Micros) {
+        let mut out = FrameOut::default();
+        self.engine.cancel(&mut out);
+        self.engine = DeviceEngine::with_profile(config, false, config.scroll);
+        let wanted = session_config(config);
+        if wanted != self.session_config {
+            self.undivert();
+            self.session = Session::new(wanted.clone(), self.node.framing, self.node.device_index);
+            self.session_config = wanted;
+            self.restart(now);
+        }
+    }
+
+    /// Starts the session's setup (its first request is written).
+    fn restart(&mut self, now: Micros) {
+        let mut out = Output::default();
+        self.session.start(now, &mut out);
+        self.apply(out, &mut NoPerform);
     }
 
     /// The node.
@@ -260,10 +306,16 @@ impl HidppDevice {
         self.apply(out, performer);
     }
 
-    /// Clean exit: a held gesture is cancelled and every diversion pawl made is undone.
+    /// Clean exit (or HID++ switched off): a held gesture is cancelled and every diversion
+    /// pawl made is undone.
     pub fn shutdown(&mut self) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
+        self.undivert();
+    }
+
+    /// Writes the requests that undo pawl's diversions (replies not awaited).
+    fn undivert(&mut self) {
         let requests = self.session.undivert();
         for m in &requests {
             let (bytes, len) = m.encode();
@@ -528,6 +580,27 @@ mod tests {
         assert_eq!(device_index(3, "usb-0000:00:14.0-2/input2:6"), Some(6));
         // A cable-connected mouse: no index suffix.
         assert_eq!(device_index(3, "usb-0000:00:14.0-2/input0"), Some(0xFF));
+    }
+
+    #[test]
+    fn mx_masters_are_endpoints_and_receivers_themselves_are_not() {
+        assert!(is_mx_master(0x046d, 0xb034, "MX Master 3S"));
+        // A Unifying child: its wireless PID is in the family table.
+        assert!(is_mx_master(0x046d, 0x4082, "Logitech MX Master 3"));
+        // A Bolt child with an id the table lacks: named after the mouse.
+        assert!(is_mx_master(0x046d, 0xb0ff, "MX Master 3S B"));
+        assert!(!is_mx_master(0x046d, 0xc52b, "Logitech USB Receiver"));
+        assert!(!is_mx_master(0x046d, 0x4023, "Logitech K270"));
+        assert!(!is_mx_master(0x1234, 0xb034, "MX Master clone"));
+    }
+
+    #[test]
+    fn only_hidraw_n_names_are_hidraw_nodes() {
+        assert!(is_hidraw_name("hidraw0"));
+        assert!(is_hidraw_name("hidraw12"));
+        assert!(!is_hidraw_name("hidraw"));
+        assert!(!is_hidraw_name("hidrawx"));
+        assert!(!is_hidraw_name("event3"));
     }
 
     #[test]

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 
 use pawl_engine::{Config, Desktop};
 
-pub use daemon::{Daemon, DeviceSummary, Exit};
+pub use daemon::{Daemon, DeviceSummary, Exit, Reload};
 pub use error::{Error, ErrorKind};
 
 /// What `pawl run` passes besides the config.
@@ -51,35 +51,26 @@ pub struct Options {
     pub desktop: Desktop,
     /// Where evdev nodes are listed: `/sys/class/input`.
     pub class_dir: PathBuf,
+    /// Where their device nodes appear (watched for hotplug): `/dev/input`.
+    pub dev_dir: PathBuf,
 }
 
 impl Options {
-    /// Options for `desktop` with the real sysfs.
+    /// Options for `desktop` with the real sysfs and `/dev/input`.
     pub fn new(desktop: Desktop) -> Options {
         Options {
             desktop,
             class_dir: PathBuf::from(sysfs::SYS_CLASS_INPUT),
+            dev_dir: PathBuf::from(sysfs::DEV_INPUT),
         }
     }
 }
 
 /// Starts the daemon: resolves actions, creates the virtual keyboard, grabs and clones
-/// the devices `config` handles. Call [`daemon::Daemon::run`] next.
+/// the devices `config` handles, watches for new ones. Call [`Daemon::run`] next.
 ///
 /// Errors: `/dev/uinput` unusable (with the fix), or the kernel refusing an epoll,
 /// signalfd or timerfd. Devices that cannot be opened are logged and skipped.
-pub fn start(config: Config, options: &Options) -> Result<daemon::Daemon, Error> {
-    let desktop = config.actions.desktop.unwrap_or(options.desktop);
-    let commands_allowed =
-        !rustix::process::geteuid().is_root() || config.actions.allow_root_commands;
-    let (plan, warnings) = actions::ActionPlan::new(&config, desktop, commands_allowed);
-    for w in warnings {
-        log::warn!("{w}");
-    }
-    log::info!(
-        "actions: backend {}, desktop {}",
-        config.actions.backend.name(),
-        desktop.name()
-    );
-    daemon::Daemon::start(config, plan, &options.class_dir)
+pub fn start(config: Config, options: &Options) -> Result<Daemon, Error> {
+    Daemon::start(config, options)
 }

@@ -10,7 +10,7 @@
 use pawl_engine::frame::{FrameIn, FrameOut, Verdict, WheelOut};
 use pawl_engine::units::{ButtonSet, Micros, V120_PER_DETENT};
 use pawl_engine::{Action, DeviceEngine};
-use pawl_evdev::codes::{EV_SYN, SYN_DROPPED};
+use pawl_evdev::codes::{EV_KEY, EV_MSC, EV_SYN, MSC_SCAN, SYN_DROPPED};
 use pawl_evdev::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
 
 use crate::caps::Caps;
@@ -164,6 +164,25 @@ impl WheelFixup {
     }
 }
 
+/// Whether a frame is the kernel's "release every key" (`input_dev_release_keys`, sent when
+/// a device is unregistered or reset on resume): only `EV_KEY` releases, without the
+/// `MSC_SCAN` that hid-input puts before every real key change. Meaningful only for a
+/// source that reports `MSC_SCAN`.
+#[inline]
+pub fn is_kernel_release(raw: &[u8]) -> bool {
+    let mut any = false;
+    for chunk in raw.chunks_exact(EVENT_SIZE) {
+        let ty = u16::from_ne_bytes([chunk[16], chunk[17]]);
+        let value = i32::from_ne_bytes([chunk[20], chunk[21], chunk[22], chunk[23]]);
+        match ty {
+            EV_SYN => {}
+            EV_KEY if value == 0 => any = true,
+            _ => return false,
+        }
+    }
+    any
+}
+
 /// The output frame that reproduces `input` unchanged (for a frame the engine forwards
 /// but whose wheel codes must be fixed).
 pub fn frame_out_of(input: &FrameIn) -> FrameOut {
@@ -195,6 +214,9 @@ pub struct Pipeline {
     out: FrameOut,
     buf: [u8; OUT_BUF_BYTES],
     label: Box<str>,
+    /// The source reports `MSC_SCAN` (every HID device with buttons): a frame of key
+    /// releases without it was made by the kernel (see [`is_kernel_release`]).
+    scan_codes: bool,
 }
 
 impl Pipeline {
@@ -208,6 +230,7 @@ impl Pipeline {
             out: FrameOut::default(),
             buf: [0; OUT_BUF_BYTES],
             label: label.into(),
+            scan_codes: caps.ev.get(EV_MSC) && caps.msc.get(MSC_SCAN),
         }
     }
 
@@ -227,9 +250,22 @@ impl Pipeline {
             out,
             buf,
             label,
+            scan_codes,
         } = self;
         decoder.decode(bytes, |decoded| match decoded {
             Decoded::Frame(frame, raw) => {
+                if *scan_codes && !frame.buttons.is_empty() && is_kernel_release(raw) {
+                    // The device is going away (or being reset on resume): cancel, do
+                    // not let a held gesture button become a click.
+                    if log::log_enabled!(log::Level::Debug) {
+                        log::debug!("{label}: the kernel released every key; cancelling");
+                    }
+                    fixup.reset();
+                    if engine.cancel(out) {
+                        write_encoded(out, &[], buf, sink);
+                    }
+                    return;
+                }
                 let verdict = engine.frame(&frame, out);
                 if log::log_enabled!(log::Level::Debug) {
                     log_frame(label, &frame, verdict, out);
@@ -493,29 +529,6 @@ mod tests {
     }
 
     #[test]
-    fn gesture_click_without_drag_passes_through_as_two_frames() {
-        let mut p = pipeline(&mx_caps(), true);
-        let mut sink = Recorder::default();
-        let input = bytes(&[
-            (EV_KEY, BTN_FORWARD, 1),
-            (EV_SYN, SYN_REPORT, 0),
-            (EV_KEY, BTN_FORWARD, 0),
-            (EV_SYN, SYN_REPORT, 0),
-        ]);
-        p.feed(&input, &mut sink);
-        assert_eq!(
-            sink.writes.concat(),
-            vec![
-                (EV_KEY, BTN_FORWARD, 1),
-                (EV_SYN, SYN_REPORT, 0),
-                (EV_KEY, BTN_FORWARD, 0),
-                (EV_SYN, SYN_REPORT, 0),
-            ]
-        );
-        assert!(sink.actions.is_empty());
-    }
-
-    #[test]
     fn partial_frame_is_kept_for_the_next_read() {
         let mut p = pipeline(&mx_caps(), true);
         let mut sink = Recorder::default();
@@ -603,6 +616,90 @@ mod tests {
             sink.writes,
             vec![vec![(EV_KEY, BTN_LEFT, 0), (EV_SYN, SYN_REPORT, 0)]]
         );
+    }
+
+    #[test]
+    fn kernel_release_frame_on_unplug_cancels_instead_of_clicking() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        // Gesture button and left button held (hid-input sends MSC_SCAN with each).
+        p.feed(
+            &bytes(&[
+                (EV_MSC, MSC_SCAN, 0x90001),
+                (EV_KEY, BTN_LEFT, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_REL, REL_X, 20),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        sink.writes.clear();
+        // Unplug: the kernel releases every key in one frame, without MSC_SCAN.
+        p.feed(
+            &bytes(&[
+                (EV_KEY, BTN_LEFT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes,
+            vec![vec![(EV_KEY, BTN_LEFT, 0), (EV_SYN, SYN_REPORT, 0)]]
+        );
+        assert!(sink.actions.is_empty());
+        assert!(!p.engine().gesture_held());
+    }
+
+    #[test]
+    fn gesture_click_without_drag_passes_through_as_two_frames() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes.concat(),
+            vec![
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn kernel_release_frames_are_recognized_by_shape() {
+        assert!(is_kernel_release(&bytes(&[
+            (EV_KEY, BTN_LEFT, 0),
+            (EV_SYN, SYN_REPORT, 0)
+        ])));
+        assert!(!is_kernel_release(&bytes(&[
+            (EV_MSC, MSC_SCAN, 0x90001),
+            (EV_KEY, BTN_LEFT, 0),
+            (EV_SYN, SYN_REPORT, 0)
+        ])));
+        assert!(!is_kernel_release(&bytes(&[
+            (EV_KEY, BTN_LEFT, 1),
+            (EV_SYN, SYN_REPORT, 0)
+        ])));
+        assert!(!is_kernel_release(&bytes(&[
+            (EV_REL, REL_X, 1),
+            (EV_SYN, SYN_REPORT, 0)
+        ])));
+        assert!(!is_kernel_release(&bytes(&[(EV_SYN, SYN_REPORT, 0)])));
     }
 
     #[test]

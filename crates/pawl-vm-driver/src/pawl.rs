@@ -38,13 +38,36 @@ impl Pawl {
     /// Writes the config into `work` and starts `<bin> --config <work>/config.toml run`, its
     /// stderr going to `<work>/pawl.log`.
     pub fn start(bin: &Path, work: &Path, opts: &PawlOptions<'_>) -> anyhow::Result<Pawl> {
+        Pawl::start_as(bin, work, opts, None)
+    }
+
+    /// [`Pawl::start`] as user and group `ids` (`None`: as the driver, root). `work` and
+    /// the files in it are handed to that user first.
+    pub fn start_as(
+        bin: &Path,
+        work: &Path,
+        opts: &PawlOptions<'_>,
+        ids: Option<(u32, u32)>,
+    ) -> anyhow::Result<Pawl> {
         let config = work.join("config.toml");
         std::fs::write(&config, opts.config)
             .with_context(|| format!("write {}", config.display()))?;
         let log = work.join("pawl.log");
         let log_file =
             std::fs::File::create(&log).with_context(|| format!("create {}", log.display()))?;
-        let child = Command::new(bin)
+        let mut cmd = Command::new(bin);
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            for p in [work, &config, &log] {
+                std::os::unix::fs::chown(p, Some(uid), Some(gid))
+                    .with_context(|| format!("chown {}", p.display()))?;
+            }
+            // pawl keeps its lock in XDG_RUNTIME_DIR (= `work`): private to its owner.
+            std::fs::set_permissions(work, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .with_context(|| format!("chmod {}", work.display()))?;
+            cmd.uid(uid).gid(gid);
+        }
+        let child = cmd
             .arg("--config")
             .arg(&config)
             .arg("run")

@@ -35,9 +35,22 @@ pub fn path(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(base.join("pawl").join("config.toml"))
 }
 
+/// Why a config file that defines commands must not be trusted: writable by group or
+/// others (`mode & 0o022`), or owned by a user other than `euid` and root. `None` = safe.
+pub fn commands_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str> {
+    if mode & 0o022 != 0 {
+        Some("other users can write it")
+    } else if owner != euid && owner != 0 {
+        Some("another user owns it")
+    } else {
+        None
+    }
+}
+
 /// Reads and validates the config. A missing file at the default path means defaults; a
 /// missing file given explicitly is an error. Errors list every problem as
-/// `file:line:column: key: message`.
+/// `file:line:column: key: message`. A file that defines commands is refused when other
+/// users could change it ([`commands_unsafe`]).
 pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     let path = path(explicit)?;
     let text = match std::fs::read_to_string(&path) {
@@ -54,9 +67,51 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     let shown = path.display().to_string();
     let config = Config::parse(&text, &shown, Platform::current())
         .map_err(|errs| anyhow::anyhow!("invalid config:\n{errs}"))?;
+    if !config.commands.is_empty() {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(&path)
+            .with_context(|| format!("cannot inspect config {}", path.display()))?;
+        let euid = rustix::process::geteuid().as_raw();
+        if let Some(problem) = commands_unsafe(meta.mode(), meta.uid(), euid) {
+            anyhow::bail!(
+                "refusing config {shown}: it defines commands and {problem}; fix with `chmod go-w {shown}` (and `chown` it to yourself)"
+            );
+        }
+    }
     Ok(Loaded {
         config,
         origin: shown,
         path: Some(path),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_with_commands_must_be_writable_only_by_its_owner() {
+        assert_eq!(commands_unsafe(0o100644, 1000, 1000), None);
+        assert_eq!(
+            commands_unsafe(0o100600, 0, 1000),
+            None,
+            "root-owned is fine"
+        );
+        assert!(commands_unsafe(0o100664, 1000, 1000).is_some());
+        assert!(commands_unsafe(0o100646, 1000, 1000).is_some());
+        assert!(commands_unsafe(0o100644, 1001, 1000).is_some());
+    }
+
+    #[test]
+    fn group_writable_config_with_commands_is_refused_with_the_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[gesture]\nup = { command = [\"true\"] }\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+        let err = load(Some(&file)).unwrap_err().to_string();
+        assert!(err.contains("chmod go-w"), "{err}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(load(Some(&file)).unwrap().config.commands.len(), 1);
+    }
 }

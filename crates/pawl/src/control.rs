@@ -111,7 +111,11 @@ pub fn on(opts: &OnOptions) -> anyhow::Result<ExitCode> {
         }
         Some(line) if line.starts_with(ERROR_PREFIX) => {
             let _ = child.wait();
-            Err(format_err!("{}", &reply.trim_end()[ERROR_PREFIX.len()..]))
+            let message = &reply.trim_end()[ERROR_PREFIX.len()..];
+            match &log_path {
+                Some(log) => Err(format_err!("{message}\n(log: {})", log.display())),
+                None => Err(format_err!("{message}")),
+            }
         }
         _ if Instant::now() >= deadline => bail!(
             "the worker (pid {}) did not report within {} s; it may still be starting: see \

@@ -158,13 +158,27 @@ fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Res
         log::info!("config: {}", loaded.origin);
         Ok((platform::start(loaded.config, debug)?, loaded.origin))
     });
-    let (daemon, origin) = match started {
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(unused_mut, reason = "only Linux reloads")
+    )]
+    let (mut daemon, origin) = match started {
         Ok(s) => s,
         Err(err) => {
             worker.fail(&err);
             return Err(err);
         }
     };
+    #[cfg(target_os = "linux")]
+    {
+        // SIGHUP reads the same file again (or the default path, which may exist now).
+        let path = config.map(Path::to_owned);
+        daemon.set_reload(Box::new(move || {
+            config_file::load(path.as_deref())
+                .map(|loaded| loaded.config)
+                .map_err(|e| format!("{e:#}"))
+        }));
+    }
     let grabbed = platform::grabbed(&daemon);
     log::info!("running: {} device(s) grabbed", grabbed.len());
     worker.ready(&origin, grabbed)?;

@@ -22,12 +22,21 @@ use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
 /// Scroll not transformed, no mapped button: the pointer node needs no grab.
 const SCOPE_NONE: &str = "[hidpp]\nenabled = true\n[scroll]\nscope = \"none\"\n";
+/// HID++ off, scroll not transformed: the pointer node is grabbed for the gesture button.
+const SCOPE_NONE_HIDPP_OFF: &str = "[hidpp]\nenabled = false\n[scroll]\nscope = \"none\"\n";
+/// What pawl logs when a HID++ endpoint's read fails (the mouse went away).
+const GONE: &str = "gone (";
+/// What pawl logs when it leaves (or releases) a pointer node whose gesture button HID++
+/// carries.
+const CARRIED: &str = "its gesture button comes through HID++";
 /// Gesture travel, px (threshold 220).
 const DRAG: i16 = 400;
 
 /// A HID++ mouse, its evdev node, and a running pawl that has diverted its gesture button.
 struct HidppRig {
     dev: HidppMouse,
+    /// The uhid phys the mouse was created with (to create it again).
+    phys: String,
     source: NodeInfo,
     pawl: Pawl,
     keyboard: EvdevNode,
@@ -60,6 +69,7 @@ impl HidppRig {
         let keyboard = pawl.wait_keyboard(T_DEVICE)?;
         let mut rig = HidppRig {
             dev,
+            phys,
             source,
             pawl,
             keyboard,
@@ -78,6 +88,47 @@ impl HidppRig {
     /// Answers pawl's requests until its log contains `text`.
     fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
         self.wait_log_count(text, 1)
+    }
+
+    /// Unplugs the mouse and, once pawl closed its HID++ endpoint, plugs it in again (a
+    /// Bluetooth reconnection: new hidraw and evdev nodes, every temporary diversion
+    /// forgotten).
+    fn replug(self, ctx: &Ctx) -> anyhow::Result<HidppRig> {
+        let HidppRig {
+            dev,
+            phys,
+            pawl,
+            keyboard,
+            ..
+        } = self;
+        let gone_before = pawl.log().matches(GONE).count();
+        drop(dev);
+        let deadline = Instant::now() + T_DEVICE;
+        while pawl.log().matches(GONE).count() == gone_before {
+            ensure!(
+                Instant::now() < deadline,
+                "pawl never closed the vanished HID++ endpoint; log: {}",
+                pawl.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let dev = HidppMouse::create(&ctx.recordings, &phys)?;
+        let source = dev.wait_node(T_DEVICE)?;
+        Ok(HidppRig {
+            dev,
+            phys,
+            source,
+            pawl,
+            keyboard,
+        })
+    }
+
+    /// Writes `config` over pawl's config file and sends SIGHUP.
+    fn reload(&mut self, config: &str) -> anyhow::Result<()> {
+        std::fs::write(self.pawl.config_path(), config)?;
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pawl.pid() as libc::pid_t, libc::SIGHUP) };
+        Ok(())
     }
 
     /// Answers pawl's requests until its log contains `text` `n` times.
@@ -266,6 +317,97 @@ pub fn hidpp_error_reply_reported(ctx: &mut Ctx) -> anyhow::Result<()> {
         rig.pawl.log()
     );
     ensure!(!rig.dev.gesture_diverted(), "diverted despite the error");
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_endpoint_reopened_when_the_mouse_returns`: the mouse goes away (its hidraw node
+/// vanishes; pawl closes the endpoint) and comes back as new nodes: pawl opens the new
+/// hidraw node from its `/dev` hotplug watch, diverts the gesture button again, leaves
+/// the pointer node ungrabbed (scope none) whichever node appeared first, and gestures work.
+pub fn hidpp_endpoint_reopened_when_the_mouse_returns(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
+    rig.wait_log(CARRIED)?;
+    let mut rig = rig.replug(ctx)?;
+    rig.dev
+        .pump_until("gesture button diverted on the new node", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
+    // Not grabbed, or grabbed (evdev node first) and released once the endpoint opened.
+    rig.wait_log_count(CARRIED, 2)?;
+    let reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the returned MX Master's evdev node is grabbed; log: {}",
+        rig.pawl.log()
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    ctx.notes.push(
+        rig.pawl
+            .log()
+            .lines()
+            .filter(|l| l.contains("HID++") || l.contains("hidraw"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_sighup_switches_hidpp`: `[hidpp] enabled` changed and SIGHUP: switched on, pawl
+/// diverts the gesture button and releases the pointer node it no longer needs (scope
+/// none); switched off, it undoes the diversion (raw XY too) and grabs the pointer again.
+pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE_HIDPP_OFF, |_| {}, false)?;
+    rig.wait_log("HID++ off")?;
+    rig.wait_log("grabbed /dev/input")?;
+    ensure!(
+        rig.dev.requests.is_empty(),
+        "pawl talked HID++ with it off: {:?}",
+        rig.dev.requests
+    );
+    rig.reload(SCOPE_NONE)?;
+    rig.dev
+        .pump_until("gesture button diverted after SIGHUP", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("config reloaded")?;
+    rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
+    rig.wait_log(CARRIED)?;
+    let reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the pointer node is still grabbed with HID++ on; log: {}",
+        rig.pawl.log()
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.reload(SCOPE_NONE_HIDPP_OFF)?;
+    rig.dev
+        .pump_until("gesture button un-diverted after SIGHUP", T_EVENT, |d| {
+            !d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log_count("config reloaded", 2)?;
+    rig.wait_log_count("grabbed /dev/input", 2)?;
+    let r = rig
+        .dev
+        .emu
+        .reporting(CID_GESTURE_BUTTON)
+        .context("no gesture button")?;
+    ensure!(!r.divert && !r.raw_xy, "still diverted: {r:?}");
+    ensure!(
+        !reader.is_free_to_grab()?,
+        "the pointer node is not grabbed again with HID++ off; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())

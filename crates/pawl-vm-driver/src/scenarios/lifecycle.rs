@@ -175,6 +175,20 @@ fn mx_master(ctx: &mut Ctx) -> anyhow::Result<(HidMouse, NodeInfo)> {
     Ok((mouse, node))
 }
 
+/// The `eventN` name of a node.
+trait NodeName {
+    fn node(&self) -> String;
+}
+
+impl NodeName for NodeInfo {
+    fn node(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
 /// Prints a command and its output as `# ` lines (the transcript in the VM log).
 fn show(args: &[&str], code: i32, out: &str) {
     println!("# $ pawl {}", args.join(" "));
@@ -476,6 +490,58 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
         code == 0,
         "pawl replay of the recording: exit {code}: {out} {err}"
     );
+
+    // With the worker running, the source's events reach only pawl: inspect says so and
+    // shows pawl's output on the clone.
+    let pid = pid_in(&env.expect(&["on"], 0)?)?;
+    let mut inspect = env
+        .command(&["inspect"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("spawn pawl inspect")?;
+    let mut lines = BufReader::new(inspect.stdout.take().context("no stdout")?).lines();
+    let note = format!("{} is grabbed by pawl (pid {pid})", node.node());
+    let mut header = Vec::new();
+    for line in lines.by_ref() {
+        let line = line?;
+        let done = line.contains(&note);
+        header.push(line);
+        if done {
+            break;
+        }
+    }
+    let clone = header
+        .last()
+        .and_then(|l| l.rsplit_once("pawl's output is "))
+        .map(|(_, c)| c.trim().to_owned())
+        .with_context(|| format!("no grabbed-by-pawl note: {header:#?}"))?;
+    mouse.motion(7, 0)?;
+    let deadline = Instant::now() + crate::scenarios::T_EVENT;
+    let mut seen: Vec<String> = Vec::new();
+    while !seen
+        .iter()
+        .any(|l| l.contains(&clone) && l.contains("REL_X"))
+    {
+        ensure!(Instant::now() < deadline, "no REL_X on {clone}: {seen:#?}");
+        let Some(line) = lines.next() else {
+            bail!("inspect ended: {seen:#?}");
+        };
+        seen.push(line?);
+    }
+    let _ = inspect.kill();
+    let _ = inspect.wait();
+    ensure!(
+        !seen
+            .iter()
+            .any(|l| l.contains(&format!(" {} ", node.node()))),
+        "inspect saw the grabbed source's events: {seen:#?}"
+    );
+    println!("# $ pawl on; pawl inspect");
+    for l in header.iter().chain(&seen) {
+        println!("# {l}");
+    }
+    env.expect(&["off"], 0)?;
     Ok(())
 }
 

@@ -8,6 +8,7 @@
 //! when it returns.
 
 mod issue2;
+mod issue4;
 mod issue8;
 mod kernel;
 mod lifecycle;
@@ -129,6 +130,67 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "devices_exit_code",
         run: lifecycle::devices_exit_code,
     },
+    // Issue 4.
+    Scenario {
+        name: "unplug_mid_gesture_releases_everything",
+        run: issue4::unplug_mid_gesture_releases_everything,
+    },
+    Scenario {
+        name: "replug_regrabs",
+        run: issue4::replug_regrabs,
+    },
+    Scenario {
+        name: "held_button_at_start_is_not_stuck",
+        run: issue4::held_button_at_start_is_not_stuck,
+    },
+    Scenario {
+        name: "syn_dropped_resyncs",
+        run: issue4::syn_dropped_resyncs,
+    },
+    Scenario {
+        name: "sighup_applies_valid_config",
+        run: issue4::sighup_applies_valid_config,
+    },
+    Scenario {
+        name: "sighup_keeps_old_on_invalid_config",
+        run: issue4::sighup_keeps_old_on_invalid_config,
+    },
+    Scenario {
+        name: "sigkill_leaves_device_usable",
+        run: issue4::sigkill_leaves_device_usable,
+    },
+    Scenario {
+        name: "keyboard_never_opened",
+        run: issue4::keyboard_never_opened,
+    },
+    Scenario {
+        name: "command_action_runs_and_is_reaped",
+        run: issue4::command_action_runs_and_is_reaped,
+    },
+    Scenario {
+        name: "hires_only_source_gets_lowres_derived",
+        run: issue4::hires_only_source_gets_lowres_derived,
+    },
+    Scenario {
+        name: "lowres_only_source_gets_hires_synthesized",
+        run: issue4::lowres_only_source_gets_hires_synthesized,
+    },
+    Scenario {
+        name: "two_mx_masters_both_handled",
+        run: issue4::two_mx_masters_both_handled,
+    },
+    Scenario {
+        name: "permissions_set_after_node_appears_is_retried",
+        run: issue4::permissions_set_after_node_appears_is_retried,
+    },
+    Scenario {
+        name: "uinput_permission_error_names_the_fix",
+        run: issue4::uinput_permission_error_names_the_fix,
+    },
+    Scenario {
+        name: "grabbed_elsewhere_is_reported",
+        run: issue4::grabbed_elsewhere_is_reported,
+    },
     // Issue 8: HID++.
     Scenario {
         name: "hidpp_gesture_right_switches_desktop",
@@ -153,6 +215,14 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "hidpp_error_reply_reported",
         run: issue8::hidpp_error_reply_reported,
+    },
+    Scenario {
+        name: "hidpp_endpoint_reopened_when_the_mouse_returns",
+        run: issue8::hidpp_endpoint_reopened_when_the_mouse_returns,
+    },
+    Scenario {
+        name: "hidpp_sighup_switches_hidpp",
+        run: issue8::hidpp_sighup_switches_hidpp,
     },
 ];
 
