@@ -1147,10 +1147,15 @@ glide_decay = 0.85
 glide_interval_ms = 16
 
 [hidpp]
-# Linux: divert the MX Master's gesture button through Logitech HID++ (temporarily, undone
-# on exit) so it works as the gesture button even though the mouse sends no button event
-# for it; movement reaches pawl only while it is held. Off by default: on a Bluetooth
-# mouse hidraw hands pawl every pointer report too (one extra read per motion report).
+# Linux: divert the MX Master's thumb gesture button through Logitech HID++ (its hidraw
+# node; temporarily, redone after a reconnect, undone on exit) so it works as the gesture
+# button: without this the MX Master 3S sends nothing for it, older models a key
+# combination. While it is held, movement comes as HID++ raw XY instead of pointer motion.
+# Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
+# pointer node grabbed (scroll transformed) each motion report is read twice, once from
+# evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
+# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
 enabled = false
 
 # Device rules, any number, later ones win. Match by name glob, id "vvvv:pppp" and bus;
@@ -1205,6 +1210,9 @@ mod tests {
         assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
         let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
         assert!(e.to_string().contains("c.toml:2:"), "{e}");
+        let text = default_config_text(Platform::Linux);
+        assert!(text.contains("\n[hidpp]\n"), "{text}");
+        assert!(text.contains("\nenabled = false\n"), "{text}");
     }
 
     #[test]

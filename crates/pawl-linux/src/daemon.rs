@@ -410,6 +410,13 @@ impl Daemon {
             self.notes.insert(node.to_owned(), Note::Skipped);
             return;
         }
+        if trigger == Trigger::Created
+            && self.config.hidpp.enabled
+            && !decision.transform_scroll
+            && !hidpp::buttons_need_grab(&self.config)
+        {
+            self.open_hidraw_of(node);
+        }
         if self.hidpp_carries(&decision, node) {
             if note != Some(Note::Skipped) {
                 log::info!("not grabbing {label}: {HIDPP_CARRIES}");
@@ -1037,6 +1044,19 @@ impl Daemon {
         self.hidpp[slot] = Some(dev);
         self.rearm();
         self.release_covered();
+    }
+
+    /// Opens the HID++ endpoint of the HID device behind the new pointer node `node`
+    /// (`eventN`) if its hidraw node exists already: the kernel makes it right after the
+    /// evdev nodes, and pawl's `/dev` watch may not have reported it yet. Spares grabbing
+    /// (and cloning) a pointer only to release it a moment later.
+    fn open_hidraw_of(&mut self, node: &str) {
+        let dir = self.class_dir.join(node).join("device/device/hidraw");
+        for hidraw in hidpp::hidraw_nodes(&dir) {
+            if Path::new(hidpp::DEV).join(&hidraw).exists() {
+                self.consider_hidraw(&hidraw, Trigger::Created);
+            }
+        }
     }
 
     /// Releases the pointer nodes HID++ now carries (an endpoint that appeared after its

@@ -350,7 +350,7 @@ pub fn hidpp_endpoint_reopened_when_the_mouse_returns(ctx: &mut Ctx) -> anyhow::
         rig.pawl
             .log()
             .lines()
-            .filter(|l| l.contains("HID++") || l.contains("hidraw"))
+            .filter(|l| l.contains("HID++") || l.contains("hidraw") || l.contains("event"))
             .collect::<Vec<_>>()
             .join("\n"),
     );
@@ -408,6 +408,70 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
         rig.pawl.log()
     );
     ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_devices_shows_diverted_controls`: with the worker running and the gesture button
+/// diverted, `pawl devices` lists the MX Master's HID++ endpoint and the diverted control,
+/// asking the device itself (with a software id of its own: the worker ignores the
+/// replies, and gestures keep working afterwards).
+pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let home = ctx.subdir("devices-home")?;
+    let mut child = Command::new(&ctx.pawl)
+        .arg("--config")
+        .arg(rig.pawl.config_path())
+        .arg("devices")
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("start pawl devices")?;
+    // The emulator answers the query while `pawl devices` waits for it.
+    let deadline = Instant::now() + T_EVENT;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            anyhow::bail!("pawl devices did not finish within {T_EVENT:?}");
+        }
+        rig.dev.pump(Duration::from_millis(10))?;
+    };
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .context("stdout")?
+        .read_to_string(&mut out)?;
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .context("stderr")?
+        .read_to_string(&mut err)?;
+    ctx.notes
+        .push(format!("$ pawl devices ({status})\n{out}{err}"));
+    ensure!(out.contains("HID++:"), "no HID++ section: {out}{err}");
+    ensure!(
+        out.lines().any(|l| l.contains("/dev/hidraw")
+            && l.contains("\"MX Master 3S\"")
+            && l.contains("diverted 0x00C3 gesture button (raw XY)")),
+        "the diverted gesture button is not listed: {out}{err}"
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])
+        .context("the worker after pawl devices asked the mouse")?;
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())

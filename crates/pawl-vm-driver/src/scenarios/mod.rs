@@ -224,6 +224,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "hidpp_sighup_switches_hidpp",
         run: issue8::hidpp_sighup_switches_hidpp,
     },
+    Scenario {
+        name: "hidpp_devices_shows_diverted_controls",
+        run: issue8::hidpp_devices_shows_diverted_controls,
+    },
 ];
 
 /// Where things are inside the VM.
