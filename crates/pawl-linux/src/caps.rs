@@ -157,14 +157,25 @@ impl Caps {
                 .any(|c| self.rel.get(*c))
     }
 
-    /// Classifies the device. A mouse has `REL_X`+`REL_Y` or a wheel; an absolute pointer
+    /// Whether the device reports keyboard keys: any `KEY_*` code outside the `BTN_*`
+    /// ranges (below `BTN_MISC` 0x100, or from `KEY_OK` 0x160 up), e.g. the media keys of a
+    /// receiver's "Consumer Control" node.
+    pub fn has_keyboard_keys(&self) -> bool {
+        self.ev.get(EV_KEY) && self.key.iter().any(|c| !(0x100..0x160).contains(&c))
+    }
+
+    /// Classifies the device. A mouse has `REL_X`+`REL_Y`, or a wheel and no keyboard keys
+    /// (a wheel beside media keys is a receiver's Consumer Control node: keystrokes, never
+    /// opened); an absolute pointer
     /// has `ABS_X`+`ABS_Y` and a finger, touch, pen or mouse button or
     /// `INPUT_PROP_POINTER`, and no joystick/gamepad buttons. Everything else (a keyboard
     /// above all) is [`Kind::Other`]: similar to udev's `input_id` builtin, which sets
     /// `ID_INPUT_MOUSE`/`ID_INPUT_TOUCHPAD` from the same bits.
     pub fn kind(&self) -> Kind {
         let rel = self.ev.get(EV_REL);
-        if rel && self.rel.get(REL_X) && self.rel.get(REL_Y) || self.has_wheel() {
+        if rel && self.rel.get(REL_X) && self.rel.get(REL_Y)
+            || self.has_wheel() && !self.has_keyboard_keys()
+        {
             return Kind::Mouse;
         }
         let abs_xy = self.ev.get(EV_ABS) && self.abs.get(ABS_X) && self.abs.get(ABS_Y);
@@ -373,6 +384,20 @@ mod tests {
     fn wheel_only_device_is_a_pointer() {
         let wheel = caps(&[EV_SYN, EV_REL], &[], &[REL_HWHEEL], &[]);
         assert_eq!(wheel.kind(), Kind::Mouse);
+    }
+
+    #[test]
+    fn consumer_control_node_with_a_pan_wheel_is_not_a_pointer() {
+        // A Bolt/Unifying receiver's "Consumer Control" node: media keys plus AC Pan as
+        // REL_HWHEEL. Its keystrokes are not pawl's to read.
+        let consumer = caps(
+            &[EV_SYN, EV_KEY, EV_REL, EV_MSC],
+            &[113, 114, 115, 163, 164, 165, 0x240],
+            &[REL_HWHEEL],
+            &[],
+        );
+        assert!(consumer.has_keyboard_keys());
+        assert_eq!(consumer.kind(), Kind::Other);
     }
 
     #[test]
