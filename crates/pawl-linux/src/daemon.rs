@@ -160,9 +160,8 @@ struct IoSink<'a> {
 impl Sink for IoSink<'_> {
     #[inline]
     fn write_clone(&mut self, bytes: &[u8]) {
-        if let Err(e) = self.clone.write(bytes) {
-            log::error!("cannot write to the virtual device: {e}");
-        }
+        // Errors are logged by the device, once until a write succeeds again.
+        let _ = self.clone.write(bytes);
     }
 
     #[inline]
@@ -733,8 +732,14 @@ impl Daemon {
                     .filter_map(HidppDevice::deadline),
             )
             .min();
-        if next == self.armed {
-            return;
+        // Re-arm only for an earlier deadline: a timer armed earlier than needed fires once,
+        // and `on_timer` re-arms for what is then due. So a deadline that moves later with
+        // every wheel frame (glide) costs no `timerfd_settime` per frame, and a cleared
+        // deadline costs at most that one early wake-up instead of a syscall now.
+        match (self.armed, next) {
+            (_, None) => return,
+            (Some(armed), Some(next)) if armed <= next => return,
+            _ => {}
         }
         let value = match next {
             Some(Micros(us)) => Timespec {
