@@ -233,6 +233,17 @@ pub struct Config {
     pub chords: Vec<Chord>,
     /// argv vectors referred to by [`Action::Command`] and [`ActionsConfig::commands`].
     pub commands: Vec<Vec<String>>,
+    /// Logitech HID++ (Linux).
+    pub hidpp: HidppConfig,
+}
+
+/// Logitech HID++ settings (`[hidpp]`, Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HidppConfig {
+    /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
+    /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
+    /// logid or Solaar).
+    pub enabled: bool,
 }
 
 /// What the config decides for one device.
@@ -289,6 +300,7 @@ impl Config {
             devices: Vec::new(),
             chords: Vec::new(),
             commands: Vec::new(),
+            hidpp: HidppConfig { enabled: false },
         }
     }
 
@@ -447,8 +459,15 @@ struct RawConfig {
     buttons: Option<RawButtons>,
     actions: Option<RawActions>,
     scroll: Option<RawScroll>,
+    hidpp: Option<RawHidpp>,
     #[serde(default)]
     device: Vec<Spanned<RawDevice>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHidpp {
+    enabled: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -803,6 +822,11 @@ impl Validator<'_> {
     }
 
     fn apply(&mut self, raw: RawConfig) {
+        if let Some(h) = &raw.hidpp
+            && let Some(b) = h.enabled
+        {
+            self.config.hidpp.enabled = b;
+        }
         if let Some(g) = raw.gesture {
             if let Some(b) = self.button(&g.button, "gesture.button") {
                 self.config.gesture.button = b;
@@ -1122,6 +1146,18 @@ carry_limit = 3.0
 glide_decay = 0.85
 glide_interval_ms = 16
 
+[hidpp]
+# Linux: divert the MX Master's thumb gesture button through Logitech HID++ (its hidraw
+# node; temporarily, redone after a reconnect, undone on exit) so it works as the gesture
+# button: without this the MX Master 3S sends nothing for it, older models a key
+# combination. While it is held, movement comes as HID++ raw XY instead of pointer motion.
+# Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
+# pointer node grabbed (scroll transformed) each motion report is read twice, once from
+# evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
+# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
+enabled = false
+
 # Device rules, any number, later ones win. Match by name glob, id "vvvv:pppp" and bus;
 # set handle = false to never touch a device, handle = true / mx_master = true to take
 # one that is not in scope, and give it its own [device.scroll] settings.
@@ -1165,6 +1201,18 @@ mod tests {
         let mac = Config::default_for(Platform::MacOs);
         assert_eq!(mac.actions.backend, ActionBackend::SystemEvents);
         assert_eq!(mac.buttons.on_back, Action::Back);
+    }
+
+    #[test]
+    fn hidpp_is_off_by_default_and_can_be_switched_on() {
+        let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
+        assert!(c.hidpp.enabled);
+        assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
+        let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
+        assert!(e.to_string().contains("c.toml:2:"), "{e}");
+        let text = default_config_text(Platform::Linux);
+        assert!(text.contains("\n[hidpp]\n"), "{text}");
+        assert!(text.contains("\nenabled = false\n"), "{text}");
     }
 
     #[test]
