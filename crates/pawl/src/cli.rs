@@ -169,6 +169,9 @@ pub enum ConfigCommand {
         /// The file to check.
         file: Option<PathBuf>,
     },
+    /// List the key names a chord may use (`{ key = "Super+Page_Up" }`,
+    /// `[actions.chords]`), with their aliases; keys this platform cannot press are marked.
+    Keys,
 }
 
 #[cfg(test)]

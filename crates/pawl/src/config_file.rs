@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use pawl_engine::{Config, Platform};
+use pawl_engine::{Config, Key, Platform};
 
 /// A loaded config and where it came from.
 #[derive(Debug)]
@@ -85,9 +85,79 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     })
 }
 
+/// `pawl config keys`: every key name a chord may use, one key per line (canonical name,
+/// then its aliases), modifiers first; keys `platform` cannot press are marked.
+pub fn keys_listing(platform: Platform) -> String {
+    let mut out = String::from(
+        "# Key names for chords, case-insensitive: { key = \"Super+Page_Up\" } and [actions.chords].\n\
+         # Modifiers are pressed first and released last. name: aliases\n",
+    );
+    let (mods, rest): (Vec<Key>, Vec<Key>) = Key::ALL.iter().partition(|k| k.is_modifier());
+    for (title, keys) in [("modifiers", mods), ("keys", rest)] {
+        out += &format!("# {title}\n");
+        // Keys with a single name and no mark share lines (A B C …), the others get one.
+        let mut run = String::new();
+        for k in keys {
+            let names = k.names();
+            let pressable = k.available_on(platform);
+            if names.len() == 1 && pressable {
+                if !run.is_empty() && run.len() + 1 + names[0].len() > 88 {
+                    out += &run;
+                    out.push('\n');
+                    run.clear();
+                }
+                if !run.is_empty() {
+                    run.push(' ');
+                }
+                run += names[0];
+                continue;
+            }
+            if !run.is_empty() {
+                out += &run;
+                out.push('\n');
+                run.clear();
+            }
+            out += names[0];
+            if names.len() > 1 {
+                out += &format!(": {}", names[1..].join(", "));
+            }
+            if !pressable {
+                out += &format!("  (not on {}: no key code)", platform.name());
+            }
+            out.push('\n');
+        }
+        if !run.is_empty() {
+            out += &run;
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_listing_names_every_key_with_its_aliases_and_marks_unpressable_ones() {
+        let linux = keys_listing(Platform::Linux);
+        assert!(linux.contains("\nPage_Up: PageUp, Prior\n"), "{linux}");
+        assert!(
+            linux.contains("\nFn  (not on Linux: no key code)\n"),
+            "{linux}"
+        );
+        assert!(linux.contains("\nXF86AudioPlay: PlayPause\n"), "{linux}");
+        let mac = keys_listing(Platform::MacOs);
+        assert!(mac.contains("\nFn\n"), "{mac}");
+        assert!(linux.contains("\nA B C D E F G H I J K L M N O P Q R S T U V W X Y Z"));
+        assert!(mac.contains("\nXF86AudioPlay: PlayPause  (not on macOS: no key code)\n"));
+        // Every name the chord parser accepts is listed.
+        for k in Key::ALL {
+            for n in k.names() {
+                assert!(linux.contains(n), "{n}");
+            }
+        }
+    }
 
     #[test]
     fn config_with_commands_must_be_writable_only_by_its_owner() {
