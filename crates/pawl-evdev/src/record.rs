@@ -48,6 +48,9 @@ pub struct RecordedDevice {
     pub rel_codes: Option<u32>,
     /// Whether it has `ABS_X` or `ABS_MT_POSITION_X` (a touchpad or tablet), when given.
     pub has_abs_xy: Option<bool>,
+    /// Whether it reports `MSC_SCAN` (hid-input sends one before every real key change),
+    /// when its capabilities are given.
+    pub msc_scan: Option<bool>,
 }
 
 impl RecordedDevice {
@@ -96,20 +99,50 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Whether any event has `type_` and `code`.
+    fn has_event(&self, type_: u16, code: u16) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.type_ == type_ && e.code == code)
+    }
+
+    /// Whether the source reports `MSC_SCAN`: from the recorded capabilities, else whether
+    /// the stream carries one.
+    pub fn msc_scan(&self) -> bool {
+        self.device
+            .msc_scan
+            .unwrap_or_else(|| self.has_event(EV_MSC, MSC_SCAN))
+    }
+
+    /// Per axis `[vertical, horizontal]`, `(lo-res code missing, hi-res code missing)` for a
+    /// source with only one of the two, as [`crate::stream::WheelFixup::new`] takes it: from
+    /// the recorded `EV_REL` capabilities, else inferred from the events (a code the stream
+    /// never carries while it carries the other one is taken as missing).
+    pub fn missing_wheel_codes(&self) -> [(bool, bool); 2] {
+        let has = |code: u16| match self.device.rel_codes {
+            Some(rel) => rel & (1 << code) != 0,
+            None => self.has_event(EV_REL, code),
+        };
+        let axis = |lores, hires| match (has(lores), has(hires)) {
+            (true, false) => (false, true),
+            (false, true) => (true, false),
+            _ => (false, false),
+        };
+        [
+            axis(REL_WHEEL, REL_WHEEL_HI_RES),
+            axis(REL_HWHEEL, REL_HWHEEL_HI_RES),
+        ]
+    }
+
     /// Wheel codes: from the recorded capabilities, else inferred from the events (a stream
     /// that carries `REL_WHEEL_HI_RES` comes from a device that has it).
     pub fn wheel_caps(&self) -> WheelCaps {
         if let Some(caps) = self.device.wheel_caps() {
             return caps;
         }
-        let has = |code| {
-            self.events
-                .iter()
-                .any(|e| e.type_ == EV_REL && e.code == code)
-        };
         WheelCaps {
-            hires_wheel: has(REL_WHEEL_HI_RES),
-            hires_hwheel: has(REL_HWHEEL_HI_RES),
+            hires_wheel: self.has_event(EV_REL, REL_WHEEL_HI_RES),
+            hires_hwheel: self.has_event(EV_REL, REL_HWHEEL_HI_RES),
         }
     }
 }
@@ -236,6 +269,9 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
                             {
                                 abs_xy = true;
                             }
+                            EV_MSC if code == usize::from(MSC_SCAN) => {
+                                device.msc_scan = Some(true);
+                            }
                             _ => {}
                         }
                     }
@@ -247,6 +283,7 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
                     // The type bitmap: its presence means the capabilities are recorded.
                     device.rel_codes.get_or_insert(0);
                     device.has_abs_xy.get_or_insert(false);
+                    device.msc_scan.get_or_insert(false);
                 }
             }
             _ => {}
@@ -374,6 +411,12 @@ pub fn parse_libinput_record(text: &str) -> Result<Recording, RecordError> {
                 abs.iter()
                     .any(|c| *c == u32::from(ABS_X) || *c == u32::from(ABS_MT_POSITION_X)),
             );
+            let msc = codes
+                .get(&u32::from(EV_MSC))
+                .cloned()
+                .flatten()
+                .unwrap_or_default();
+            device.msc_scan = Some(msc.contains(&u32::from(MSC_SCAN)));
         }
     }
     let mut events = Vec::new();

@@ -93,6 +93,7 @@ proptest! {
             id: named.then_some((5, 0x046d, 0xb034, 0x11)),
             rel_codes,
             has_abs_xy: None,
+            msc_scan: None,
         };
         let rec = Recording { format: Format::Evemu, device, events };
         let res = replay(&rec, &config, None);
