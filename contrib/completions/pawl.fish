@@ -43,7 +43,7 @@ complete -c pawl -n "__fish_pawl_using_subcommand run" -l debug -d 'Log every de
 complete -c pawl -n "__fish_pawl_using_subcommand run" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand debug" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand debug" -s h -l help -d 'Print help'
-complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VID:PID[:NAME]`, ids in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`' -r
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VVVV:PPPP[:NAME]`. VVVV and PPPP are the vendor and product ids, 4 hex digits each; BUS is usb, bluetooth, i2c, i8042, virtual or the bus number in hex as evemu writes it (3, 0005); NAME is the rest, colons allowed, quotes removed. E.g. `046d:b034`, `5:046d:b034`, `bluetooth:046d:b034:"MX Master 3S"`' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu device description (`.desc`) for a recording without header (default: `NAME.desc` beside `NAME.WHAT.events`, when present)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
