@@ -396,6 +396,17 @@ pub struct Config {
     pub chords: Vec<Chord>,
     /// argv vectors referred to by [`Action::Command`] and [`ActionsConfig::commands`].
     pub commands: Vec<Vec<String>>,
+    /// Logitech HID++ (Linux).
+    pub hidpp: HidppConfig,
+}
+
+/// Logitech HID++ settings (`[hidpp]`, Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HidppConfig {
+    /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
+    /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
+    /// logid or Solaar).
+    pub enabled: bool,
 }
 
 /// What the config decides for one device.
@@ -453,6 +464,7 @@ impl Config {
             devices: Vec::new(),
             chords: Vec::new(),
             commands: Vec::new(),
+            hidpp: HidppConfig { enabled: false },
         }
     }
 
@@ -1106,8 +1118,11 @@ impl Validator<'_> {
         self.known_keys(
             doc,
             "",
-            &["gesture", "buttons", "actions", "scroll", "device"],
+            &["gesture", "buttons", "actions", "scroll", "hidpp", "device"],
         );
+        if let Some(h) = self.table(doc, "", "hidpp") {
+            self.hidpp(h);
+        }
         let mut origins = ButtonOrigins::default();
         if let Some(g) = self.table(doc, "", "gesture") {
             self.gesture(g, &mut origins);
@@ -1133,6 +1148,25 @@ impl Validator<'_> {
                 }
                 _ => self.wrong_type(d, "device", "[[device]] tables"),
             }
+        }
+    }
+
+    fn hidpp(&mut self, h: &DeTable<'_>) {
+        self.known_keys(h, "hidpp", &["enabled"]);
+        match self.bool(h, "hidpp", "enabled") {
+            Some(true) if self.platform != Platform::Linux => {
+                let span = get(h, "enabled").map_or(0..0, |v| v.span());
+                self.error(
+                    span,
+                    "hidpp.enabled",
+                    format!(
+                        "HID++ diversion only works on Linux: allowed on {} false",
+                        self.platform.name()
+                    ),
+                );
+            }
+            Some(b) => self.config.hidpp.enabled = b,
+            None => {}
         }
     }
 
@@ -1665,6 +1699,18 @@ glide_interval_ms = 16
 # Keys of a mode that is not selected (smoothing_factor with smoothing = "none",
 # carry_limit or glide_* with another inertia) are accepted and kept for when it is.
 
+[hidpp]
+# Linux: divert the MX Master's thumb gesture button through Logitech HID++ (its hidraw
+# node; temporarily, redone after a reconnect, undone on exit) so it works as the gesture
+# button: without this the MX Master 3S sends nothing for it, older models a key
+# combination. While it is held, movement comes as HID++ raw XY instead of pointer motion.
+# Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
+# pointer node grabbed (scroll transformed) each motion report is read twice, once from
+# evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
+# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
+enabled = false
+
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus;
 # set handle = false to never touch a device, handle = true / mx_master = true to take
 # one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
@@ -1709,6 +1755,18 @@ mod tests {
         let mac = Config::default_for(Platform::MacOs);
         assert_eq!(mac.actions.backend, ActionBackend::SystemEvents);
         assert_eq!(mac.buttons.on_back, Action::Back);
+    }
+
+    #[test]
+    fn hidpp_is_off_by_default_and_can_be_switched_on() {
+        let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
+        assert!(c.hidpp.enabled);
+        assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
+        let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
+        assert!(e.to_string().contains("c.toml:2:"), "{e}");
+        let text = default_config_text(Platform::Linux);
+        assert!(text.contains("\n[hidpp]\n"), "{text}");
+        assert!(text.contains("\nenabled = false\n"), "{text}");
     }
 
     #[test]
@@ -2036,6 +2094,10 @@ mod tests {
         assert!(
             errors("[actions]\nbackend = \"keys\"\n", Platform::MacOs)[0]
                 .contains("only works on Linux")
+        );
+        assert!(
+            errors("[hidpp]\nenabled = true\n", Platform::MacOs)[0]
+                .contains("HID++ diversion only works on Linux")
         );
         // Valid on the platform that uses them.
         for (text, p) in [

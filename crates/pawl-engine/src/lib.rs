@@ -46,7 +46,7 @@ pub mod scroll;
 pub mod units;
 
 pub use action::{Action, Chord, Desktop, Key};
-pub use config::{Config, ConfigError, ConfigErrors, Platform};
+pub use config::{Config, ConfigError, ConfigErrors, HidppConfig, Platform};
 pub use device::{Bus, DeviceInfo};
 pub use engine::DeviceEngine;
 pub use frame::{FrameIn, FrameOut, Verdict, WheelIn, WheelOut};

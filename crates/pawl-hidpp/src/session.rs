@@ -487,7 +487,8 @@ impl Session {
         if m.sub_id == 0 {
             return;
         }
-        if m.sub_id == idx.reprog && self.phase == Phase::Ready {
+        // Setup may still be reading after the diversion: notifications count from then.
+        if m.sub_id == idx.reprog && matches!(self.phase, Phase::Ready | Phase::Setup) {
             match m.function() {
                 reprog::EVENT_DIVERTED_BUTTONS => self.buttons(Held::parse(m), now, out),
                 reprog::EVENT_RAW_XY => {

@@ -261,10 +261,9 @@ impl Performer {
             Resolved::Nothing => {}
             Resolved::Chord(i) => {
                 let bytes = &self.encoded[i];
-                if let (Some(kbd), false) = (&self.keyboard, bytes.is_empty())
-                    && let Err(e) = kbd.write(bytes)
-                {
-                    log::error!("cannot write a chord to the virtual keyboard: {e}");
+                if let (Some(kbd), false) = (&self.keyboard, bytes.is_empty()) {
+                    // A failure is logged by the device (once until a write succeeds).
+                    let _ = kbd.write(bytes);
                 }
             }
             Resolved::Command(i) => {

@@ -1,9 +1,14 @@
 //! The daemon: one thread, one epoll set with no timeout. Every wake-up is one of
 //! [`Wake`]: a signal (signalfd), the glide timer (timerfd, armed only while an engine has
-//! a deadline), a hotplug event (inotify on `/dev/input`), or a readable device. Nothing
+//! a deadline), a hotplug event (inotify on `/dev/input`, and on `/dev` for `hidrawN`
+//! nodes while HID++ is on), a readable device, or a readable HID++ endpoint. Nothing
 //! wakes pawl while nothing happens.
 //!
 //! The device table is a slot vector; a slot's epoll token is `DEVICE_TOKEN_BASE + slot`.
+//! HID++ endpoints (`hidpp.rs`, `[hidpp] enabled`) have a table of their own, tokens
+//! `HIDPP_TOKEN_BASE + slot`; they are opened before the evdev scan, because an MX Master
+//! whose gesture button comes through HID++ needs no grab of its pointer node unless
+//! scroll or a mapped button needs one.
 //! Every way a device arrives — the startup scan, a node appearing or changing
 //! permissions, a config reload — goes through [`Daemon::consider`] on one `eventN` name.
 //! A device leaves when its read fails with `ENODEV` (unplug, suspend, Bluetooth drop) or
@@ -27,6 +32,7 @@ use rustix::time::{Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, 
 use crate::actions::{ActionPlan, Performer};
 use crate::caps::{self, ABS_MAX, Caps, Kind};
 use crate::error::{Error, ErrorKind};
+use crate::hidpp::{self, HidppDevice};
 use crate::pipeline::{Pipeline, ReadBuf, Sink};
 use crate::sys::{self, AbsInfo, UinputSpec};
 use crate::sysfs::{self, SysDevice};
@@ -35,7 +41,11 @@ use crate::uinput::{self, VirtualDevice};
 const SIGNAL_TOKEN: u64 = 0;
 const TIMER_TOKEN: u64 = 1;
 const HOTPLUG_TOKEN: u64 = 2;
+/// inotify on `/dev` for `hidrawN` nodes (only while HID++ is on).
+const HIDRAW_HOTPLUG_TOKEN: u64 = 3;
 const DEVICE_TOKEN_BASE: u64 = 16;
+/// Tokens of HID++ endpoints: `HIDPP_TOKEN_BASE + slot`.
+const HIDPP_TOKEN_BASE: u64 = 1 << 32;
 
 /// The reason given when a device vanished (its clone is kept for its return).
 const GONE: &str = "device gone";
@@ -46,7 +56,9 @@ enum Wake {
     Signal,
     Timer,
     Hotplug,
+    HidrawHotplug,
     Device(usize),
+    Hidpp(usize),
 }
 
 impl Wake {
@@ -55,6 +67,8 @@ impl Wake {
             SIGNAL_TOKEN => Some(Wake::Signal),
             TIMER_TOKEN => Some(Wake::Timer),
             HOTPLUG_TOKEN => Some(Wake::Hotplug),
+            HIDRAW_HOTPLUG_TOKEN => Some(Wake::HidrawHotplug),
+            t if t >= HIDPP_TOKEN_BASE => Some(Wake::Hidpp((t - HIDPP_TOKEN_BASE) as usize)),
             t if t >= DEVICE_TOKEN_BASE => Some(Wake::Device((t - DEVICE_TOKEN_BASE) as usize)),
             _ => None,
         }
@@ -121,7 +135,8 @@ impl Slot {
 /// repeat log lines nor redo work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Note {
-    /// Not a pointer, pawl's own, or not handled by the config.
+    /// Not a pointer, pawl's own, not handled by the config, not grabbed because HID++
+    /// carries its gesture button, or (`hidrawN`) not an MX Master HID++ endpoint.
     Skipped,
     /// Opening or grabbing failed; retried when its attributes change. `reported`: the
     /// error was logged as an error (once per node; an `EACCES` right after the node
@@ -145,9 +160,8 @@ struct IoSink<'a> {
 impl Sink for IoSink<'_> {
     #[inline]
     fn write_clone(&mut self, bytes: &[u8]) {
-        if let Err(e) = self.clone.write(bytes) {
-            log::error!("cannot write to the virtual device: {e}");
-        }
+        // Errors are logged by the device, once until a write succeeds again.
+        let _ = self.clone.write(bytes);
     }
 
     #[inline]
@@ -207,6 +221,17 @@ pub struct Daemon {
     /// Bluetooth reconnect or resume gets the same virtual device back, and whoever reads
     /// the clone sees the releases instead of a vanished device.
     orphans: Vec<(UinputSpec, VirtualDevice)>,
+    /// HID++ endpoints (the MX Master's gesture button, diverted); empty while
+    /// `[hidpp] enabled` is false.
+    hidpp: Vec<Option<HidppDevice>>,
+    /// inotify on `/dev` for `hidrawN` nodes, while HID++ is on.
+    hidraw_hotplug: Option<OwnedFd>,
+}
+
+impl hidpp::Perform for Performer {
+    fn perform(&mut self, action: Action) {
+        Performer::perform(self, action);
+    }
 }
 
 /// The most orphaned clones kept; the oldest is destroyed beyond this.
@@ -221,6 +246,15 @@ impl std::fmt::Debug for Daemon {
                     .devices
                     .iter()
                     .filter_map(Slot::path)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "hidpp",
+                &self
+                    .hidpp
+                    .iter()
+                    .flatten()
+                    .map(|d| d.node().dev_path())
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
@@ -287,7 +321,16 @@ impl Daemon {
             performer,
             reload: None,
             orphans: Vec::new(),
+            hidpp: Vec::new(),
+            hidraw_hotplug: None,
         };
+        // HID++ first: an MX Master whose gesture button is diverted needs no grab of its
+        // pointer node unless scroll or a mapped button needs one.
+        if daemon.config.hidpp.enabled {
+            daemon.start_hidpp(Trigger::Startup);
+        } else {
+            log::info!("HID++ off ([hidpp] enabled = false): the gesture button is left alone");
+        }
         let nodes = sysfs::event_nodes(&daemon.class_dir)
             .map_err(|e| Error::io(&daemon.class_dir, "list", e))?;
         for node in nodes {
@@ -362,6 +405,20 @@ impl Daemon {
         if !decision.handle {
             if note != Some(Note::Skipped) {
                 log::info!("not handling {label} ({})", decision.reason);
+            }
+            self.notes.insert(node.to_owned(), Note::Skipped);
+            return;
+        }
+        if trigger == Trigger::Created
+            && self.config.hidpp.enabled
+            && !decision.transform_scroll
+            && !hidpp::buttons_need_grab(&self.config)
+        {
+            self.open_hidraw_of(node);
+        }
+        if self.hidpp_carries(&decision, node) {
+            if note != Some(Note::Skipped) {
+                log::info!("not grabbing {label}: {HIDPP_CARRIES}");
             }
             self.notes.insert(node.to_owned(), Note::Skipped);
             return;
@@ -531,8 +588,10 @@ impl Daemon {
                             return Ok(exit);
                         }
                     }
+                    Some(Wake::Hidpp(slot)) => self.on_hidpp(slot),
                     Some(Wake::Timer) => self.on_timer(),
                     Some(Wake::Hotplug) => self.on_hotplug(),
+                    Some(Wake::HidrawHotplug) => self.on_hidraw_hotplug(),
                     None => {}
                 }
             }
@@ -622,8 +681,16 @@ impl Daemon {
         self.armed = None;
         let now = monotonic_now();
         let Daemon {
-            devices, performer, ..
+            devices,
+            performer,
+            hidpp,
+            ..
         } = self;
+        for dev in hidpp.iter_mut().flatten() {
+            if dev.deadline().is_some_and(|d| d <= now) {
+                dev.on_timer(now, performer);
+            }
+        }
         for slot in devices.iter_mut() {
             let Slot::Active(device) = slot else { continue };
             if device.deadline.is_some_and(|d| d <= now) {
@@ -648,7 +715,8 @@ impl Daemon {
         self.rearm();
     }
 
-    /// Arms the timer for the earliest device deadline, or disarms it.
+    /// Arms the timer for the earliest deadline (a device's glide, a HID++ reply awaited),
+    /// or disarms it.
     fn rearm(&mut self) {
         let next = self
             .devices
@@ -657,9 +725,21 @@ impl Daemon {
                 Slot::Active(d) => d.deadline,
                 _ => None,
             })
+            .chain(
+                self.hidpp
+                    .iter()
+                    .flatten()
+                    .filter_map(HidppDevice::deadline),
+            )
             .min();
-        if next == self.armed {
-            return;
+        // Re-arm only for an earlier deadline: a timer armed earlier than needed fires once,
+        // and `on_timer` re-arms for what is then due. So a deadline that moves later with
+        // every wheel frame (glide) costs no `timerfd_settime` per frame, and a cleared
+        // deadline costs at most that one early wake-up instead of a syscall now.
+        match (self.armed, next) {
+            (_, None) => return,
+            (Some(armed), Some(next)) if armed <= next => return,
+            _ => {}
         }
         let value = match next {
             Some(Micros(us)) => Timespec {
@@ -687,32 +767,10 @@ impl Daemon {
     /// Drains the inotify queue: new nodes are considered, changed permissions retried.
     #[cold]
     fn on_hotplug(&mut self) {
-        let Some(fd) = self.hotplug.take() else {
+        let Some(fd) = self.hotplug.as_ref() else {
             return;
         };
-        let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
-        let mut reader = inotify::Reader::new(&fd, &mut buf);
-        let mut todo: Vec<(String, Trigger)> = Vec::new();
-        let mut rescan = false;
-        while let Ok(event) = reader.next() {
-            let flags = event.events();
-            if flags.contains(inotify::ReadFlags::QUEUE_OVERFLOW) {
-                rescan = true;
-                continue;
-            }
-            let Some(name) = event.file_name().and_then(|n: &CStr| n.to_str().ok()) else {
-                continue;
-            };
-            if flags.contains(inotify::ReadFlags::DELETE) {
-                self.notes.remove(name);
-            } else if flags.contains(inotify::ReadFlags::CREATE) {
-                self.notes.remove(name);
-                todo.push((name.to_owned(), Trigger::Created));
-            } else if flags.contains(inotify::ReadFlags::ATTRIB) {
-                todo.push((name.to_owned(), Trigger::Attrib));
-            }
-        }
-        self.hotplug = Some(fd);
+        let (todo, rescan) = drain_hotplug(fd, &mut self.notes, |_| true);
         for (node, trigger) in todo {
             self.consider(&node, trigger);
         }
@@ -778,8 +836,10 @@ impl Daemon {
             log::error!("SIGHUP: {e}; keeping the current config");
             return;
         }
-        self.config = config;
+        let old = std::mem::replace(&mut self.config, config);
         self.notes.clear();
+        // HID++ first, as at startup: whether a pointer node needs its grab depends on it.
+        self.reload_hidpp(&old);
         for slot in 0..self.devices.len() {
             self.rematch(slot);
         }
@@ -787,19 +847,32 @@ impl Daemon {
         log::info!("SIGHUP: config reloaded");
     }
 
-    /// Applies the current config to a taken device: released when no longer handled,
-    /// else its engine restarts with the new settings (what it has pressed is released).
+    /// Applies the current config to a taken device: released when no longer handled or
+    /// when HID++ now carries its gesture button and nothing else needs the grab, else its
+    /// engine restarts with the new settings (what it has pressed is released).
     fn rematch(&mut self, slot: usize) {
+        let (decision, node) = match &self.devices[slot] {
+            Slot::Empty => return,
+            Slot::Waiting(s) => (self.config.decide(&s.sys.info()), s.sys.node.clone()),
+            Slot::Active(d) => (
+                self.config.decide(&d.source.sys.info()),
+                d.source.sys.node.clone(),
+            ),
+        };
+        if !decision.handle {
+            let why = format!("the config no longer handles it: {}", decision.reason);
+            return self.remove(slot, &why);
+        }
+        if self.hidpp_carries(&decision, &node) {
+            self.remove(slot, HIDPP_CARRIES);
+            self.notes.insert(node, Note::Skipped);
+            return;
+        }
         let source = match &mut self.devices[slot] {
             Slot::Empty => return,
             Slot::Waiting(s) => &mut **s,
             Slot::Active(d) => &mut d.source,
         };
-        let decision = self.config.decide(&source.sys.info());
-        if !decision.handle {
-            let why = format!("the config no longer handles it: {}", decision.reason);
-            return self.remove(slot, &why);
-        }
         source.decision = decision;
         let Daemon {
             devices,
@@ -836,15 +909,284 @@ impl Daemon {
         self.rearm();
     }
 
-    /// Releases everything pressed on every virtual device, ungrabs every device and
-    /// destroys the clones.
+    /// Undoes every HID++ diversion, releases everything pressed on every virtual device,
+    /// ungrabs every device and destroys the clones.
     fn shutdown(&mut self) {
+        for dev in self.hidpp.iter_mut().flatten() {
+            dev.shutdown();
+        }
         for slot in 0..self.devices.len() {
             self.remove(slot, "exit");
         }
         self.performer.release_all();
         self.orphans.clear();
     }
+}
+
+/// Why a pointer node is not grabbed (or is released) while HID++ carries its gesture button.
+const HIDPP_CARRIES: &str = "its gesture button comes through HID++ and nothing else needs the \
+                             grab (scroll not transformed, no mapped button)";
+
+/// HID++ endpoints: opened, watched, re-evaluated on reload, closed.
+impl Daemon {
+    /// Turns HID++ on: watches `/dev` for `hidrawN` nodes (a mouse that reconnects gets a
+    /// new one) and opens every MX Master HID++ endpoint there is.
+    #[cold]
+    fn start_hidpp(&mut self, trigger: Trigger) {
+        if self.hidraw_hotplug.is_none() {
+            let dev = Path::new(hidpp::DEV);
+            match watch_hotplug(dev)
+                .and_then(|fd| watch(&self.epoll, &fd, HIDRAW_HOTPLUG_TOKEN).map(|()| fd))
+            {
+                Ok(fd) => self.hidraw_hotplug = Some(fd),
+                Err(e) => log::warn!(
+                    "cannot watch {} for HID++ endpoints ({e}); an MX Master that appears \
+                     later needs a restart for its gesture button",
+                    dev.display()
+                ),
+            }
+        }
+        self.rescan_hidraw(trigger);
+    }
+
+    /// Turns HID++ off: every diversion undone, every endpoint closed, `/dev` unwatched.
+    #[cold]
+    fn stop_hidpp(&mut self) {
+        for dev in self.hidpp.iter_mut().flatten() {
+            dev.shutdown();
+            let _ = epoll::delete(&self.epoll, dev.fd());
+        }
+        self.hidpp.clear();
+        if let Some(fd) = self.hidraw_hotplug.take() {
+            let _ = epoll::delete(&self.epoll, &fd);
+        }
+        self.rearm();
+    }
+
+    /// SIGHUP with a new config (already in `self.config`; `old` is the one before):
+    /// HID++ switched on or off, or each endpoint reconfigured (its gesture engine
+    /// restarted; its setup redone if what to divert changed), and endpoints that failed
+    /// are tried again.
+    #[cold]
+    fn reload_hidpp(&mut self, old: &Config) {
+        match (old.hidpp.enabled, self.config.hidpp.enabled) {
+            (false, false) => {}
+            (true, false) => {
+                log::info!("SIGHUP: HID++ off ([hidpp] enabled = false): undoing diversions");
+                self.stop_hidpp();
+            }
+            (false, true) => {
+                log::info!("SIGHUP: HID++ on");
+                self.start_hidpp(Trigger::Reload);
+            }
+            (true, true) => {
+                let now = monotonic_now();
+                for dev in self.hidpp.iter_mut().flatten() {
+                    dev.reconfigure(&self.config, now);
+                }
+                self.rearm();
+                self.rescan_hidraw(Trigger::Reload);
+            }
+        }
+    }
+
+    /// Looks at every `hidrawN` node.
+    fn rescan_hidraw(&mut self, trigger: Trigger) {
+        for node in hidpp::hidraw_nodes(Path::new(hidpp::SYS_CLASS_HIDRAW)) {
+            self.consider_hidraw(&node, trigger);
+        }
+    }
+
+    /// Looks at one `hidrawN` node: opens it and starts its HID++ session when sysfs shows
+    /// an MX Master HID++ endpoint, then releases the pointer nodes that no longer need
+    /// their grab. Failures are noted like evdev nodes' (retried when permissions change).
+    fn consider_hidraw(&mut self, node: &str, trigger: Trigger) {
+        if !self.config.hidpp.enabled || !hidpp::is_hidraw_name(node) {
+            return;
+        }
+        let note = self.notes.get(node).copied();
+        match (note, trigger) {
+            (Some(Note::Skipped), Trigger::Attrib) => return,
+            (Some(Note::Failed { .. }), Trigger::Startup | Trigger::Created) => return,
+            _ => {}
+        }
+        if self.hidpp.iter().flatten().any(|d| d.node().node == node) {
+            return;
+        }
+        let found = match hidpp::read_node(Path::new(hidpp::SYS_CLASS_HIDRAW), node) {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                self.notes.insert(node.to_owned(), Note::Skipped);
+                return;
+            }
+            Err(e) => {
+                log::debug!("{node}: cannot read its sysfs description: {e}");
+                return;
+            }
+        };
+        let label = format!(
+            "HID++ endpoint {} \"{}\"",
+            found.dev_path().display(),
+            found.name
+        );
+        let dev = match HidppDevice::open(found, &self.config, monotonic_now()) {
+            Ok(dev) => dev,
+            Err(e) => return self.note_failure(node, &label, trigger, e),
+        };
+        let slot = match self.hidpp.iter().position(Option::is_none) {
+            Some(s) => s,
+            None => {
+                self.hidpp.push(None);
+                self.hidpp.len() - 1
+            }
+        };
+        if let Err(e) = watch(&self.epoll, dev.fd(), HIDPP_TOKEN_BASE + slot as u64) {
+            log::error!("{label}: cannot watch it: {e}");
+            return;
+        }
+        self.notes.remove(node);
+        log::info!("{label}: setting up");
+        self.hidpp[slot] = Some(dev);
+        self.rearm();
+        self.release_covered();
+    }
+
+    /// Opens the HID++ endpoint of the HID device behind the new pointer node `node`
+    /// (`eventN`) if its hidraw node exists already: the kernel makes it right after the
+    /// evdev nodes, and pawl's `/dev` watch may not have reported it yet. Spares grabbing
+    /// (and cloning) a pointer only to release it a moment later.
+    fn open_hidraw_of(&mut self, node: &str) {
+        let dir = self.class_dir.join(node).join("device/device/hidraw");
+        for hidraw in hidpp::hidraw_nodes(&dir) {
+            if Path::new(hidpp::DEV).join(&hidraw).exists() {
+                self.consider_hidraw(&hidraw, Trigger::Created);
+            }
+        }
+    }
+
+    /// Releases the pointer nodes HID++ now carries (an endpoint that appeared after its
+    /// pointer node was grabbed, or a reload).
+    fn release_covered(&mut self) {
+        for slot in 0..self.devices.len() {
+            let sys = match &self.devices[slot] {
+                Slot::Empty => continue,
+                Slot::Waiting(s) => &s.sys,
+                Slot::Active(d) => &d.source.sys,
+            };
+            // The current config's decision (a reload may not have re-matched it yet).
+            let decision = self.config.decide(&sys.info());
+            if decision.handle && self.hidpp_carries(&decision, &sys.node) {
+                let node = sys.node.clone();
+                self.remove(slot, HIDPP_CARRIES);
+                self.notes.insert(node, Note::Skipped);
+            }
+        }
+    }
+
+    /// Whether the pointer node `node` (`eventN`) needs no grab: HID++ carries its gesture
+    /// button, its scroll is not transformed and no other button is mapped.
+    fn hidpp_carries(&self, decision: &DeviceDecision, node: &str) -> bool {
+        !decision.transform_scroll
+            && self.hidpp.iter().any(Option::is_some)
+            && !hidpp::buttons_need_grab(&self.config)
+            && self.hidpp_covers(node)
+    }
+
+    /// Whether `node` (`eventN`) belongs to a HID device whose HID++ endpoint pawl has
+    /// open (`/sys/class/input/eventN/device/device` is the HID device).
+    fn hidpp_covers(&self, node: &str) -> bool {
+        let Ok(hid_dir) = std::fs::canonicalize(self.class_dir.join(node).join("device/device"))
+        else {
+            return false;
+        };
+        self.hidpp
+            .iter()
+            .flatten()
+            .any(|d| d.node().hid_dir == hid_dir)
+    }
+
+    /// One report from a HID++ endpoint; an endpoint whose read fails (the mouse went
+    /// away) is closed, and opened again when its node comes back.
+    #[inline]
+    fn on_hidpp(&mut self, slot: usize) {
+        let Daemon {
+            hidpp, performer, ..
+        } = self;
+        let Some(dev) = hidpp.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let before = dev.deadline();
+        match dev.on_readable(monotonic_now(), performer) {
+            Ok(()) => {
+                if dev.deadline() != before {
+                    self.rearm();
+                }
+            }
+            Err(e) => {
+                log::info!(
+                    "HID++ endpoint {} gone ({e})",
+                    dev.node().dev_path().display()
+                );
+                let _ = epoll::delete(&self.epoll, dev.fd());
+                hidpp[slot] = None;
+                self.rearm();
+            }
+        }
+    }
+
+    /// Drains the `/dev` inotify queue: new `hidrawN` nodes are considered, changed
+    /// permissions retried.
+    #[cold]
+    fn on_hidraw_hotplug(&mut self) {
+        let Some(fd) = self.hidraw_hotplug.as_ref() else {
+            return;
+        };
+        let (todo, rescan) = drain_hotplug(fd, &mut self.notes, hidpp::is_hidraw_name);
+        for (node, trigger) in todo {
+            self.consider_hidraw(&node, trigger);
+        }
+        if rescan {
+            log::warn!("hotplug events under /dev were lost; rescanning HID++ endpoints");
+            self.rescan_hidraw(Trigger::Reload);
+        }
+    }
+}
+
+/// Reads every queued event of an inotify `fd` for names `keep` accepts: forgets the notes
+/// of nodes that vanished or appeared, and returns the nodes to look at and whether events
+/// were lost (queue overflow: rescan).
+fn drain_hotplug(
+    fd: &OwnedFd,
+    notes: &mut HashMap<String, Note>,
+    keep: fn(&str) -> bool,
+) -> (Vec<(String, Trigger)>, bool) {
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut reader = inotify::Reader::new(fd, &mut buf);
+    let mut todo: Vec<(String, Trigger)> = Vec::new();
+    let mut rescan = false;
+    while let Ok(event) = reader.next() {
+        let flags = event.events();
+        if flags.contains(inotify::ReadFlags::QUEUE_OVERFLOW) {
+            rescan = true;
+            continue;
+        }
+        let Some(name) = event
+            .file_name()
+            .and_then(|n: &CStr| n.to_str().ok())
+            .filter(|n| keep(n))
+        else {
+            continue;
+        };
+        if flags.contains(inotify::ReadFlags::DELETE) {
+            notes.remove(name);
+        } else if flags.contains(inotify::ReadFlags::CREATE) {
+            notes.remove(name);
+            todo.push((name.to_owned(), Trigger::Created));
+        } else if flags.contains(inotify::ReadFlags::ATTRIB) {
+            todo.push((name.to_owned(), Trigger::Attrib));
+        }
+    }
+    (todo, rescan)
 }
 
 /// Why a waiting device was not activated.
@@ -1029,6 +1371,11 @@ mod tests {
         assert_eq!(Wake::from_token(SIGNAL_TOKEN), Some(Wake::Signal));
         assert_eq!(Wake::from_token(TIMER_TOKEN), Some(Wake::Timer));
         assert_eq!(Wake::from_token(HOTPLUG_TOKEN), Some(Wake::Hotplug));
+        assert_eq!(
+            Wake::from_token(HIDRAW_HOTPLUG_TOKEN),
+            Some(Wake::HidrawHotplug)
+        );
+        assert_eq!(Wake::from_token(HIDPP_TOKEN_BASE + 2), Some(Wake::Hidpp(2)));
         assert_eq!(
             Wake::from_token(DEVICE_TOKEN_BASE + 3),
             Some(Wake::Device(3))

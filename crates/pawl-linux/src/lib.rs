@@ -16,7 +16,10 @@
 //!   performed ([`actions::Performer`]).
 //! - [`pipeline`] — the hot path of one device without syscalls: bytes → frames → engine
 //!   → bytes, with the read buffer and wheel-code fixups; tested with a recording sink.
-//! - [`daemon`] — the epoll loop, the device table, signals, the glide timer.
+//! - [`daemon`] — the epoll loop, the device table, HID++ endpoints, hotplug, signals,
+//!   reload, the timer.
+//! - [`hidpp`] — Logitech HID++ on hidraw (`[hidpp] enabled`): MX Master endpoints, the
+//!   gesture button diverted through a [`pawl_hidpp::Session`], `pawl devices`' query.
 //! - [`inspect`] — read-only access for `pawl inspect` / `pawl devices`: pointer devices,
 //!   a reader that never grabs, the grab probe.
 //! - `sys` — the raw ioctls and signalfd (every `unsafe` of the crate).
@@ -29,6 +32,7 @@ pub mod actions;
 pub mod caps;
 pub mod daemon;
 pub mod error;
+pub mod hidpp;
 pub mod inspect;
 pub mod pipeline;
 mod sys;

@@ -29,6 +29,8 @@ pub struct VirtualDevice {
     fd: OwnedFd,
     /// `/dev/input/eventM`, when it could be found (for logs and tests).
     node: Option<PathBuf>,
+    /// Whether the last write failed (so a failing device logs once, not once per frame).
+    failing: std::cell::Cell<bool>,
 }
 
 impl VirtualDevice {
@@ -44,7 +46,11 @@ impl VirtualDevice {
             .ok()
             .and_then(|input| sysfs::event_node_of(Path::new(sysfs::SYS_CLASS_INPUT), &input))
             .map(|event| Path::new(sysfs::DEV_INPUT).join(event));
-        Ok(VirtualDevice { fd, node })
+        Ok(VirtualDevice {
+            fd,
+            node,
+            failing: std::cell::Cell::new(false),
+        })
     }
 
     /// The device's `/dev/input/eventM`, if found.
@@ -56,6 +62,22 @@ impl VirtualDevice {
     /// single `write(2)`.
     #[inline]
     pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        let res = self.write_once(bytes);
+        match &res {
+            Ok(()) if self.failing.replace(false) => {
+                log::info!("writing to virtual device {:?} works again", self.node);
+            }
+            Err(e) if !self.failing.replace(true) => log::error!(
+                "cannot write to virtual device {:?}: {e} (logged once until a write succeeds)",
+                self.node
+            ),
+            _ => {}
+        }
+        res
+    }
+
+    #[inline]
+    fn write_once(&self, bytes: &[u8]) -> io::Result<()> {
         let n = rustix::io::write(&self.fd, bytes)?;
         if n != bytes.len() {
             return Err(io::Error::new(

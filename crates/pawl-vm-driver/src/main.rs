@@ -22,6 +22,8 @@ mod evdev;
 #[cfg(target_os = "linux")]
 mod hid;
 #[cfg(target_os = "linux")]
+mod hidpp_emu;
+#[cfg(target_os = "linux")]
 mod pawl;
 #[cfg(target_os = "linux")]
 mod scenarios;

@@ -280,10 +280,52 @@ pub fn command(config: &Config, json: bool) -> anyhow::Result<std::process::Exit
         println!("{}", render_json(config, &entries));
     } else {
         print!("{}", render_text(config, &entries));
+        #[cfg(target_os = "linux")]
+        print!("{}", hidpp_report());
         #[cfg(target_os = "macos")]
         print!("{}", crate::macos::permission_report());
     }
     Ok(std::process::ExitCode::from(exit_code(config, &entries)))
+}
+
+/// Linux: each MX Master HID++ endpoint and the controls diverted on it now (by pawl or
+/// anyone else), asked from the device with a software id of its own (a running daemon
+/// ignores the replies). Empty when there is none.
+#[cfg(target_os = "linux")]
+fn hidpp_report() -> String {
+    use std::fmt::Write;
+    let nodes = pawl_linux::hidpp::scan(std::path::Path::new(pawl_linux::hidpp::SYS_CLASS_HIDRAW));
+    if nodes.is_empty() {
+        return String::new();
+    }
+    let mut res = String::from("HID++:\n");
+    for node in nodes {
+        let path = node.dev_path().display().to_string();
+        let name = node.name.clone();
+        match pawl_linux::hidpp::query(node, std::time::Duration::from_secs(1)) {
+            Ok(q) => {
+                let version = q
+                    .protocol
+                    .map(|(a, b)| format!(" HID++ {a}.{b}"))
+                    .unwrap_or_default();
+                let diverted = q.diverted();
+                let what = if diverted.is_empty() {
+                    "nothing diverted".to_owned()
+                } else {
+                    format!("diverted {}", diverted.join(", "))
+                };
+                let _ = write!(res, "  {path} \"{name}\"{version}: {what}");
+                if let Some(p) = q.problem {
+                    let _ = write!(res, " ({p})");
+                }
+                res.push('\n');
+            }
+            Err(e) => {
+                let _ = writeln!(res, "  {path} \"{name}\": {e}");
+            }
+        }
+    }
+    res
 }
 
 /// The running worker's metadata, if one runs.

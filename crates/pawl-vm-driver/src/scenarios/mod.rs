@@ -9,6 +9,7 @@
 
 mod issue2;
 mod issue4;
+mod issue8;
 mod kernel;
 mod lifecycle;
 mod rig;
@@ -189,6 +190,43 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "grabbed_elsewhere_is_reported",
         run: issue4::grabbed_elsewhere_is_reported,
+    },
+    // Issue 8: HID++.
+    Scenario {
+        name: "hidpp_gesture_right_switches_desktop",
+        run: issue8::hidpp_gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "hidpp_pointer_not_grabbed_motion_bypasses_pawl",
+        run: issue8::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
+    },
+    Scenario {
+        name: "hidpp_divert_reapplied_after_reconnect",
+        run: issue8::hidpp_divert_reapplied_after_reconnect,
+    },
+    Scenario {
+        name: "hidpp_undivert_on_exit",
+        run: issue8::hidpp_undivert_on_exit,
+    },
+    Scenario {
+        name: "hidpp_first_rawxy_dropped",
+        run: issue8::hidpp_first_rawxy_dropped,
+    },
+    Scenario {
+        name: "hidpp_error_reply_reported",
+        run: issue8::hidpp_error_reply_reported,
+    },
+    Scenario {
+        name: "hidpp_endpoint_reopened_when_the_mouse_returns",
+        run: issue8::hidpp_endpoint_reopened_when_the_mouse_returns,
+    },
+    Scenario {
+        name: "hidpp_sighup_switches_hidpp",
+        run: issue8::hidpp_sighup_switches_hidpp,
+    },
+    Scenario {
+        name: "hidpp_devices_shows_diverted_controls",
+        run: issue8::hidpp_devices_shows_diverted_controls,
     },
 ];
 

@@ -1,0 +1,623 @@
+//! Logitech HID++ on hidraw: finds the MX Master's HID++ endpoint, runs a
+//! [`pawl_hidpp::Session`] on it in the daemon's epoll set, and feeds what the session
+//! makes of the device's notifications (the diverted gesture button, raw XY while it is
+//! held) to a gesture engine of its own, whose actions go to the daemon's performer.
+//!
+//! Endpoints: `/sys/class/hidraw/hidrawN/device/` is the HID device; its `uevent` names it
+//! (`HID_ID=0005:0000046D:0000B034`, `HID_NAME`, `HID_PHYS`) and its `report_descriptor`
+//! says whether it declares the HID++ reports. Bluetooth devices are device index 0xFF;
+//! devices behind a Unifying/Bolt receiver appear (with `hid-logitech-dj`) as children
+//! whose phys ends in `:N`, N being the device index. hidraw delivers every input report of
+//! the HID device, so one read per report, and reports that are not HID++ are dropped
+//! after one byte compare (see the report on `hidpp_pointer_not_grabbed_motion_bypasses_pawl`).
+
+use std::fs;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use pawl_engine::units::{Button, Micros};
+use pawl_engine::{Action, Config, DeviceEngine, FrameOut, Verdict};
+use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, hidpp_framing};
+use pawl_hidpp::{Event, Output, Phase, Session, SessionConfig};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::error::Error;
+
+/// Where the kernel lists hidraw nodes.
+pub const SYS_CLASS_HIDRAW: &str = "/sys/class/hidraw";
+
+/// Where hidraw device nodes appear (`/dev/hidrawN`; the daemon watches it for them).
+pub const DEV: &str = "/dev";
+
+/// Logitech's USB vendor id.
+const LOGITECH: u16 = 0x046d;
+
+/// A hidraw node that speaks HID++, as sysfs describes it (nothing opened).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HidrawNode {
+    /// `hidrawN`.
+    pub node: String,
+    /// The HID device directory in sysfs (shared with the device's evdev nodes).
+    pub hid_dir: PathBuf,
+    /// `HID_NAME`.
+    pub name: String,
+    /// Bus (`BUS_USB` 3, `BUS_BLUETOOTH` 5).
+    pub bus: u16,
+    /// Vendor id.
+    pub vendor: u16,
+    /// Product id (the wireless PID for a device behind a receiver).
+    pub product: u16,
+    /// The HID++ reports its descriptor declares.
+    pub framing: Framing,
+    /// The HID++ device index to address.
+    pub device_index: u8,
+}
+
+impl HidrawNode {
+    /// `/dev/hidrawN`.
+    pub fn dev_path(&self) -> PathBuf {
+        Path::new(DEV).join(&self.node)
+    }
+}
+
+/// The fields of a HID device's `uevent` pawl needs: bus, vendor, product, name, phys.
+///
+/// `HID_ID` is `bus:vendor:product` in hex, each 4 or 8 digits (`0005:0000046D:0000B034`).
+pub fn parse_uevent(text: &str) -> Option<(u16, u16, u16, String, String)> {
+    let mut id = None;
+    let mut name = String::new();
+    let mut phys = String::new();
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("HID_ID=") {
+            let mut it = v.split(':').map(|x| u32::from_str_radix(x, 16).ok());
+            id = Some((it.next()??, it.next()??, it.next()??));
+        } else if let Some(v) = line.strip_prefix("HID_NAME=") {
+            name = v.to_owned();
+        } else if let Some(v) = line.strip_prefix("HID_PHYS=") {
+            phys = v.to_owned();
+        }
+    }
+    let (bus, vendor, product) = id?;
+    Some((bus as u16, vendor as u16, product as u16, name, phys))
+}
+
+/// The HID++ device index of a HID device: 0xFF for Bluetooth and USB-cable devices; N for
+/// a `hid-logitech-dj` child, whose phys ends in `:N` (1–6; the kernel appends the index).
+pub fn device_index(bus: u16, phys: &str) -> Option<u8> {
+    if bus == 0x05 {
+        return Some(DEVICE_INDEX_DIRECT);
+    }
+    if let Some((_, tail)) = phys.rsplit_once(':')
+        && let Ok(n) = tail.parse::<u8>()
+        && (1..=6).contains(&n)
+        && !phys.ends_with(&format!("input{n}"))
+    {
+        return Some(n);
+    }
+    (bus == 0x03).then_some(DEVICE_INDEX_DIRECT)
+}
+
+/// Reads one hidraw node's description; `None` when it is not a Logitech MX Master HID++
+/// endpoint (other vendors, receivers themselves, devices without the long report).
+pub fn read_node(class_dir: &Path, node: &str) -> io::Result<Option<HidrawNode>> {
+    let hid_dir = fs::canonicalize(class_dir.join(node).join("device"))?;
+    let uevent = fs::read_to_string(hid_dir.join("uevent"))?;
+    let Some((bus, vendor, product, name, phys)) = parse_uevent(&uevent) else {
+        return Ok(None);
+    };
+    if !is_mx_master(vendor, product, &name) {
+        return Ok(None);
+    }
+    let framing = hidpp_framing(&fs::read(hid_dir.join("report_descriptor"))?);
+    if !framing.usable() {
+        return Ok(None);
+    }
+    let Some(device_index) = device_index(bus, &phys) else {
+        return Ok(None);
+    };
+    Ok(Some(HidrawNode {
+        node: node.to_owned(),
+        hid_dir,
+        name,
+        bus,
+        vendor,
+        product,
+        framing,
+        device_index,
+    }))
+}
+
+/// Whether a HID device is an MX Master by its ids and `HID_NAME`: a member of the
+/// family table (Bluetooth ids, Unifying wireless PIDs), or a receiver child named after
+/// the mouse. Receivers themselves are not (their own index is not a mouse).
+pub fn is_mx_master(vendor: u16, product: u16, name: &str) -> bool {
+    use pawl_engine::device::{Family, family};
+    vendor == LOGITECH
+        && (matches!(family(vendor, product), Some(Family::MxMaster(_)))
+            || name.to_ascii_lowercase().contains("mx master"))
+}
+
+/// Whether a name under `/dev` or `/sys/class/hidraw` is a hidraw node (`hidrawN`).
+pub fn is_hidraw_name(name: &str) -> bool {
+    name.strip_prefix("hidraw")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `hidrawN` names under `class_dir` (normally `/sys/class/hidraw`), in node order. A
+/// missing directory (no hidraw support) is an empty list.
+pub fn hidraw_nodes(class_dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(class_dir) else {
+        return Vec::new();
+    };
+    let mut nodes: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_hidraw_name(n))
+        .collect();
+    nodes.sort_by_key(|n| n[6..].parse::<u32>().unwrap_or(u32::MAX));
+    nodes
+}
+
+/// Every MX Master HID++ endpoint under `class_dir` (normally `/sys/class/hidraw`), in
+/// node order. A missing directory (no hidraw support) is an empty list.
+pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
+    hidraw_nodes(class_dir)
+        .iter()
+        .filter_map(|n| match read_node(class_dir, n) {
+            Ok(found) => found,
+            Err(e) => {
+                log::debug!("{n}: cannot read its sysfs description: {e}");
+                None
+            }
+        })
+        .collect()
+}
+
+/// The session config the daemon uses: the gesture button (CID 0x00C3) diverted with raw
+/// XY as the config's gesture button.
+pub fn session_config(config: &Config) -> SessionConfig {
+    SessionConfig::gesture(config.gesture.button)
+}
+
+/// Whether the config needs the evdev node of a device grabbed for something other than
+/// the gesture button (a mapped button); scroll is decided by the caller.
+pub fn buttons_need_grab(config: &Config) -> bool {
+    (0..=Button::MAX).map(Button).any(|b| {
+        b != config.gesture.button
+            && config
+                .button_action(b)
+                .is_some_and(|a| a != Action::PassThrough)
+    })
+}
+
+/// One open HID++ endpoint.
+#[derive(Debug)]
+pub struct HidppDevice {
+    node: HidrawNode,
+    fd: OwnedFd,
+    /// What `session` was started with (to tell whether a reload changes it).
+    session_config: SessionConfig,
+    session: Session,
+    engine: DeviceEngine,
+}
+
+/// Something the daemon must do after a HID++ wake-up.
+pub trait Perform {
+    /// Performs an action the gesture fired.
+    fn perform(&mut self, action: Action);
+}
+
+impl HidppDevice {
+    /// Opens `/dev/hidrawN` read-write and starts the session (its first request is
+    /// written before this returns).
+    ///
+    /// Errors: the node cannot be opened (EACCES names the udev rule).
+    pub fn open(node: HidrawNode, config: &Config, now: Micros) -> Result<HidppDevice, Error> {
+        let path = node.dev_path();
+        let fd = rustix::fs::open(
+            &path,
+            OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| Error::io(&path, "open", e.into()))?;
+        warn_other_hidpp_users(&path);
+        let engine = DeviceEngine::with_profile(config, false, config.scroll);
+        let session_config = session_config(config);
+        let session = Session::new(session_config.clone(), node.framing, node.device_index);
+        let mut dev = HidppDevice {
+            node,
+            fd,
+            session_config,
+            session,
+            engine,
+        };
+        dev.restart(now);
+        Ok(dev)
+    }
+
+    /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
+    /// cancelled); when what to divert changed, pawl's diversions are undone and the setup
+    /// runs again with the new controls.
+    pub fn reconfigure(&mut self, config: &Config, now: Micros) {
+        let mut out = FrameOut::default();
+        self.engine.cancel(&mut out);
+        self.engine = DeviceEngine::with_profile(config, false, config.scroll);
+        let wanted = session_config(config);
+        if wanted != self.session_config {
+            self.undivert();
+            self.session = Session::new(wanted.clone(), self.node.framing, self.node.device_index);
+            self.session_config = wanted;
+            self.restart(now);
+        }
+    }
+
+    /// Starts the session's setup (its first request is written).
+    fn restart(&mut self, now: Micros) {
+        let mut out = Output::default();
+        self.session.start(now, &mut out);
+        self.apply(out, &mut NoPerform);
+    }
+
+    /// The node.
+    pub fn node(&self) -> &HidrawNode {
+        &self.node
+    }
+
+    /// The fd to watch.
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// The session (for reports).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// When [`HidppDevice::on_timer`] is due (a reply is awaited), `None` at rest.
+    pub fn deadline(&self) -> Option<Micros> {
+        self.session.deadline()
+    }
+
+    /// One read (one report), through the session and the engine. `Err(NODEV)` when the
+    /// device is gone.
+    #[inline]
+    pub fn on_readable(&mut self, now: Micros, performer: &mut dyn Perform) -> Result<(), Errno> {
+        let mut buf = [0u8; 64];
+        match rustix::io::read(&self.fd, &mut buf) {
+            Ok(n) => {
+                let mut out = Output::default();
+                self.session.input(&buf[..n], now, &mut out);
+                if out != Output::default() {
+                    self.apply(out, performer);
+                }
+                Ok(())
+            }
+            Err(Errno::AGAIN | Errno::INTR) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The reply deadline passed.
+    pub fn on_timer(&mut self, now: Micros, performer: &mut dyn Perform) {
+        let mut out = Output::default();
+        self.session.timeout(now, &mut out);
+        self.apply(out, performer);
+    }
+
+    /// Clean exit (or HID++ switched off): a held gesture is cancelled and every diversion
+    /// pawl made is undone.
+    pub fn shutdown(&mut self) {
+        let mut out = FrameOut::default();
+        self.engine.cancel(&mut out);
+        self.undivert();
+    }
+
+    /// Writes the requests that undo pawl's diversions (replies not awaited).
+    fn undivert(&mut self) {
+        let requests = self.session.undivert();
+        for m in &requests {
+            let (bytes, len) = m.encode();
+            if let Err(e) = rustix::io::write(&self.fd, &bytes[..len]) {
+                log::warn!("{}: cannot un-divert: {e}", self.label());
+            }
+        }
+        if !requests.is_empty() {
+            log::info!("{}: diversions undone", self.label());
+        }
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "{} \"{}\" HID++ index 0x{:02x}",
+            self.node.dev_path().display(),
+            self.node.name,
+            self.node.device_index
+        )
+    }
+
+    fn apply(&mut self, out: Output, performer: &mut dyn Perform) {
+        if let Some(m) = out.request {
+            let (bytes, len) = m.encode();
+            if let Err(e) = rustix::io::write(&self.fd, &bytes[..len]) {
+                log::error!("{}: cannot write a HID++ request: {e}", self.label());
+            }
+        }
+        if let Some(frame) = out.frame {
+            let mut res = FrameOut::default();
+            if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
+                for &a in res.actions.as_slice() {
+                    performer.perform(a);
+                }
+                // Pointer output (a gesture click passed through) has no virtual device
+                // here: the pointer node is not pawl's.
+            }
+        }
+        for event in out.events() {
+            self.log_event(event);
+        }
+    }
+
+    fn log_event(&mut self, event: Event) {
+        let label = self.label();
+        match event {
+            Event::Ready => {
+                let diverted: Vec<String> = self
+                    .session
+                    .diverted()
+                    .map(|r| {
+                        format!(
+                            "0x{:04X} {}{}",
+                            r.cid,
+                            pawl_hidpp::controls::cid_name(r.cid),
+                            if r.raw_xy { " with raw XY" } else { "" }
+                        )
+                    })
+                    .collect();
+                if diverted.is_empty() {
+                    log::warn!("{label}: HID++ ready, nothing diverted");
+                } else {
+                    log::info!(
+                        "{label} \"{}\": diverted {}",
+                        self.session.name(),
+                        diverted.join(", ")
+                    );
+                }
+            }
+            Event::Disconnected | Event::Reconnected => {
+                let mut out = FrameOut::default();
+                self.engine.cancel(&mut out);
+                log::info!("{label}: {event}");
+            }
+            Event::Protocol { .. } => log::debug!("{label}: {event}"),
+            Event::Error { .. } | Event::Unsupported | Event::ControlMissing(_) => {
+                log::error!("{label}: {event}")
+            }
+            Event::Offline(_) => log::warn!("{label}: {event}"),
+        }
+    }
+
+    /// Whether the session finished setup with the gesture button diverted.
+    pub fn gesture_diverted(&self) -> bool {
+        self.session.phase() == Phase::Ready && self.session.diverted().next().is_some()
+    }
+}
+
+struct NoPerform;
+
+impl Perform for NoPerform {
+    fn perform(&mut self, _action: Action) {}
+}
+
+/// Programs that talk HID++ to mice and divert controls themselves.
+const OTHER_HIDPP_USERS: &[&str] = &["logid", "solaar"];
+
+/// Warns when logid or Solaar runs: they (re)divert and un-divert controls too, and the
+/// last writer wins. Names the process and whether it has `path` open.
+fn warn_other_hidpp_users(path: &Path) {
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let pid = p.file_name();
+        let Some(pid) = pid
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(comm) = fs::read_to_string(p.path().join("comm")) else {
+            continue;
+        };
+        let comm = comm.trim();
+        if !OTHER_HIDPP_USERS.contains(&comm) {
+            continue;
+        }
+        let holds = fs::read_dir(p.path().join("fd")).ok().map(|fds| {
+            fds.flatten()
+                .any(|fd| fs::read_link(fd.path()).is_ok_and(|t| t == path))
+        });
+        match holds {
+            Some(true) => log::warn!(
+                "{comm} (pid {pid}) has {} open: it diverts controls too and the two will \
+                 undo each other's settings; stop it or leave the gesture button to it",
+                path.display()
+            ),
+            Some(false) => {}
+            None => log::warn!(
+                "{comm} (pid {pid}) is running; if it manages this mouse it will undo \
+                 pawl's diversion of the gesture button (or pawl its)"
+            ),
+        }
+    }
+}
+
+/// What a one-shot query found on a HID++ endpoint (for `pawl devices`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryReport {
+    /// The endpoint.
+    pub node: HidrawNode,
+    /// The device's own name (0x0005), empty if unknown.
+    pub name: String,
+    /// HID++ version, if it answered.
+    pub protocol: Option<(u8, u8)>,
+    /// Every control with its current reporting (diverted by anyone: pawl, logid, Solaar).
+    pub controls: Vec<pawl_hidpp::Control>,
+    /// Why the query stopped short, if it did.
+    pub problem: Option<String>,
+}
+
+impl QueryReport {
+    /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings.
+    pub fn diverted(&self) -> Vec<String> {
+        self.controls
+            .iter()
+            .filter_map(|c| c.reporting)
+            .filter(|r| r.divert)
+            .map(|r| {
+                format!(
+                    "0x{:04X} {}{}",
+                    r.cid,
+                    pawl_hidpp::controls::cid_name(r.cid),
+                    if r.raw_xy { " (raw XY)" } else { "" }
+                )
+            })
+            .collect()
+    }
+}
+
+/// Asks the device at `node` what it is and which controls are diverted, waiting up to
+/// `timeout` in total. Uses its own software id, so a running daemon ignores the replies;
+/// diverts nothing.
+///
+/// Errors: the node cannot be opened or written.
+pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryReport, Error> {
+    use rustix::event::{PollFd, PollFlags};
+    let path = node.dev_path();
+    let fd = rustix::fs::open(
+        &path,
+        OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io(&path, "open", e.into()))?;
+    let mut session = Session::new(
+        SessionConfig::query(pawl_hidpp::report::SOFTWARE_ID_QUERY),
+        node.framing,
+        node.device_index,
+    );
+    let start = std::time::Instant::now();
+    let now = || Micros(start.elapsed().as_micros() as u64);
+    let mut out = Output::default();
+    session.start(now(), &mut out);
+    let mut problem = None;
+    loop {
+        for e in out.events() {
+            if matches!(
+                e,
+                Event::Error { .. } | Event::Offline(_) | Event::Unsupported
+            ) {
+                problem = Some(e.to_string());
+            }
+        }
+        if let Some(m) = out.request.take() {
+            let (bytes, len) = m.encode();
+            rustix::io::write(&fd, &bytes[..len])
+                .map_err(|e| Error::io(&path, "write", e.into()))?;
+        }
+        if session.phase() != Phase::Setup {
+            break;
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            problem = Some("no answer in time".into());
+            break;
+        }
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let ts = rustix::time::Timespec {
+            tv_sec: left.as_secs() as _,
+            tv_nsec: left.subsec_nanos() as _,
+        };
+        out = Output::default();
+        match rustix::event::poll(&mut fds, Some(&ts)) {
+            Ok(0) => session.timeout(Micros(u64::MAX), &mut out),
+            Ok(_) => {
+                let mut buf = [0u8; 64];
+                if let Ok(n) = rustix::io::read(&fd, &mut buf) {
+                    session.input(&buf[..n], now(), &mut out);
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(Error::io(&path, "poll", e.into())),
+        }
+    }
+    Ok(QueryReport {
+        name: session.name().to_owned(),
+        protocol: session.protocol(),
+        controls: session.controls().to_vec(),
+        problem,
+        node,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uevent_of_a_bluetooth_mx_master_3s_parses() {
+        let text = "DRIVER=hid-generic\nHID_ID=0005:0000046D:0000B034\nHID_NAME=MX Master 3S\n\
+                    HID_PHYS=aa:bb:cc:dd:ee:ff\nHID_UNIQ=11:22\nMODALIAS=hid:b0005g0000v0000046Dp0000B034\n";
+        let (bus, vendor, product, name, phys) = parse_uevent(text).unwrap();
+        assert_eq!((bus, vendor, product), (5, 0x046d, 0xb034));
+        assert_eq!(name, "MX Master 3S");
+        assert_eq!(device_index(bus, &phys), Some(0xFF));
+    }
+
+    #[test]
+    fn dj_children_are_addressed_by_the_index_in_their_phys() {
+        assert_eq!(device_index(3, "usb-0000:00:14.0-2/input2:1"), Some(1));
+        assert_eq!(device_index(3, "usb-0000:00:14.0-2/input2:6"), Some(6));
+        // A cable-connected mouse: no index suffix.
+        assert_eq!(device_index(3, "usb-0000:00:14.0-2/input0"), Some(0xFF));
+    }
+
+    #[test]
+    fn mx_masters_are_endpoints_and_receivers_themselves_are_not() {
+        assert!(is_mx_master(0x046d, 0xb034, "MX Master 3S"));
+        // A Unifying child: its wireless PID is in the family table.
+        assert!(is_mx_master(0x046d, 0x4082, "Logitech MX Master 3"));
+        // A Bolt child with an id the table lacks: named after the mouse.
+        assert!(is_mx_master(0x046d, 0xb0ff, "MX Master 3S B"));
+        assert!(!is_mx_master(0x046d, 0xc52b, "Logitech USB Receiver"));
+        assert!(!is_mx_master(0x046d, 0x4023, "Logitech K270"));
+        assert!(!is_mx_master(0x1234, 0xb034, "MX Master clone"));
+    }
+
+    #[test]
+    fn only_hidraw_n_names_are_hidraw_nodes() {
+        assert!(is_hidraw_name("hidraw0"));
+        assert!(is_hidraw_name("hidraw12"));
+        assert!(!is_hidraw_name("hidraw"));
+        assert!(!is_hidraw_name("hidrawx"));
+        assert!(!is_hidraw_name("event3"));
+    }
+
+    #[test]
+    fn uevent_without_hid_id_is_not_a_device() {
+        assert_eq!(parse_uevent("HID_NAME=x\n"), None);
+    }
+
+    #[test]
+    fn default_config_needs_no_grab_for_buttons() {
+        let config = Config::default_for(pawl_engine::Platform::Linux);
+        assert!(!buttons_need_grab(&config));
+        let mapped = Config::parse(
+            "[buttons]\non_back = \"desktop-left\"\n",
+            "c.toml",
+            pawl_engine::Platform::Linux,
+        )
+        .unwrap();
+        assert!(buttons_need_grab(&mapped));
+    }
+}

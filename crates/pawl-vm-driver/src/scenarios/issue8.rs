@@ -1,0 +1,478 @@
+//! Issue 8 scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
+//! descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
+//! pawl diverts the gesture button (CID 0x00C3) with raw XY; gestures arrive as HID++
+//! notifications and fire the same chords as evdev gestures.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use pawl_evdev::codes::{EV_REL, REL_X};
+use pawl_hidpp::controls::CID_GESTURE_BUTTON;
+use pawl_hidpp::emulator::Failure;
+use pawl_hidpp::feature;
+
+use crate::evdev::{self, EvdevNode, NodeInfo};
+use crate::hidpp_emu::HidppMouse;
+use crate::pawl::{Pawl, PawlOptions, clone_phys};
+use crate::scenarios::rig::expect_keys;
+use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
+use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
+const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
+/// Scroll not transformed, no mapped button: the pointer node needs no grab.
+const SCOPE_NONE: &str = "[hidpp]\nenabled = true\n[scroll]\nscope = \"none\"\n";
+/// HID++ off, scroll not transformed: the pointer node is grabbed for the gesture button.
+const SCOPE_NONE_HIDPP_OFF: &str = "[hidpp]\nenabled = false\n[scroll]\nscope = \"none\"\n";
+/// What pawl logs when a HID++ endpoint's read fails (the mouse went away).
+const GONE: &str = "gone (";
+/// What pawl logs when it leaves (or releases) a pointer node whose gesture button HID++
+/// carries.
+const CARRIED: &str = "its gesture button comes through HID++";
+/// Gesture travel, px (threshold 220).
+const DRAG: i16 = 400;
+
+/// A HID++ mouse, its evdev node, and a running pawl that has diverted its gesture button.
+struct HidppRig {
+    dev: HidppMouse,
+    /// The uhid phys the mouse was created with (to create it again).
+    phys: String,
+    source: NodeInfo,
+    pawl: Pawl,
+    keyboard: EvdevNode,
+}
+
+impl HidppRig {
+    /// Creates the mouse, starts pawl with `config` (GNOME chords) and answers its HID++
+    /// setup until the gesture button is diverted, unless `until_diverted` is false.
+    fn start(
+        ctx: &mut Ctx,
+        config: &str,
+        setup: impl FnOnce(&mut HidppMouse),
+        until_diverted: bool,
+    ) -> anyhow::Result<HidppRig> {
+        let phys = ctx.phys("bt");
+        let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
+        setup(&mut dev);
+        let source = dev.wait_node(T_DEVICE)?;
+        let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
+        let mut pawl = Pawl::start(
+            &ctx.pawl,
+            &dir,
+            &PawlOptions {
+                config,
+                desktop: "GNOME",
+                run_args: &[],
+                debug: ctx.pawl_debug,
+            },
+        )?;
+        let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+        let mut rig = HidppRig {
+            dev,
+            phys,
+            source,
+            pawl,
+            keyboard,
+        };
+        if until_diverted {
+            // pawl logs the diversion when its whole setup is answered.
+            rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
+            ensure!(
+                rig.dev.gesture_diverted(),
+                "pawl logged a diversion the device lacks"
+            );
+        }
+        Ok(rig)
+    }
+
+    /// Answers pawl's requests until its log contains `text`.
+    fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
+        self.wait_log_count(text, 1)
+    }
+
+    /// Unplugs the mouse and, once pawl closed its HID++ endpoint, plugs it in again (a
+    /// Bluetooth reconnection: new hidraw and evdev nodes, every temporary diversion
+    /// forgotten).
+    fn replug(self, ctx: &Ctx) -> anyhow::Result<HidppRig> {
+        let HidppRig {
+            dev,
+            phys,
+            pawl,
+            keyboard,
+            ..
+        } = self;
+        let gone_before = pawl.log().matches(GONE).count();
+        drop(dev);
+        let deadline = Instant::now() + T_DEVICE;
+        while pawl.log().matches(GONE).count() == gone_before {
+            ensure!(
+                Instant::now() < deadline,
+                "pawl never closed the vanished HID++ endpoint; log: {}",
+                pawl.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let dev = HidppMouse::create(&ctx.recordings, &phys)?;
+        let source = dev.wait_node(T_DEVICE)?;
+        Ok(HidppRig {
+            dev,
+            phys,
+            source,
+            pawl,
+            keyboard,
+        })
+    }
+
+    /// Writes `config` over pawl's config file and sends SIGHUP.
+    fn reload(&mut self, config: &str) -> anyhow::Result<()> {
+        std::fs::write(self.pawl.config_path(), config)?;
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pawl.pid() as libc::pid_t, libc::SIGHUP) };
+        Ok(())
+    }
+
+    /// Answers pawl's requests until its log contains `text` `n` times.
+    fn wait_log_count(&mut self, text: &str, n: usize) -> anyhow::Result<()> {
+        let deadline = Instant::now() + T_EVENT;
+        while self.pawl.log().matches(text).count() < n {
+            self.dev.pump(Duration::from_millis(20))?;
+            ensure!(
+                Instant::now() < deadline,
+                "pawl never logged {text:?}; log: {}",
+                self.pawl.log()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `hidpp_gesture_right_switches_desktop`: with the gesture button diverted, a drag to the
+/// right as raw-XY notifications fires "desktop-left" (inverted by default): GNOME
+/// Super+Page_Up; a drag left fires Super+Page_Down. The setup diverted temporarily (never
+/// persistently) and never wrote the 0x2121 wheel mode.
+pub fn hidpp_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.dev.gesture(-DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    ensure!(
+        rig.dev.emu.persistent_writes() == 0,
+        "pawl asked for a persistent diversion"
+    );
+    ensure!(
+        rig.dev.emu.wheel_mode_writes() == 0,
+        "pawl wrote the 0x2121 wheel mode"
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_pointer_not_grabbed_motion_bypasses_pawl`: with scroll not transformed (scope
+/// none) pawl grabs nothing and clones nothing: motion with the gesture button up reaches
+/// the kernel's evdev node for every reader, pawl writes nothing for it (`syscw` unchanged)
+/// and its engine never sees it. pawl still reads each report once from hidraw (`syscr`
+/// rises by at most one per report): hidraw delivers every input report of the HID device,
+/// and on a Bluetooth mouse the HID++ and pointer reports share one HID device.
+pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const REPORTS: u64 = 50;
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
+    rig.wait_log("not grabbing")?;
+    let mut reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the MX Master's evdev node is grabbed"
+    );
+    let phys = clone_phys(&rig.source);
+    ensure!(
+        !evdev::scan().iter().any(|n| n.phys == phys),
+        "pawl cloned the MX Master"
+    );
+    // Let pawl settle, then count.
+    rig.dev.pump(Duration::from_millis(200))?;
+    let (r0, w0) = rig.pawl.syscalls()?;
+    // In batches the evdev reader's buffer holds (a client buffer is a few packets).
+    for _ in 0..REPORTS / 5 {
+        for _ in 0..5 {
+            rig.dev.motion(3, 1)?;
+        }
+        let frames = reader.frames(5, T_EVENT)?;
+        ensure!(
+            frames
+                .iter()
+                .all(|f| f.iter().any(|e| e.type_ == EV_REL && e.code == REL_X)),
+            "the kernel's node did not deliver the motion"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (r1, w1) = rig.pawl.syscalls()?;
+    println!(
+        "# hidpp_pointer_not_grabbed_motion_bypasses_pawl: {REPORTS} motion reports with the \
+         gesture button up: pawl syscr +{}, syscw +{}",
+        r1 - r0,
+        w1 - w0
+    );
+    ensure!(w1 == w0, "pawl wrote {} times for motion", w1 - w0);
+    ensure!(
+        r1 - r0 <= REPORTS,
+        "pawl made {} reads for {REPORTS} motion reports (more than one per report)",
+        r1 - r0
+    );
+    // Gestures still work without the grab.
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_divert_reapplied_after_reconnect`: the mouse loses its temporary diversion (power
+/// cycle / reconnection) and sends its 0x1D4B wireless status broadcast; pawl diverts the
+/// gesture button again and gestures work.
+pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.dev.emu.reset();
+    ensure!(!rig.dev.gesture_diverted(), "reset kept the diversion");
+    let status = rig.dev.emu.wireless_status();
+    rig.dev.send(&status)?;
+    rig.dev
+        .pump_until("gesture button diverted again", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("reconnected: diverting again")?;
+    rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_undivert_on_exit`: on SIGTERM pawl exits 0 and the gesture button is back to
+/// native reporting, raw XY off.
+pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    // pawl's last writes were queued by the kernel before it exited.
+    rig.dev.pump(Duration::from_millis(300))?;
+    let r = rig
+        .dev
+        .emu
+        .reporting(CID_GESTURE_BUTTON)
+        .context("no gesture button")?;
+    ensure!(
+        !r.divert && !r.raw_xy,
+        "still diverted after exit: {r:?}; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    Ok(())
+}
+
+/// `hidpp_first_rawxy_dropped`: a hold whose first raw-XY report alone passes the threshold
+/// (the 3S reports pre-press motion there) fires nothing; the same hold with the big report
+/// second fires once.
+pub fn hidpp_first_rawxy_dropped(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.dev.gesture_button(true)?;
+    rig.dev.motion(DRAG, 0)?;
+    rig.dev.motion(2, 0)?;
+    rig.dev.gesture_button(false)?;
+    rig.dev.gesture_button(true)?;
+    rig.dev.motion(2, 0)?;
+    rig.dev.motion(DRAG, 0)?;
+    rig.dev.gesture_button(false)?;
+    // Exactly one chord: the first hold fired nothing.
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_error_reply_reported`: the mouse answers the divert request with HID++ 2.0 error
+/// 0x02; pawl logs which request failed and what the code means, and keeps running.
+pub fn hidpp_error_reply_reported(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(
+        ctx,
+        DEFAULT_CONFIG,
+        |d| {
+            d.emu.fail(
+                feature::REPROG_CONTROLS_V4,
+                feature::reprog::SET_CID_REPORTING,
+                Failure::V20(0x02),
+            )
+        },
+        false,
+    )?;
+    rig.wait_log(
+        "divert 0x00C3 gesture button (0x1B04 setCidReporting) failed: HID++ 2.0 error 0x02: \
+         invalid argument",
+    )?;
+    ensure!(
+        rig.pawl.try_exit()?.is_none(),
+        "pawl exited after the error; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(!rig.dev.gesture_diverted(), "diverted despite the error");
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_endpoint_reopened_when_the_mouse_returns`: the mouse goes away (its hidraw node
+/// vanishes; pawl closes the endpoint) and comes back as new nodes: pawl opens the new
+/// hidraw node from its `/dev` hotplug watch, diverts the gesture button again, leaves
+/// the pointer node ungrabbed (scope none) whichever node appeared first, and gestures work.
+pub fn hidpp_endpoint_reopened_when_the_mouse_returns(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
+    rig.wait_log(CARRIED)?;
+    let mut rig = rig.replug(ctx)?;
+    rig.dev
+        .pump_until("gesture button diverted on the new node", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
+    // Not grabbed, or grabbed (evdev node first) and released once the endpoint opened.
+    rig.wait_log_count(CARRIED, 2)?;
+    let reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the returned MX Master's evdev node is grabbed; log: {}",
+        rig.pawl.log()
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    ctx.notes.push(
+        rig.pawl
+            .log()
+            .lines()
+            .filter(|l| l.contains("HID++") || l.contains("hidraw") || l.contains("event"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_sighup_switches_hidpp`: `[hidpp] enabled` changed and SIGHUP: switched on, pawl
+/// diverts the gesture button and releases the pointer node it no longer needs (scope
+/// none); switched off, it undoes the diversion (raw XY too) and grabs the pointer again.
+pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, SCOPE_NONE_HIDPP_OFF, |_| {}, false)?;
+    rig.wait_log("HID++ off")?;
+    rig.wait_log("grabbed /dev/input")?;
+    ensure!(
+        rig.dev.requests.is_empty(),
+        "pawl talked HID++ with it off: {:?}",
+        rig.dev.requests
+    );
+    rig.reload(SCOPE_NONE)?;
+    rig.dev
+        .pump_until("gesture button diverted after SIGHUP", T_EVENT, |d| {
+            d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("config reloaded")?;
+    rig.wait_log("diverted 0x00C3 gesture button with raw XY")?;
+    rig.wait_log(CARRIED)?;
+    let reader = EvdevNode::open(&rig.source.path)?;
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the pointer node is still grabbed with HID++ on; log: {}",
+        rig.pawl.log()
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.reload(SCOPE_NONE_HIDPP_OFF)?;
+    rig.dev
+        .pump_until("gesture button un-diverted after SIGHUP", T_EVENT, |d| {
+            !d.gesture_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log_count("config reloaded", 2)?;
+    rig.wait_log_count("grabbed /dev/input", 2)?;
+    let r = rig
+        .dev
+        .emu
+        .reporting(CID_GESTURE_BUTTON)
+        .context("no gesture button")?;
+    ensure!(!r.divert && !r.raw_xy, "still diverted: {r:?}");
+    ensure!(
+        !reader.is_free_to_grab()?,
+        "the pointer node is not grabbed again with HID++ off; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `hidpp_devices_shows_diverted_controls`: with the worker running and the gesture button
+/// diverted, `pawl devices` lists the MX Master's HID++ endpoint and the diverted control,
+/// asking the device itself (with a software id of its own: the worker ignores the
+/// replies, and gestures keep working afterwards).
+pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let home = ctx.subdir("devices-home")?;
+    let mut child = Command::new(&ctx.pawl)
+        .arg("--config")
+        .arg(rig.pawl.config_path())
+        .arg("devices")
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("start pawl devices")?;
+    // The emulator answers the query while `pawl devices` waits for it.
+    let deadline = Instant::now() + T_EVENT;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            anyhow::bail!("pawl devices did not finish within {T_EVENT:?}");
+        }
+        rig.dev.pump(Duration::from_millis(10))?;
+    };
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .context("stdout")?
+        .read_to_string(&mut out)?;
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .context("stderr")?
+        .read_to_string(&mut err)?;
+    ctx.notes
+        .push(format!("$ pawl devices ({status})\n{out}{err}"));
+    ensure!(out.contains("HID++:"), "no HID++ section: {out}{err}");
+    ensure!(
+        out.lines().any(|l| l.contains("/dev/hidraw")
+            && l.contains("\"MX Master 3S\"")
+            && l.contains("diverted 0x00C3 gesture button (raw XY)")),
+        "the diverted gesture button is not listed: {out}{err}"
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])
+        .context("the worker after pawl devices asked the mouse")?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
