@@ -58,6 +58,9 @@ _pawl() {
             pawl__subcmd__config,help)
                 cmd="pawl__subcmd__config__subcmd__help"
                 ;;
+            pawl__subcmd__config,keys)
+                cmd="pawl__subcmd__config__subcmd__keys"
+                ;;
             pawl__subcmd__config,path)
                 cmd="pawl__subcmd__config__subcmd__path"
                 ;;
@@ -69,6 +72,9 @@ _pawl() {
                 ;;
             pawl__subcmd__config__subcmd__help,help)
                 cmd="pawl__subcmd__config__subcmd__help__subcmd__help"
+                ;;
+            pawl__subcmd__config__subcmd__help,keys)
+                cmd="pawl__subcmd__config__subcmd__help__subcmd__keys"
                 ;;
             pawl__subcmd__config__subcmd__help,path)
                 cmd="pawl__subcmd__config__subcmd__help__subcmd__path"
@@ -111,6 +117,9 @@ _pawl() {
                 ;;
             pawl__subcmd__help__subcmd__config,default)
                 cmd="pawl__subcmd__help__subcmd__config__subcmd__default"
+                ;;
+            pawl__subcmd__help__subcmd__config,keys)
+                cmd="pawl__subcmd__help__subcmd__config__subcmd__keys"
                 ;;
             pawl__subcmd__help__subcmd__config,path)
                 cmd="pawl__subcmd__help__subcmd__config__subcmd__path"
@@ -164,7 +173,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config)
-            opts="-h --config --help path default check help"
+            opts="-h --config --help path default check keys help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -218,7 +227,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config__subcmd__help)
-            opts="path default check help"
+            opts="path default check keys help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -273,6 +282,20 @@ _pawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pawl__subcmd__config__subcmd__help__subcmd__keys)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pawl__subcmd__config__subcmd__help__subcmd__path)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -280,6 +303,24 @@ _pawl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__config__subcmd__keys)
+            opts="-h --config --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -356,7 +397,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__help__subcmd__config)
-            opts="path default check"
+            opts="path default check keys"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -384,6 +425,20 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__help__subcmd__config__subcmd__default)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pawl__subcmd__help__subcmd__config__subcmd__keys)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

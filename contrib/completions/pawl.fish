@@ -43,7 +43,7 @@ complete -c pawl -n "__fish_pawl_using_subcommand run" -l debug -d 'Log every de
 complete -c pawl -n "__fish_pawl_using_subcommand run" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand debug" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand debug" -s h -l help -d 'Print help'
-complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VID:PID[:NAME]`, ids in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`' -r
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VVVV:PPPP[:NAME]`. VVVV and PPPP are the vendor and product ids, 4 hex digits each; BUS is usb, bluetooth, i2c, i8042, virtual or the bus number in hex as evemu writes it (3, 0005); NAME is the rest, colons allowed, quotes removed. E.g. `046d:b034`, `5:046d:b034`, `bluetooth:046d:b034:"MX Master 3S"`' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu device description (`.desc`) for a recording without header (default: `NAME.desc` beside `NAME.WHAT.events`, when present)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
@@ -81,21 +81,25 @@ complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subco
 complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "install" -d 'Write the service file (runs `pawl [--config FILE] run`) and enable it'
 complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Stop and disable the service and remove its file (nothing to do is fine)'
 complete -c pawl -n "__fish_pawl_using_subcommand service; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -s h -l help -d 'Print help'
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "path" -d 'Print the config file path pawl reads'
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "default" -d 'Print the default configuration, every key documented'
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
-complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -f -a "path" -d 'Print the config file path pawl reads'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -f -a "default" -d 'Print the default configuration, every key documented'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -f -a "keys" -d 'List the key names a chord may use (`{ key = "Super+Page_Up" }`, `[actions.chords]`), with their aliases; keys this platform cannot press are marked'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and not __fish_seen_subcommand_from path default check keys help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from default" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from default" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from check" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from keys" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from keys" -s h -l help -d 'Print help'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the config file path pawl reads'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "default" -d 'Print the default configuration, every key documented'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
+complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "keys" -d 'List the key names a chord may use (`{ key = "Super+Page_Up" }`, `[actions.chords]`), with their aliases; keys this platform cannot press are marked'
 complete -c pawl -n "__fish_pawl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status inspect devices service config help" -f -a "run" -d 'Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the config handles, transform them, release everything on exit. Refuses to start while another pawl worker runs'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and not __fish_seen_subcommand_from run debug replay on off status inspect devices service config help" -f -a "debug" -d 'Same as `pawl run --debug`'
@@ -113,3 +117,4 @@ complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcomma
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the config file path pawl reads'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "default" -d 'Print the default configuration, every key documented'
 complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Check a config file (default: the one pawl reads) and exit non-zero on errors'
+complete -c pawl -n "__fish_pawl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "keys" -d 'List the key names a chord may use (`{ key = "Super+Page_Up" }`, `[actions.chords]`), with their aliases; keys this platform cannot press are marked'

@@ -119,6 +119,29 @@ keys! {
     Comma = "comma" | ","; Period = "period" | "."; Slash = "slash" | "/";
     Grave = "grave" | "`";
     Back = "XF86Back" | "Back"; Forward = "XF86Forward" | "Forward";
+    Semicolon = "semicolon" | ";"; Apostrophe = "apostrophe" | "'" | "quote";
+    Backslash = "backslash" | "\\";
+    Insert = "Insert" | "Ins";
+    Print = "Print" | "PrintScreen" | "SysRq";
+    Pause = "Pause" | "Break";
+    ScrollLock = "Scroll_Lock" | "ScrollLock";
+    CapsLock = "Caps_Lock" | "CapsLock";
+    NumLock = "Num_Lock" | "NumLock";
+    Menu = "Menu" | "Compose" | "ContextMenu";
+    F13 = "F13"; F14 = "F14"; F15 = "F15"; F16 = "F16"; F17 = "F17"; F18 = "F18";
+    F19 = "F19"; F20 = "F20"; F21 = "F21"; F22 = "F22"; F23 = "F23"; F24 = "F24";
+    Kp0 = "KP_0"; Kp1 = "KP_1"; Kp2 = "KP_2"; Kp3 = "KP_3"; Kp4 = "KP_4";
+    Kp5 = "KP_5"; Kp6 = "KP_6"; Kp7 = "KP_7"; Kp8 = "KP_8"; Kp9 = "KP_9";
+    KpAdd = "KP_Add" | "KP_Plus"; KpSubtract = "KP_Subtract" | "KP_Minus";
+    KpMultiply = "KP_Multiply"; KpDivide = "KP_Divide";
+    KpDecimal = "KP_Decimal"; KpEnter = "KP_Enter"; KpEqual = "KP_Equal";
+    AudioPlay = "XF86AudioPlay" | "PlayPause"; AudioStop = "XF86AudioStop";
+    AudioPrev = "XF86AudioPrev"; AudioNext = "XF86AudioNext";
+    AudioMute = "XF86AudioMute" | "Mute";
+    AudioLowerVolume = "XF86AudioLowerVolume" | "VolumeDown";
+    AudioRaiseVolume = "XF86AudioRaiseVolume" | "VolumeUp";
+    AudioMicMute = "XF86AudioMicMute";
+    BrightnessDown = "XF86MonBrightnessDown"; BrightnessUp = "XF86MonBrightnessUp";
 }
 
 impl Key {
@@ -133,6 +156,40 @@ impl Key {
     /// The canonical name.
     pub fn name(self) -> &'static str {
         self.names()[0]
+    }
+
+    /// Whether a backend on `platform` can press the key. Linux: every key but `Fn` (the
+    /// keyboard's firmware handles it; there is no evdev code). macOS: no key code for the
+    /// XF86 navigation, media-playback, microphone and brightness keys (macOS sends those as
+    /// system-defined events, not key codes), the PC-only keys Print, Pause, Scroll_Lock and
+    /// Num_Lock, Caps_Lock (a toggle macOS does not take from posted key events), and F21–F24
+    /// (kVK codes stop at F20). `pawl-evdev` and `pawl-macos` test that their key code tables
+    /// agree with this.
+    pub fn available_on(self, platform: crate::config::Platform) -> bool {
+        use Key::*;
+        match platform {
+            crate::config::Platform::Linux => self != Fn,
+            crate::config::Platform::MacOs => !matches!(
+                self,
+                Back | Forward
+                    | Print
+                    | Pause
+                    | ScrollLock
+                    | CapsLock
+                    | NumLock
+                    | F21
+                    | F22
+                    | F23
+                    | F24
+                    | AudioPlay
+                    | AudioStop
+                    | AudioPrev
+                    | AudioNext
+                    | AudioMicMute
+                    | BrightnessDown
+                    | BrightnessUp
+            ),
+        }
     }
 
     /// Whether the key is a modifier (held while the rest of a chord is pressed).
@@ -172,7 +229,11 @@ impl Chord {
             }
             match Key::parse(part) {
                 Some(k) => keys.push(k),
-                None => return Err(format!("unknown key name {part:?} in chord {s:?}")),
+                None => {
+                    return Err(format!(
+                        "unknown key name {part:?} in chord {s:?} (`pawl config keys` lists every name)"
+                    ));
+                }
             }
         }
         if keys.len() > Chord::MAX {

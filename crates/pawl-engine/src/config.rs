@@ -1,17 +1,23 @@
-//! Configuration: the TOML file format (raw, serde) and the validated [`Config`] the engine
-//! runs on.
+//! Configuration: the TOML file format and the validated [`Config`] the engine runs on.
 //!
 //! Parsing is a pure function of the text ([`Config::parse`]): reading the file is the
-//! caller's job. Every problem is reported with `file:line:column`, the key, and for
-//! out-of-range values the allowed range; all range problems are collected, not just the
-//! first.
+//! caller's job. Every problem is reported with `file:line:column` of the exact key or
+//! value, the dotted key, and what is allowed (the range, the values, the type in plain
+//! words). All problems are collected, not just the first: TOML syntax errors (then nothing
+//! else is checked), unknown keys, wrong types, out-of-range values, values another platform
+//! needs, and button mappings that contradict each other.
+//!
+//! Settings that only matter in another mode are accepted silently (`smoothing_factor` with
+//! `smoothing = "none"`, `carry_limit` or the glide keys with another inertia): switching the
+//! mode later keeps them.
 
 use std::fmt;
+use std::ops::Range;
 
-use serde::Deserialize;
 use toml::Spanned;
+use toml::de::{DeString, DeTable, DeValue};
 
-use crate::action::{Action, BUILTIN_ACTIONS, Chord, Desktop};
+use crate::action::{Action, BUILTIN_ACTIONS, Chord, Desktop, Key};
 use crate::device::{Bus, DeviceInfo, DeviceMatcher, is_mx_master};
 use crate::units::Button;
 
@@ -33,6 +39,25 @@ impl Platform {
             Platform::MacOs
         } else {
             Platform::Linux
+        }
+    }
+
+    /// The highest button number the backend sees. Linux: 15, because pawl-evdev decodes
+    /// the mouse button codes `BTN_MOUSE..BTN_JOYSTICK` (0x110..0x120,
+    /// `input-event-codes.h`) as buttons 0..=15. macOS: 31, the CGEvent button numbers a
+    /// [`crate::units::ButtonSet`] holds.
+    pub const fn max_button(self) -> u8 {
+        match self {
+            Platform::Linux => 15,
+            Platform::MacOs => Button::MAX,
+        }
+    }
+
+    /// `Linux` or `macOS`, for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Platform::Linux => "Linux",
+            Platform::MacOs => "macOS",
         }
     }
 }
@@ -130,6 +155,140 @@ impl Default for ScrollSettings {
     }
 }
 
+/// The inertia mode a scroll table names, without its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InertiaMode {
+    /// `"off"`.
+    Off,
+    /// `"carry"`.
+    Carry,
+    /// `"glide"`.
+    Glide,
+}
+
+/// Smoothing factor when none is given: [`ScrollSettings::default`]'s.
+const DEFAULT_SMOOTHING_FACTOR: f32 = 0.35;
+/// `carry_limit` when none is given, detents.
+const DEFAULT_CARRY_LIMIT: f32 = 3.0;
+/// `glide_decay` when none is given.
+const DEFAULT_GLIDE_DECAY: f32 = 0.85;
+/// `glide_interval_ms` when none is given, in µs.
+const DEFAULT_GLIDE_INTERVAL_US: u64 = 16_000;
+
+/// The scroll keys one table sets (`[scroll]` or one `[device.scroll]`), validated; `None`
+/// = not set there. Tables are layered: [`ScrollOverrides::merge`] lets a later table
+/// replace only the keys it sets, and [`ScrollOverrides::apply_to`] turns the result into
+/// [`ScrollSettings`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScrollOverrides {
+    /// `invert_vertical`.
+    pub invert_vertical: Option<bool>,
+    /// `invert_horizontal`.
+    pub invert_horizontal: Option<bool>,
+    /// `smoothing`: `true` = `"ema"`, `false` = `"none"`.
+    pub ema: Option<bool>,
+    /// `smoothing_factor`, in (0, 1].
+    pub smoothing_factor: Option<f32>,
+    /// `max_step`, detents.
+    pub max_step: Option<f32>,
+    /// `spike_ratio` (0 = off).
+    pub spike_ratio: Option<f32>,
+    /// `gesture_gap_ms`, as µs.
+    pub gesture_gap_us: Option<u64>,
+    /// `inertia`.
+    pub inertia: Option<InertiaMode>,
+    /// `carry_limit`, detents.
+    pub carry_limit: Option<f32>,
+    /// `glide_decay`.
+    pub glide_decay: Option<f32>,
+    /// `glide_interval_ms`, as µs.
+    pub glide_interval_us: Option<u64>,
+}
+
+impl ScrollOverrides {
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ScrollOverrides::default()
+    }
+
+    /// Layers `later` on top: every key `later` sets replaces this one's, the others stay.
+    pub fn merge(&mut self, later: &ScrollOverrides) {
+        fn over<T: Copy>(a: &mut Option<T>, b: Option<T>) {
+            if b.is_some() {
+                *a = b;
+            }
+        }
+        over(&mut self.invert_vertical, later.invert_vertical);
+        over(&mut self.invert_horizontal, later.invert_horizontal);
+        over(&mut self.ema, later.ema);
+        over(&mut self.smoothing_factor, later.smoothing_factor);
+        over(&mut self.max_step, later.max_step);
+        over(&mut self.spike_ratio, later.spike_ratio);
+        over(&mut self.gesture_gap_us, later.gesture_gap_us);
+        over(&mut self.inertia, later.inertia);
+        over(&mut self.carry_limit, later.carry_limit);
+        over(&mut self.glide_decay, later.glide_decay);
+        over(&mut self.glide_interval_us, later.glide_interval_us);
+    }
+
+    /// `base` with the set keys applied. A mode parameter that is not set keeps `base`'s
+    /// value when `base` is in that mode, else its default (smoothing factor 0.35, carry
+    /// limit 3 detents, glide decay 0.85 every 16 ms).
+    pub fn apply_to(&self, base: ScrollSettings) -> ScrollSettings {
+        let mut s = base;
+        if let Some(b) = self.invert_vertical {
+            s.invert_vertical = b;
+        }
+        if let Some(b) = self.invert_horizontal {
+            s.invert_horizontal = b;
+        }
+        let base_factor = match base.smoothing {
+            Smoothing::Ema(f) => Some(f),
+            Smoothing::None => None,
+        };
+        let ema = self.ema.unwrap_or(base_factor.is_some());
+        let factor = self
+            .smoothing_factor
+            .or(base_factor)
+            .unwrap_or(DEFAULT_SMOOTHING_FACTOR);
+        s.smoothing = if ema {
+            Smoothing::Ema(factor)
+        } else {
+            Smoothing::None
+        };
+        if let Some(m) = self.max_step {
+            s.max_step = m;
+        }
+        if let Some(r) = self.spike_ratio {
+            s.spike_ratio = r;
+        }
+        if let Some(g) = self.gesture_gap_us {
+            s.gesture_gap_us = g;
+        }
+        let (mode, limit, decay, interval) = match base.inertia {
+            Inertia::Off => (InertiaMode::Off, None, None, None),
+            Inertia::Carry { limit } => (InertiaMode::Carry, Some(limit), None, None),
+            Inertia::Glide { decay, interval_us } => {
+                (InertiaMode::Glide, None, Some(decay), Some(interval_us))
+            }
+        };
+        s.inertia = match self.inertia.unwrap_or(mode) {
+            InertiaMode::Off => Inertia::Off,
+            InertiaMode::Carry => Inertia::Carry {
+                limit: self.carry_limit.or(limit).unwrap_or(DEFAULT_CARRY_LIMIT),
+            },
+            InertiaMode::Glide => Inertia::Glide {
+                decay: self.glide_decay.or(decay).unwrap_or(DEFAULT_GLIDE_DECAY),
+                interval_us: self
+                    .glide_interval_us
+                    .or(interval)
+                    .unwrap_or(DEFAULT_GLIDE_INTERVAL_US),
+            },
+        };
+        s
+    }
+}
+
 /// Which devices' wheels pawl transforms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -206,8 +365,9 @@ pub struct DeviceRule {
     pub handle: Option<bool>,
     /// Treat as an MX Master (for receivers whose name does not say so).
     pub mx_master: bool,
-    /// Per-device scroll settings (replace the global ones for this device).
-    pub scroll: ScrollSettings,
+    /// The scroll keys of its `[device.scroll]`: layered over the global `[scroll]` keys
+    /// and the keys of earlier matching rules ([`Config::decide`]).
+    pub scroll: ScrollOverrides,
     /// Whether scroll of matching devices is transformed (`None` = by scope).
     pub transform_scroll: Option<bool>,
     /// 1-based line of the rule in the file, for `pawl devices` reports.
@@ -227,6 +387,9 @@ pub struct Config {
     pub scope: Scope,
     /// Global scroll settings.
     pub scroll: ScrollSettings,
+    /// The `[scroll]` keys as written (what [`Config::scroll`] was built from), the bottom
+    /// layer under device rules' keys.
+    pub scroll_keys: ScrollOverrides,
     /// Device rules, in file order; later rules override earlier ones.
     pub devices: Vec<DeviceRule>,
     /// Chords referred to by [`Action::Key`] and [`ActionsConfig::chords`].
@@ -297,6 +460,7 @@ impl Config {
             },
             scope: Scope::MxMasterOnly,
             scroll: ScrollSettings::default(),
+            scroll_keys: ScrollOverrides::default(),
             devices: Vec::new(),
             chords: Vec::new(),
             commands: Vec::new(),
@@ -309,27 +473,43 @@ impl Config {
     /// Errors: every problem found, each with `file:line:column`, the key and a message
     /// (for range errors, the allowed range).
     pub fn parse(text: &str, file: &str, platform: Platform) -> Result<Config, ConfigErrors> {
-        let raw: RawConfig = match toml::from_str(text) {
-            Ok(raw) => raw,
-            Err(e) => {
-                let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
-                let message = e.message().trim().replace('\n', " ");
-                return Err(ConfigErrors(vec![ConfigError {
-                    file: file.to_owned(),
-                    line,
-                    column,
-                    key: String::new(),
-                    message,
-                }]));
+        let located = |span: Option<Range<usize>>, key: &str, message: String| {
+            let (line, column) = span.map_or((1, 1), |s| line_col(text, s.start));
+            ConfigError {
+                file: file.to_owned(),
+                line,
+                column,
+                key: key.to_owned(),
+                message,
             }
         };
+        let (doc, syntax) = DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            // The document is broken: report every syntax error, check nothing else (a
+            // recovered document would only add confusing follow-up errors).
+            let mut errors: Vec<ConfigError> = syntax
+                .iter()
+                .map(|e| {
+                    let mut message = e.message().trim().replace('\n', " ");
+                    let what = e.span().and_then(|s| text.get(s)).unwrap_or("");
+                    if message == "duplicate key" && !what.is_empty() {
+                        message =
+                            format!("duplicate key `{what}`: each key and table may appear once");
+                    }
+                    located(e.span(), "", message)
+                })
+                .collect();
+            errors.dedup_by(|a, b| a.line == b.line && a.message == b.message);
+            return Err(ConfigErrors(errors));
+        }
         let mut v = Validator {
             text,
             file,
+            platform,
             errors: Vec::new(),
             config: Config::default_for(platform),
         };
-        v.apply(raw);
+        v.apply(doc.get_ref());
         v.errors.sort_by_key(|e| (e.line, e.column));
         if v.errors.is_empty() {
             Ok(v.config)
@@ -342,17 +522,25 @@ impl Config {
     /// with which settings. Touchpads are never handled unless a rule names them.
     pub fn decide(&self, info: &DeviceInfo) -> DeviceDecision {
         let mut mx = is_mx_master(info);
-        let mut scroll = self.scroll;
+        let mut keys = self.scroll_keys;
+        let mut rule_scroll = false;
         let mut rule_handle = None;
         let mut rule_transform = None;
         let mut reason = String::new();
         for rule in self.devices.iter().filter(|r| r.matcher.matches(info)) {
             mx |= rule.mx_master;
-            scroll = rule.scroll;
+            // Each rule replaces only the scroll keys it sets.
+            keys.merge(&rule.scroll);
+            rule_scroll |= !rule.scroll.is_empty();
             rule_handle = rule.handle.or(rule_handle);
             rule_transform = rule.transform_scroll.or(rule_transform);
             reason = format!("[[device]] at line {}", rule.line);
         }
+        let scroll = if rule_scroll {
+            keys.apply_to(self.scroll)
+        } else {
+            self.scroll
+        };
         let in_scope = !info.is_touchpad
             && match &self.scope {
                 Scope::MxMasterOnly => mx,
@@ -447,101 +635,76 @@ fn line_col(text: &str, pos: usize) -> (usize, usize) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The file format. serde derives live here only, so the validated types above are not a
-// file-format promise.
+// The file format. The document is parsed into toml's spanned document tree (every key and
+// value keeps its byte range) and walked here by hand, so that every problem — unknown key,
+// wrong type, out of range, contradiction — is reported at the exact key or value, in the
+// user's words, and all of them in one run.
 
-type S<T> = Option<Spanned<T>>;
+type Item<'i> = Spanned<DeValue<'i>>;
+type Span = Range<usize>;
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    gesture: Option<RawGesture>,
-    buttons: Option<RawButtons>,
-    actions: Option<RawActions>,
-    scroll: Option<RawScroll>,
-    hidpp: Option<RawHidpp>,
-    #[serde(default)]
-    device: Vec<Spanned<RawDevice>>,
+/// `"a string \"220\""`, `"an integer (5)"`: what a value is, for type errors.
+fn describe(v: &DeValue<'_>) -> String {
+    match v {
+        DeValue::String(s) => format!("a string {:?}", s.as_ref()),
+        DeValue::Integer(i) => format!("an integer ({i})"),
+        DeValue::Float(f) => format!("a number ({f})"),
+        DeValue::Boolean(b) => format!("a boolean ({b})"),
+        DeValue::Datetime(d) => format!("a date-time ({d})"),
+        DeValue::Array(_) => "an array".into(),
+        DeValue::Table(_) => "a table".into(),
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHidpp {
-    enabled: Option<bool>,
+/// `path.key`, or `key` at the top level.
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGesture {
-    button: S<i64>,
-    threshold: S<i64>,
-    invert_desktop: Option<bool>,
-    repeat: Option<bool>,
-    left: S<toml::Value>,
-    right: S<toml::Value>,
-    up: S<toml::Value>,
-    down: S<toml::Value>,
-    click: S<toml::Value>,
+/// The value of `key` in `t`.
+fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Item<'i>> {
+    t.get(key)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawButtons {
-    back: S<i64>,
-    forward: S<i64>,
-    on_back: S<toml::Value>,
-    on_forward: S<toml::Value>,
-    map: Option<Spanned<toml::Table>>,
+/// The entries of `t` in the order the file has them (toml's map is sorted by key).
+fn in_file_order<'a, 'i>(t: &'a DeTable<'i>) -> Vec<(&'a Spanned<DeString<'i>>, &'a Item<'i>)> {
+    let mut entries: Vec<_> = t.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawActions {
-    backend: S<String>,
-    desktop: S<String>,
-    allow_root_commands: Option<bool>,
-    chords: Option<Spanned<toml::Table>>,
-    commands: Option<Spanned<toml::Table>>,
-}
+/// The keys of `[scroll]` and `[device.scroll]` (`scope` is `[scroll]` only).
+const SCROLL_KEYS: &[&str] = &[
+    "invert_vertical",
+    "invert_horizontal",
+    "smoothing",
+    "smoothing_factor",
+    "max_step",
+    "spike_ratio",
+    "gesture_gap_ms",
+    "inertia",
+    "carry_limit",
+    "glide_decay",
+    "glide_interval_ms",
+];
 
-#[derive(Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
-struct RawScroll {
-    scope: S<toml::Value>,
-    invert_vertical: Option<bool>,
-    invert_horizontal: Option<bool>,
-    smoothing: S<String>,
-    smoothing_factor: S<f64>,
-    max_step: S<f64>,
-    spike_ratio: S<f64>,
-    gesture_gap_ms: S<i64>,
-    inertia: S<String>,
-    carry_limit: S<f64>,
-    glide_decay: S<f64>,
-    glide_interval_ms: S<i64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDevice {
-    name: S<String>,
-    id: S<String>,
-    bus: S<String>,
-    handle: Option<bool>,
-    mx_master: Option<bool>,
-    transform_scroll: Option<bool>,
-    scroll: Option<RawScroll>,
-}
+/// Where a button setting came from: the span of its value, `None` for the default.
+type Origin = Option<Span>;
 
 struct Validator<'a> {
     text: &'a str,
     file: &'a str,
+    platform: Platform,
     errors: Vec<ConfigError>,
     config: Config,
 }
 
 impl Validator<'_> {
-    fn error(&mut self, span: std::ops::Range<usize>, key: &str, message: String) {
+    fn error(&mut self, span: Span, key: &str, message: String) {
         let (line, column) = line_col(self.text, span.start);
         self.errors.push(ConfigError {
             file: self.file.to_owned(),
@@ -552,83 +715,256 @@ impl Validator<'_> {
         });
     }
 
-    fn int(&mut self, v: &S<i64>, key: &str, lo: i64, hi: i64, unit: &str) -> Option<i64> {
-        let v = v.as_ref()?;
-        let n = *v.get_ref();
-        if (lo..=hi).contains(&n) {
-            Some(n)
-        } else {
-            self.error(
-                v.span(),
-                key,
-                format!("{n} is out of range: allowed {lo}..={hi}{unit}"),
-            );
-            None
+    /// `line N` of a span, or `default` for a setting not in the file.
+    fn origin(&self, o: &Origin) -> String {
+        match o {
+            Some(span) => format!("line {}", line_col(self.text, span.start).0),
+            None => "default".to_owned(),
         }
     }
 
-    fn float(&mut self, v: &S<f64>, key: &str, lo: f64, hi: f64, unit: &str) -> Option<f64> {
-        let v = v.as_ref()?;
-        let n = *v.get_ref();
-        if n.is_finite() && n >= lo && n <= hi {
-            Some(n)
-        } else {
-            self.error(
-                v.span(),
-                key,
-                format!("{n} is out of range: allowed {lo}..={hi}{unit}"),
-            );
-            None
-        }
+    fn wrong_type(&mut self, v: &Item<'_>, key: &str, expected: &str) {
+        let found = describe(v.get_ref());
+        self.error(v.span(), key, format!("expected {expected}, found {found}"));
     }
 
-    fn button(&mut self, v: &S<i64>, key: &str) -> Option<Button> {
-        self.int(
-            v,
-            key,
-            0,
-            i64::from(Button::MAX),
-            " (0-based button number)",
-        )
-        .map(|n| Button(n as u8))
-    }
-
-    fn choice<T: Copy>(&mut self, v: &S<String>, key: &str, options: &[(&str, T)]) -> Option<T> {
-        let v = v.as_ref()?;
-        if let Some((_, t)) = options.iter().find(|(n, _)| n == v.get_ref()) {
-            return Some(*t);
-        }
-        let allowed: Vec<_> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-        self.error(
-            v.span(),
-            key,
-            format!(
-                "unknown value {:?}: allowed {}",
-                v.get_ref(),
-                allowed.join(", ")
-            ),
-        );
-        None
-    }
-
-    fn chord(&mut self, text: &str, span: std::ops::Range<usize>, key: &str) -> Option<u16> {
-        match Chord::parse(text) {
-            Ok(c) => {
-                self.config.chords.push(c);
-                Some((self.config.chords.len() - 1) as u16)
+    /// Reports every key of `t` not in `allowed`, at the key.
+    fn known_keys(&mut self, t: &DeTable<'_>, path: &str, allowed: &[&str]) {
+        for (k, _) in t.iter() {
+            if !allowed.contains(&k.get_ref().as_ref()) {
+                self.error(
+                    k.span(),
+                    &join(path, k.get_ref()),
+                    format!("unknown key: allowed {}", allowed.join(", ")),
+                );
             }
-            Err(m) => {
-                self.error(span, key, m);
+        }
+    }
+
+    /// The table at `key` of `t` (`None`, with an error, when it is something else).
+    fn table<'t, 'i>(
+        &mut self,
+        t: &'t DeTable<'i>,
+        path: &str,
+        key: &str,
+    ) -> Option<&'t DeTable<'i>> {
+        let v = get(t, key)?;
+        match v.get_ref() {
+            DeValue::Table(inner) => Some(inner),
+            _ => {
+                let name = join(path, key);
+                self.wrong_type(v, &name, &format!("a table ([{name}])"));
                 None
             }
         }
     }
 
-    fn argv(&mut self, v: &toml::Value, span: std::ops::Range<usize>, key: &str) -> Option<u16> {
-        let argv: Option<Vec<String>> = v
-            .as_array()
-            .map(|a| a.iter().map(|s| s.as_str().map(str::to_owned)).collect())
-            .and_then(|v: Option<Vec<String>>| v);
+    fn bool(&mut self, t: &DeTable<'_>, path: &str, key: &str) -> Option<bool> {
+        let v = get(t, key)?;
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            _ => {
+                self.wrong_type(v, &join(path, key), "true or false");
+                None
+            }
+        }
+    }
+
+    fn string<'t>(&mut self, t: &'t DeTable<'_>, path: &str, key: &str) -> Option<(&'t str, Span)> {
+        let v = get(t, key)?;
+        match v.get_ref() {
+            DeValue::String(s) => Some((s.as_ref(), v.span())),
+            _ => {
+                self.wrong_type(v, &join(path, key), "a string");
+                None
+            }
+        }
+    }
+
+    /// An integer in `lo..=hi`; `what` names the unit for type errors (`px`), `unit` is
+    /// appended to the range in range errors (` px`).
+    #[allow(clippy::too_many_arguments)]
+    fn int(
+        &mut self,
+        t: &DeTable<'_>,
+        path: &str,
+        key: &str,
+        (lo, hi): (i64, i64),
+        what: &str,
+        unit: &str,
+    ) -> Option<(i64, Span)> {
+        let v = get(t, key)?;
+        let name = join(path, key);
+        let DeValue::Integer(i) = v.get_ref() else {
+            self.wrong_type(v, &name, &format!("an integer ({what})"));
+            return None;
+        };
+        match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(n) if (lo..=hi).contains(&n) => Some((n, v.span())),
+            _ => {
+                self.error(
+                    v.span(),
+                    &name,
+                    format!("{i} is out of range: allowed {lo}..={hi}{unit}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A number (integer or float) checked by `ok`; `allowed` describes the range.
+    fn number(
+        &mut self,
+        t: &DeTable<'_>,
+        path: &str,
+        key: &str,
+        what: &str,
+        ok: impl Fn(f64) -> bool,
+        allowed: &str,
+    ) -> Option<f64> {
+        let v = get(t, key)?;
+        let name = join(path, key);
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .map(|n| n as f64)
+                .unwrap_or(f64::INFINITY),
+            DeValue::Float(f) => f.as_str().parse::<f64>().unwrap_or(f64::NAN),
+            _ => {
+                self.wrong_type(v, &name, &format!("a number ({what})"));
+                return None;
+            }
+        };
+        if n.is_finite() && ok(n) {
+            Some(n)
+        } else {
+            let shown = match v.get_ref() {
+                DeValue::Integer(i) => i.to_string(),
+                _ => n.to_string(),
+            };
+            self.error(
+                v.span(),
+                &name,
+                format!("{shown} is out of range: allowed {allowed}"),
+            );
+            None
+        }
+    }
+
+    /// A number in `lo..=hi`.
+    #[allow(clippy::too_many_arguments)]
+    fn float(
+        &mut self,
+        t: &DeTable<'_>,
+        path: &str,
+        key: &str,
+        (lo, hi): (f64, f64),
+        what: &str,
+        unit: &str,
+    ) -> Option<f32> {
+        self.number(
+            t,
+            path,
+            key,
+            what,
+            |n| n >= lo && n <= hi,
+            &format!("{lo}..={hi}{unit}"),
+        )
+        .map(|n| n as f32)
+    }
+
+    /// A 0-based button number in this platform's range.
+    fn button(&mut self, t: &DeTable<'_>, path: &str, key: &str) -> Option<(Button, Span)> {
+        let max = self.platform.max_button();
+        let unit = match self.platform {
+            Platform::Linux => {
+                " on Linux (0-based: code - BTN_MOUSE for codes BTN_MOUSE..BTN_JOYSTICK)"
+            }
+            Platform::MacOs => " on macOS (the CGEvent button number)",
+        };
+        self.int(
+            t,
+            path,
+            key,
+            (0, i64::from(max)),
+            "a 0-based button number",
+            unit,
+        )
+        .map(|(n, span)| (Button(n as u8), span))
+    }
+
+    /// A string out of `options` (`(spelling, value, platforms where it is allowed)`).
+    fn choice<T: Copy>(
+        &mut self,
+        t: &DeTable<'_>,
+        path: &str,
+        key: &str,
+        options: &[(&str, T, Option<Platform>)],
+    ) -> Option<T> {
+        let (value, span) = self.string(t, path, key)?;
+        let here = |p: &Option<Platform>| p.is_none_or(|p| p == self.platform);
+        let allowed: Vec<String> = options
+            .iter()
+            .filter(|(_, _, p)| here(p))
+            .map(|(n, _, _)| format!("\"{n}\""))
+            .collect();
+        let allowed = allowed.join(", ");
+        match options.iter().find(|(n, _, _)| *n == value) {
+            Some((_, v, p)) if here(p) => Some(*v),
+            Some(_) => {
+                let other = match self.platform {
+                    Platform::Linux => "macOS",
+                    Platform::MacOs => "Linux",
+                };
+                let this = self.platform.name();
+                self.error(
+                    span,
+                    &join(path, key),
+                    format!("{value:?} only works on {other}: allowed on {this} {allowed}"),
+                );
+                None
+            }
+            None => {
+                self.error(
+                    span,
+                    &join(path, key),
+                    format!("unknown value {value:?}: allowed {allowed}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Parses a chord and checks that this platform can press every key of it.
+    fn chord(&mut self, text: &str, span: Span, key: &str) -> Option<u16> {
+        let chord = match Chord::parse(text) {
+            Ok(c) => c,
+            Err(m) => {
+                self.error(span, key, m);
+                return None;
+            }
+        };
+        if let Some(k) = chord.0.iter().find(|k| !k.available_on(self.platform)) {
+            let why = match (self.platform, k) {
+                (Platform::Linux, Key::Fn) => {
+                    "Fn has no key code on Linux (the keyboard's firmware handles it)".to_owned()
+                }
+                (p, k) => format!("{} has no key code on {}", k.name(), p.name()),
+            };
+            self.error(span, key, format!("chord {text:?}: {why}"));
+            return None;
+        }
+        self.config.chords.push(chord);
+        Some((self.config.chords.len() - 1) as u16)
+    }
+
+    fn argv(&mut self, v: &Item<'_>, key: &str) -> Option<u16> {
+        let argv: Option<Vec<String>> = match v.get_ref() {
+            DeValue::Array(a) => a
+                .iter()
+                .map(|s| s.get_ref().as_str().map(str::to_owned))
+                .collect(),
+            _ => None,
+        };
         match argv {
             Some(argv) if !argv.is_empty() && !argv[0].is_empty() => {
                 self.config.commands.push(argv);
@@ -636,7 +972,7 @@ impl Validator<'_> {
             }
             _ => {
                 self.error(
-                    span,
+                    v.span(),
                     key,
                     "a command is a non-empty array of strings: [\"program\", \"arg\", …]".into(),
                 );
@@ -646,17 +982,7 @@ impl Validator<'_> {
     }
 
     /// An action value: a built-in name, `{ key = "…" }` or `{ command = [argv…] }`.
-    fn action(&mut self, v: &S<toml::Value>, key: &str) -> Option<Action> {
-        let v = v.as_ref()?;
-        self.action_value(v.get_ref(), v.span(), key)
-    }
-
-    fn action_value(
-        &mut self,
-        value: &toml::Value,
-        span: std::ops::Range<usize>,
-        key: &str,
-    ) -> Option<Action> {
+    fn action(&mut self, v: &Item<'_>, key: &str) -> Option<Action> {
         let builtin_names = || {
             BUILTIN_ACTIONS
                 .iter()
@@ -664,362 +990,576 @@ impl Validator<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        match value {
-            toml::Value::String(s) => match Action::from_name(s) {
+        match v.get_ref() {
+            DeValue::String(s) => match Action::from_name(s) {
                 Some(a) => Some(a),
                 None => {
                     let msg = format!(
-                        "unknown action {s:?}: allowed {}, {{ key = \"Super+Page_Up\" }}, {{ command = [\"prog\", \"arg\"] }}",
+                        "unknown action {:?}: allowed {}, {{ key = \"Super+Page_Up\" }}, {{ command = [\"prog\", \"arg\"] }}",
+                        s.as_ref(),
                         builtin_names()
                     );
-                    self.error(span, key, msg);
+                    self.error(v.span(), key, msg);
                     None
                 }
             },
-            toml::Value::Table(t) if t.len() == 1 && t.contains_key("key") => match &t["key"] {
-                toml::Value::String(s) => self.chord(s, span, key).map(Action::Key),
-                _ => {
-                    self.error(
-                        span,
-                        key,
-                        "key must be a string like \"Super+Page_Up\"".into(),
-                    );
-                    None
+            DeValue::Table(t) if t.len() == 1 && t.contains_key("key") => {
+                let chord = &t["key"];
+                match chord.get_ref() {
+                    DeValue::String(s) => self.chord(s, chord.span(), key).map(Action::Key),
+                    _ => {
+                        self.wrong_type(chord, &join(key, "key"), "a chord like \"Super+Page_Up\"");
+                        None
+                    }
                 }
-            },
-            toml::Value::Table(t) if t.len() == 1 && t.contains_key("command") => {
-                self.argv(&t["command"], span, key).map(Action::Command)
             }
+            DeValue::Table(t) if t.len() == 1 && t.contains_key("command") => self
+                .argv(&t["command"], &join(key, "command"))
+                .map(Action::Command),
             _ => {
                 let msg = format!(
                     "an action is one of {}, {{ key = \"…\" }} or {{ command = [\"prog\", …] }}",
                     builtin_names()
                 );
-                self.error(span, key, msg);
+                self.error(v.span(), key, msg);
                 None
             }
         }
     }
 
-    fn scroll(&mut self, raw: &RawScroll, base: ScrollSettings, prefix: &str) -> ScrollSettings {
-        let mut s = base;
-        let k = |name: &str| format!("{prefix}.{name}");
-        if let Some(b) = raw.invert_vertical {
-            s.invert_vertical = b;
-        }
-        if let Some(b) = raw.invert_horizontal {
-            s.invert_horizontal = b;
-        }
-        let factor = self.float(&raw.smoothing_factor, &k("smoothing_factor"), 0.01, 1.0, "");
-        let current_factor = match s.smoothing {
-            Smoothing::Ema(f) => f,
-            Smoothing::None => 0.35,
-        };
-        let factor = factor.map_or(current_factor, |f| f as f32);
-        let kind = self.choice(
-            &raw.smoothing,
-            &k("smoothing"),
-            &[("ema", true), ("none", false)],
-        );
-        s.smoothing = match kind {
-            Some(false) => Smoothing::None,
-            Some(true) => Smoothing::Ema(factor),
-            None => match s.smoothing {
-                Smoothing::None => Smoothing::None,
-                Smoothing::Ema(_) => Smoothing::Ema(factor),
-            },
-        };
-        if let Some(m) = self.float(&raw.max_step, &k("max_step"), 0.1, 100.0, " detents") {
-            s.max_step = m as f32;
-        }
-        if let Some(v) = &raw.spike_ratio {
-            let r = *v.get_ref();
-            if r == 0.0 || (1.0..=100.0).contains(&r) {
-                s.spike_ratio = r as f32;
-            } else {
-                self.error(
-                    v.span(),
-                    &k("spike_ratio"),
-                    format!("{r} is out of range: allowed 0 (off) or 1..=100"),
-                );
-            }
-        }
-        if let Some(g) = self.int(&raw.gesture_gap_ms, &k("gesture_gap_ms"), 10, 10_000, " ms") {
-            s.gesture_gap_us = g as u64 * 1000;
-        }
-        let limit = self.float(&raw.carry_limit, &k("carry_limit"), 0.0, 50.0, " detents");
-        let decay = self.float(&raw.glide_decay, &k("glide_decay"), 0.05, 0.99, "");
-        let interval = self.int(
-            &raw.glide_interval_ms,
-            &k("glide_interval_ms"),
-            4,
-            100,
-            " ms",
-        );
-        let mode = self.choice(
-            &raw.inertia,
-            &k("inertia"),
-            &[("off", 0u8), ("carry", 1), ("glide", 2)],
-        );
-        let mode = mode.unwrap_or(match s.inertia {
-            Inertia::Off => 0,
-            Inertia::Carry { .. } => 1,
-            Inertia::Glide { .. } => 2,
-        });
-        let (old_limit, old_decay, old_interval) = match s.inertia {
-            Inertia::Carry { limit } => (limit, 0.85, 16_000),
-            Inertia::Glide { decay, interval_us } => (3.0, decay, interval_us),
-            Inertia::Off => (3.0, 0.85, 16_000),
-        };
-        s.inertia = match mode {
-            1 => Inertia::Carry {
-                limit: limit.map_or(old_limit, |l| l as f32),
-            },
-            2 => Inertia::Glide {
-                decay: decay.map_or(old_decay, |d| d as f32),
-                interval_us: interval.map_or(old_interval, |i| i as u64 * 1000),
-            },
-            _ => Inertia::Off,
-        };
-        s
+    /// The action at `key` of `t`, with where it was written.
+    fn action_at(&mut self, t: &DeTable<'_>, path: &str, key: &str) -> Option<(Action, Span)> {
+        let v = get(t, key)?;
+        self.action(v, &join(path, key)).map(|a| (a, v.span()))
     }
 
-    fn matcher(
-        &mut self,
-        name: &S<String>,
-        id: &S<String>,
-        bus: &S<String>,
-        key: &str,
-    ) -> DeviceMatcher {
+    /// The scroll keys of `[scroll]` or a `[device.scroll]`.
+    fn scroll_keys(&mut self, t: &DeTable<'_>, path: &str) -> ScrollOverrides {
+        let gap = self.int(t, path, "gesture_gap_ms", (10, 10_000), "ms", " ms");
+        let interval = self.int(t, path, "glide_interval_ms", (4, 100), "ms", " ms");
+        ScrollOverrides {
+            invert_vertical: self.bool(t, path, "invert_vertical"),
+            invert_horizontal: self.bool(t, path, "invert_horizontal"),
+            ema: self.choice(
+                t,
+                path,
+                "smoothing",
+                &[("ema", true, None), ("none", false, None)],
+            ),
+            smoothing_factor: self.float(
+                t,
+                path,
+                "smoothing_factor",
+                (0.01, 1.0),
+                "0.01..=1.0",
+                "",
+            ),
+            max_step: self.float(t, path, "max_step", (0.1, 100.0), "detents", " detents"),
+            spike_ratio: self
+                .number(
+                    t,
+                    path,
+                    "spike_ratio",
+                    "a ratio",
+                    |r| r == 0.0 || (1.0..=100.0).contains(&r),
+                    "0 (off) or 1..=100",
+                )
+                .map(|r| r as f32),
+            gesture_gap_us: gap.map(|(g, _)| g as u64 * 1000),
+            inertia: self.choice(
+                t,
+                path,
+                "inertia",
+                &[
+                    ("off", InertiaMode::Off, None),
+                    ("carry", InertiaMode::Carry, None),
+                    ("glide", InertiaMode::Glide, None),
+                ],
+            ),
+            carry_limit: self.float(t, path, "carry_limit", (0.0, 50.0), "detents", " detents"),
+            glide_decay: self.float(t, path, "glide_decay", (0.05, 0.99), "0.05..=0.99", ""),
+            glide_interval_us: interval.map(|(i, _)| i as u64 * 1000),
+        }
+    }
+
+    /// The `name`, `id` and `bus` of a `[[device]]` rule or a scope matcher.
+    fn matcher(&mut self, t: &DeTable<'_>, path: &str) -> DeviceMatcher {
         let mut m = DeviceMatcher {
-            name: name.as_ref().map(|n| n.get_ref().clone()),
+            name: self.string(t, path, "name").map(|(n, _)| n.to_owned()),
             ..Default::default()
         };
-        if let Some(id) = id {
-            match parse_id(id.get_ref()) {
+        if let Some((id, span)) = self.string(t, path, "id") {
+            match parse_id(id) {
                 Some((v, p)) => {
                     m.vendor = Some(v);
                     m.product = p;
                 }
                 None => self.error(
-                    id.span(),
-                    &format!("{key}.id"),
-                    format!("{:?} is not a device id: use \"vvvv:pppp\" or \"vvvv\" in hex, e.g. \"046d:b034\"", id.get_ref()),
+                    span,
+                    &join(path, "id"),
+                    format!("{id:?} is not a device id: use \"vvvv:pppp\" or \"vvvv\" in hex, e.g. \"046d:b034\""),
                 ),
             }
         }
-        if let Some(b) = bus {
-            match Bus::parse(b.get_ref()) {
+        if let Some((b, span)) = self.string(t, path, "bus") {
+            match Bus::parse(b) {
                 Some(bus) => m.bus = Some(bus),
                 None => self.error(
-                    b.span(),
-                    &format!("{key}.bus"),
-                    format!("unknown bus {:?}: allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number", b.get_ref()),
+                    span,
+                    &join(path, "bus"),
+                    format!("unknown bus {b:?}: allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number"),
                 ),
             }
         }
         m
     }
 
-    fn apply(&mut self, raw: RawConfig) {
-        if let Some(h) = &raw.hidpp
-            && let Some(b) = h.enabled
-        {
-            self.config.hidpp.enabled = b;
+    fn apply(&mut self, doc: &DeTable<'_>) {
+        self.known_keys(
+            doc,
+            "",
+            &["gesture", "buttons", "actions", "scroll", "hidpp", "device"],
+        );
+        if let Some(h) = self.table(doc, "", "hidpp") {
+            self.hidpp(h);
         }
-        if let Some(g) = raw.gesture {
-            if let Some(b) = self.button(&g.button, "gesture.button") {
-                self.config.gesture.button = b;
-            }
-            if let Some(t) = self.int(&g.threshold, "gesture.threshold", 1, 10_000, " px") {
-                self.config.gesture.threshold = t as u32;
-            }
-            if let Some(b) = g.invert_desktop {
-                self.config.gesture.invert_desktop = b;
-            }
-            if let Some(b) = g.repeat {
-                self.config.gesture.repeat = b;
-            }
-            for (v, key) in [
-                (&g.left, "left"),
-                (&g.right, "right"),
-                (&g.up, "up"),
-                (&g.down, "down"),
-                (&g.click, "click"),
-            ] {
-                if let Some(a) = self.action(v, &format!("gesture.{key}")) {
-                    let gc = &mut self.config.gesture;
-                    *match key {
-                        "left" => &mut gc.left,
-                        "right" => &mut gc.right,
-                        "up" => &mut gc.up,
-                        "down" => &mut gc.down,
-                        _ => &mut gc.click,
-                    } = a;
-                }
-            }
+        let mut origins = ButtonOrigins::default();
+        if let Some(g) = self.table(doc, "", "gesture") {
+            self.gesture(g, &mut origins);
         }
-        if let Some(b) = raw.buttons {
-            if let Some(n) = self.button(&b.back, "buttons.back") {
-                self.config.buttons.back = n;
-            }
-            if let Some(n) = self.button(&b.forward, "buttons.forward") {
-                self.config.buttons.forward = n;
-            }
-            if let Some(a) = self.action(&b.on_back, "buttons.on_back") {
-                self.config.buttons.on_back = a;
-            }
-            if let Some(a) = self.action(&b.on_forward, "buttons.on_forward") {
-                self.config.buttons.on_forward = a;
-            }
-            if let Some(map) = &b.map {
-                let span = map.span();
-                for (k, v) in map.get_ref() {
-                    let key = format!("buttons.map.{k}");
-                    let n = match k.parse::<u8>() {
-                        Ok(n) if n <= Button::MAX => n,
-                        _ => {
-                            self.error(
-                                span.clone(),
-                                &key,
-                                format!(
-                                    "{k:?} is not a button number: allowed 0..={}",
-                                    Button::MAX
-                                ),
-                            );
-                            continue;
+        if let Some(b) = self.table(doc, "", "buttons") {
+            self.buttons(b, &mut origins);
+        }
+        self.check_buttons(&origins);
+        if let Some(a) = self.table(doc, "", "actions") {
+            self.actions(a);
+        }
+        if let Some(s) = self.table(doc, "", "scroll") {
+            self.scroll(s);
+        }
+        if let Some(d) = get(doc, "device") {
+            match d.get_ref() {
+                DeValue::Array(rules) if rules.iter().all(|r| r.get_ref().is_table()) => {
+                    for (i, rule) in rules.iter().enumerate() {
+                        if let DeValue::Table(t) = rule.get_ref() {
+                            self.device(t, i, rule.span());
                         }
-                    };
-                    if let Some(a) = self.action_value(v, span.clone(), &key) {
-                        self.config.buttons.map.push((Button(n), a));
                     }
                 }
+                _ => self.wrong_type(d, "device", "[[device]] tables"),
             }
         }
-        if let Some(a) = raw.actions {
-            let backends = [
-                ("keys", ActionBackend::Keys),
-                ("system-events", ActionBackend::SystemEvents),
-                ("cg-event", ActionBackend::CgEvent),
-                ("command", ActionBackend::Command),
-            ];
-            if let Some(b) = self.choice(&a.backend, "actions.backend", &backends) {
-                self.config.actions.backend = b;
+    }
+
+    fn hidpp(&mut self, h: &DeTable<'_>) {
+        self.known_keys(h, "hidpp", &["enabled"]);
+        match self.bool(h, "hidpp", "enabled") {
+            Some(true) if self.platform != Platform::Linux => {
+                let span = get(h, "enabled").map_or(0..0, |v| v.span());
+                self.error(
+                    span,
+                    "hidpp.enabled",
+                    format!(
+                        "HID++ diversion only works on Linux: allowed on {} false",
+                        self.platform.name()
+                    ),
+                );
             }
-            let desktops = [
-                ("auto", None),
-                ("gnome", Some(Desktop::Gnome)),
-                ("kde", Some(Desktop::Kde)),
-                ("macos", Some(Desktop::MacOs)),
-            ];
-            if let Some(d) = self.choice(&a.desktop, "actions.desktop", &desktops) {
-                self.config.actions.desktop = d;
-            }
-            if let Some(b) = a.allow_root_commands {
-                self.config.actions.allow_root_commands = b;
-            }
-            for (table, is_chord) in [(&a.chords, true), (&a.commands, false)] {
-                let Some(table) = table else { continue };
-                let span = table.span();
-                let section = if is_chord {
-                    "actions.chords"
-                } else {
-                    "actions.commands"
-                };
-                for (k, v) in table.get_ref() {
-                    let key = format!("{section}.{k}");
-                    let action = match Action::from_name(k) {
-                        Some(a) if !matches!(a, Action::None | Action::PassThrough) => a,
-                        _ => {
-                            self.error(
-                                span.clone(),
-                                &key,
-                                format!("{k:?} is not a built-in action with a shortcut"),
-                            );
-                            continue;
-                        }
-                    };
-                    if is_chord {
-                        let Some(s) = v.as_str() else {
-                            self.error(
-                                span.clone(),
-                                &key,
-                                "a chord is a string like \"Super+Page_Up\"".into(),
-                            );
-                            continue;
-                        };
-                        if let Some(i) = self.chord(s, span.clone(), &key) {
-                            self.config.actions.chords.push((action, i));
-                        }
-                    } else if let Some(i) = self.argv(v, span.clone(), &key) {
-                        self.config.actions.commands.push((action, i));
-                    }
-                }
+            Some(b) => self.config.hidpp.enabled = b,
+            None => {}
+        }
+    }
+
+    fn gesture(&mut self, g: &DeTable<'_>, origins: &mut ButtonOrigins) {
+        let path = "gesture";
+        self.known_keys(
+            g,
+            path,
+            &[
+                "button",
+                "threshold",
+                "invert_desktop",
+                "repeat",
+                "left",
+                "right",
+                "up",
+                "down",
+                "click",
+            ],
+        );
+        if let Some((b, span)) = self.button(g, path, "button") {
+            self.config.gesture.button = b;
+            origins.gesture = Some(span);
+        }
+        if let Some((t, _)) = self.int(g, path, "threshold", (1, 10_000), "px", " px") {
+            self.config.gesture.threshold = t as u32;
+        }
+        if let Some(b) = self.bool(g, path, "invert_desktop") {
+            self.config.gesture.invert_desktop = b;
+        }
+        if let Some(b) = self.bool(g, path, "repeat") {
+            self.config.gesture.repeat = b;
+        }
+        for key in ["left", "right", "up", "down", "click"] {
+            if let Some((a, _)) = self.action_at(g, path, key) {
+                let gc = &mut self.config.gesture;
+                *match key {
+                    "left" => &mut gc.left,
+                    "right" => &mut gc.right,
+                    "up" => &mut gc.up,
+                    "down" => &mut gc.down,
+                    _ => &mut gc.click,
+                } = a;
             }
         }
-        if let Some(s) = &raw.scroll {
-            if let Some(scope) = &s.scope {
-                match scope.get_ref() {
-                    toml::Value::String(name) => match name.as_str() {
-                        "mx-master-only" => self.config.scope = Scope::MxMasterOnly,
-                        "all-wheels" => self.config.scope = Scope::AllWheels,
-                        "none" => self.config.scope = Scope::None,
-                        other => self.error(
-                            scope.span(),
-                            "scroll.scope",
-                            format!("unknown scope {other:?}: allowed \"mx-master-only\", \"all-wheels\", \"none\" or an array of matchers like [{{ id = \"046d:b034\" }}, {{ name = \"*MX Master*\" }}]"),
+    }
+
+    fn buttons(&mut self, b: &DeTable<'_>, origins: &mut ButtonOrigins) {
+        let path = "buttons";
+        self.known_keys(
+            b,
+            path,
+            &["back", "forward", "on_back", "on_forward", "map"],
+        );
+        if let Some((n, span)) = self.button(b, path, "back") {
+            self.config.buttons.back = n;
+            origins.back = Some(span);
+        }
+        if let Some((n, span)) = self.button(b, path, "forward") {
+            self.config.buttons.forward = n;
+            origins.forward = Some(span);
+        }
+        if let Some((a, span)) = self.action_at(b, path, "on_back") {
+            self.config.buttons.on_back = a;
+            origins.on_back = Some(span);
+        }
+        if let Some((a, span)) = self.action_at(b, path, "on_forward") {
+            self.config.buttons.on_forward = a;
+            origins.on_forward = Some(span);
+        }
+        let Some(map) = self.table(b, path, "map") else {
+            return;
+        };
+        let max = self.platform.max_button();
+        for (k, v) in in_file_order(map) {
+            let key = format!("buttons.map.{}", k.get_ref());
+            let n = match k.get_ref().parse::<u8>() {
+                Ok(n) if n <= max => Button(n),
+                _ => {
+                    self.error(
+                        k.span(),
+                        &key,
+                        format!(
+                            "{:?} is not a button number: allowed 0..={max} on {}",
+                            k.get_ref().as_ref(),
+                            self.platform.name()
                         ),
-                    },
-                    toml::Value::Array(items) => {
-                        let mut ms = Vec::new();
-                        for item in items {
-                            let parsed: Result<RawMatcher, _> = item.clone().try_into();
-                            match parsed {
-                                Ok(m) => {
-                                    let name = m.name.map(|n| Spanned::new(scope.span(), n));
-                                    let id = m.id.map(|n| Spanned::new(scope.span(), n));
-                                    let bus = m.bus.map(|n| Spanned::new(scope.span(), n));
-                                    ms.push(self.matcher(&name, &id, &bus, "scroll.scope"));
-                                }
-                                Err(e) => self.error(scope.span(), "scroll.scope", format!("bad matcher: {}", e.message().trim())),
-                            }
-                        }
-                        self.config.scope = Scope::Matchers(ms);
+                    );
+                    continue;
+                }
+            };
+            if let Some(a) = self.action(v, &key) {
+                if let Some(i) = origins.map.iter().position(|(b, _, _)| *b == n) {
+                    let first = self.origin(&Some(origins.map[i].1.clone()));
+                    self.error(
+                        k.span(),
+                        &key,
+                        format!("button {} is already mapped ({first})", n.0),
+                    );
+                    continue;
+                }
+                self.config.buttons.map.push((n, a));
+                origins.map.push((n, k.span(), a));
+            }
+        }
+    }
+
+    /// Mappings that are certainly mistakes: a left button that can no longer click or
+    /// drag, two roles on one button, a mapping the gesture button makes unreachable.
+    fn check_buttons(&mut self, o: &ButtonOrigins) {
+        let g = self.config.gesture.button;
+        let b = self.config.buttons.clone();
+        if g == Button::LEFT {
+            let span = o.gesture.clone().unwrap_or_default();
+            self.error(
+                span,
+                "gesture.button",
+                "0 is the left button: holding it for gestures would swallow every left drag (selecting text, moving windows); choose an extra button (5 is the MX Master's thumb button)".into(),
+            );
+        }
+        if b.back == b.forward {
+            let (span, key, other, other_origin) = match (&o.forward, &o.back) {
+                (Some(f), _) => (f.clone(), "buttons.forward", "buttons.back", &o.back),
+                (None, Some(bk)) => (bk.clone(), "buttons.back", "buttons.forward", &o.forward),
+                (None, None) => (0..0, "buttons.forward", "buttons.back", &o.back),
+            };
+            let msg = format!(
+                "{} is also {other} ({}): back and forward must be different buttons",
+                b.back.0,
+                self.origin(other_origin)
+            );
+            self.error(span, key, msg);
+        }
+        // The gesture button takes its button: a back/forward action written for the same
+        // button would never fire. (A default action there is simply replaced.)
+        for (button, name, on_key, action, action_origin, button_origin) in [
+            (
+                b.back,
+                "buttons.back",
+                "buttons.on_back",
+                b.on_back,
+                &o.on_back,
+                &o.back,
+            ),
+            (
+                b.forward,
+                "buttons.forward",
+                "buttons.on_forward",
+                b.on_forward,
+                &o.on_forward,
+                &o.forward,
+            ),
+        ] {
+            if button == g && action != Action::PassThrough && action_origin.is_some() {
+                let msg = format!(
+                    "gesture.button ({}) and {name} ({}) are both button {}: {on_key} = \"{}\" ({}) would never fire, because the gesture button takes the button; set {on_key} = \"pass-through\" or use different buttons",
+                    self.origin(&o.gesture),
+                    self.origin(button_origin),
+                    g.0,
+                    action.name().unwrap_or("…"),
+                    self.origin(action_origin),
+                );
+                let (span, key) = match (&o.gesture, button_origin) {
+                    (Some(span), _) => (span.clone(), "gesture.button"),
+                    (None, Some(span)) => (span.clone(), name),
+                    (None, None) => (action_origin.clone().unwrap_or_default(), on_key),
+                };
+                self.error(span, key, msg);
+            }
+            if button == Button::LEFT && button != g && action != Action::PassThrough {
+                let msg = format!(
+                    "0 is the left button: with {on_key} = \"{}\" ({}) it could no longer click; choose another button or set {on_key} = \"pass-through\"",
+                    action.name().unwrap_or("key/command"),
+                    self.origin(action_origin)
+                );
+                self.error(button_origin.clone().unwrap_or_default(), name, msg);
+            }
+        }
+        for (n, span, action) in &o.map {
+            let key = format!("buttons.map.{}", n.0);
+            let clash = if *n == g {
+                Some(("gesture.button", &o.gesture, "the gesture takes it"))
+            } else if *n == b.back {
+                Some(("buttons.back", &o.back, "set buttons.on_back instead"))
+            } else if *n == b.forward {
+                Some((
+                    "buttons.forward",
+                    &o.forward,
+                    "set buttons.on_forward instead",
+                ))
+            } else {
+                None
+            };
+            if let Some((other, origin, fix)) = clash {
+                let msg = format!(
+                    "button {} is {other} ({}): this mapping would never fire; {fix}",
+                    n.0,
+                    self.origin(origin)
+                );
+                self.error(span.clone(), &key, msg);
+            } else if *n == Button::LEFT && *action != Action::PassThrough {
+                self.error(
+                    span.clone(),
+                    &key,
+                    "0 is the left button: mapping it would make clicking impossible".into(),
+                );
+            }
+        }
+    }
+
+    fn actions(&mut self, a: &DeTable<'_>) {
+        let path = "actions";
+        self.known_keys(
+            a,
+            path,
+            &[
+                "backend",
+                "desktop",
+                "allow_root_commands",
+                "chords",
+                "commands",
+            ],
+        );
+        let (linux, mac) = (Some(Platform::Linux), Some(Platform::MacOs));
+        let backends = [
+            ("keys", ActionBackend::Keys, linux),
+            ("system-events", ActionBackend::SystemEvents, mac),
+            ("cg-event", ActionBackend::CgEvent, mac),
+            ("command", ActionBackend::Command, None),
+        ];
+        if let Some(b) = self.choice(a, path, "backend", &backends) {
+            self.config.actions.backend = b;
+        }
+        let desktops = [
+            ("auto", None, None),
+            ("gnome", Some(Desktop::Gnome), linux),
+            ("kde", Some(Desktop::Kde), linux),
+            ("macos", Some(Desktop::MacOs), mac),
+        ];
+        if let Some(d) = self.choice(a, path, "desktop", &desktops) {
+            self.config.actions.desktop = d;
+        }
+        if let Some(b) = self.bool(a, path, "allow_root_commands") {
+            self.config.actions.allow_root_commands = b;
+        }
+        for (section, is_chord) in [("chords", true), ("commands", false)] {
+            let Some(table) = self.table(a, path, section) else {
+                continue;
+            };
+            for (k, v) in in_file_order(table) {
+                let key = format!("actions.{section}.{}", k.get_ref());
+                let action = match Action::from_name(k.get_ref()) {
+                    Some(a) if !matches!(a, Action::None | Action::PassThrough) => a,
+                    _ => {
+                        let names: Vec<String> = BUILTIN_ACTIONS
+                            .iter()
+                            .filter(|a| !matches!(a, Action::None | Action::PassThrough))
+                            .map(|a| a.name().unwrap_or("").to_owned())
+                            .collect();
+                        self.error(
+                            k.span(),
+                            &key,
+                            format!(
+                                "{:?} is not a built-in action with a shortcut: allowed {}",
+                                k.get_ref().as_ref(),
+                                names.join(", ")
+                            ),
+                        );
+                        continue;
                     }
-                    _ => self.error(scope.span(), "scroll.scope", "scope is a string or an array of matchers".into()),
+                };
+                if is_chord {
+                    let DeValue::String(s) = v.get_ref() else {
+                        self.wrong_type(v, &key, "a chord like \"Super+Page_Up\"");
+                        continue;
+                    };
+                    if let Some(i) = self.chord(s, v.span(), &key) {
+                        self.config.actions.chords.push((action, i));
+                    }
+                } else if let Some(i) = self.argv(v, &key) {
+                    self.config.actions.commands.push((action, i));
                 }
             }
-            let base = self.config.scroll;
-            self.config.scroll = self.scroll(s, base, "scroll");
         }
-        for (i, d) in raw.device.iter().enumerate() {
-            let key = format!("device[{i}]");
-            let line = line_col(self.text, d.span().start).0;
-            let d = d.get_ref();
-            let matcher = self.matcher(&d.name, &d.id, &d.bus, &key);
-            let base = self.config.scroll;
-            let scroll = match &d.scroll {
-                Some(s) => self.scroll(s, base, &format!("{key}.scroll")),
-                None => base,
-            };
-            self.config.devices.push(DeviceRule {
-                matcher,
-                handle: d.handle,
-                mx_master: d.mx_master.unwrap_or(false),
-                scroll,
-                transform_scroll: d.transform_scroll,
-                line,
-            });
+    }
+
+    fn scroll(&mut self, s: &DeTable<'_>) {
+        let path = "scroll";
+        let mut allowed = vec!["scope"];
+        allowed.extend_from_slice(SCROLL_KEYS);
+        self.known_keys(s, path, &allowed);
+        if let Some(scope) = get(s, "scope") {
+            self.scope(scope);
         }
+        let keys = self.scroll_keys(s, path);
+        self.config.scroll = keys.apply_to(self.config.scroll);
+        self.config.scroll_keys = keys;
+    }
+
+    fn scope(&mut self, scope: &Item<'_>) {
+        let key = "scroll.scope";
+        match scope.get_ref() {
+            DeValue::String(name) => match name.as_ref() {
+                "mx-master-only" => self.config.scope = Scope::MxMasterOnly,
+                "all-wheels" => self.config.scope = Scope::AllWheels,
+                "none" => self.config.scope = Scope::None,
+                other => self.error(
+                    scope.span(),
+                    key,
+                    format!("unknown scope {other:?}: allowed \"mx-master-only\", \"all-wheels\", \"none\" or an array of matchers like [{{ id = \"046d:b034\" }}, {{ name = \"*MX Master*\" }}]"),
+                ),
+            },
+            DeValue::Array(items) => {
+                let mut ms = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{key}[{i}]");
+                    match item.get_ref() {
+                        DeValue::Table(t) => {
+                            self.known_keys(t, &path, &["name", "id", "bus"]);
+                            ms.push(self.matcher(t, &path));
+                        }
+                        _ => self.wrong_type(
+                            item,
+                            &path,
+                            "a matcher like { id = \"046d:b034\" } or { name = \"*MX Master*\" }",
+                        ),
+                    }
+                }
+                self.config.scope = Scope::Matchers(ms);
+            }
+            _ => self.wrong_type(
+                scope,
+                key,
+                "\"mx-master-only\", \"all-wheels\", \"none\" or an array of matchers",
+            ),
+        }
+    }
+
+    fn device(&mut self, d: &DeTable<'_>, i: usize, span: Span) {
+        let path = format!("device[{i}]");
+        self.known_keys(
+            d,
+            &path,
+            &[
+                "name",
+                "id",
+                "bus",
+                "handle",
+                "mx_master",
+                "transform_scroll",
+                "scroll",
+            ],
+        );
+        let matcher = self.matcher(d, &path);
+        let scroll_path = format!("{path}.scroll");
+        let scroll = match self.table(d, &path, "scroll") {
+            Some(s) => {
+                if let Some((k, _)) = s.get_key_value("scope") {
+                    self.error(
+                        k.span(),
+                        &join(&scroll_path, "scope"),
+                        "scope is global: it decides which devices are transformed, so it belongs in [scroll]; a [[device]] rule selects devices itself (transform_scroll = true/false)".into(),
+                    );
+                }
+                let mut allowed = vec!["scope"];
+                allowed.extend_from_slice(SCROLL_KEYS);
+                self.known_keys(s, &scroll_path, &allowed);
+                self.scroll_keys(s, &scroll_path)
+            }
+            None => ScrollOverrides::default(),
+        };
+        let rule = DeviceRule {
+            matcher,
+            handle: self.bool(d, &path, "handle"),
+            mx_master: self.bool(d, &path, "mx_master").unwrap_or(false),
+            scroll,
+            transform_scroll: self.bool(d, &path, "transform_scroll"),
+            line: line_col(self.text, span.start).0,
+        };
+        self.config.devices.push(rule);
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMatcher {
-    name: Option<String>,
-    id: Option<String>,
-    bus: Option<String>,
+/// Where the button settings were written, for the contradiction checks.
+#[derive(Default)]
+struct ButtonOrigins {
+    gesture: Origin,
+    back: Origin,
+    forward: Origin,
+    on_back: Origin,
+    on_forward: Origin,
+    /// `[buttons.map]` entries: button, span of the key, action.
+    map: Vec<(Button, Span, Action)>,
 }
 
 /// Parses `"046d:b034"` or `"046d"` (hex).
@@ -1039,18 +1579,24 @@ fn parse_id(s: &str) -> Option<(u16, Option<u16>)> {
 /// The commented default configuration for `platform`, as printed by
 /// `pawl config default`. Parsing it gives [`Config::default_for`]`(platform)`.
 pub fn default_config_text(platform: Platform) -> String {
-    let (backend, on_back, on_forward, backends) = match platform {
+    let (backend, on_back, on_forward, backends, buttons, desktop) = match platform {
         Platform::Linux => (
             "keys",
             "pass-through",
             "pass-through",
             "\"keys\" or \"command\"",
+            "0..=15 on Linux: code - BTN_MOUSE for codes BTN_MOUSE..BTN_JOYSTICK",
+            "# Whose shortcuts built-in actions press: \"auto\" (from XDG_CURRENT_DESKTOP), \"gnome\"\n\
+             # (Super+Page_Up/Page_Down, Super) or \"kde\" (Ctrl+Meta+Left/Right, Meta+W).",
         ),
         Platform::MacOs => (
             "system-events",
             "back",
             "forward",
             "\"system-events\", \"cg-event\" or \"command\"",
+            "0..=31 on macOS: the CGEvent button number",
+            "# Whose shortcuts built-in actions press: \"auto\" or \"macos\" (Mission Control\n\
+             # shortcuts; \"gnome\" and \"kde\" are Linux settings).",
         ),
     };
     DEFAULT_TEMPLATE
@@ -1058,28 +1604,35 @@ pub fn default_config_text(platform: Platform) -> String {
         .replace("{backends}", backends)
         .replace("{on_back}", on_back)
         .replace("{on_forward}", on_forward)
+        .replace("{buttons}", buttons)
+        .replace("{desktop}", desktop)
 }
 
 const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
 # Location: $XDG_CONFIG_HOME/pawl/config.toml (usually ~/.config/pawl/config.toml),
 # or the file given with --config. A missing file means these defaults.
+# `pawl config check` reports every problem with file:line:column.
 # Buttons are 0-based: 0 left, 1 right, 2 middle, 3 back, 4 forward, 5.. extra buttons
-# (Linux: code - BTN_MOUSE; macOS: the CGEvent button number).
+# ({buttons}).
 #
 # An action is one of:
 #   "desktop-left" "desktop-right" "overview" "app-expose" "show-desktop"
 #   "back" "forward" "pass-through" (forward the click unchanged) "none" (swallow it)
 #   { key = "Super+Page_Up" }             a key chord, pressed in order, released in reverse
+#                                         (`pawl config keys` lists the key names)
 #   { command = ["prog", "arg", ...] }    a program run directly (no shell)
 
 [gesture]
-# Button held for gestures (0..=31).
+# Button held for gestures. Not 0 (left): that would swallow every left drag. When it is
+# also the back or forward button, the gesture takes the button (on_back / on_forward
+# must then be "pass-through").
 button = 5
 # Travel along the dominant axis that fires a gesture, px (1..=10000).
 threshold = 220
 # Swap desktop-left/right: dragging left shows the desktop on the right.
 invert_desktop = true
-# Fire again for every further threshold of travel while held.
+# Fire again for every further threshold of travel while held (at most 4 per motion
+# event; a faster flick does not queue more).
 repeat = false
 left = "desktop-left"
 right = "desktop-right"
@@ -1089,13 +1642,13 @@ down = "app-expose"
 click = "pass-through"
 
 [buttons]
-# Button numbers of back and forward (0..=31) and what they do.
+# Button numbers of back and forward (two different buttons) and what they do.
 back = 3
 forward = 4
 on_back = "{on_back}"
 on_forward = "{on_forward}"
 
-# Any other button may map to an action:
+# Any other button (not 0, not the gesture, back or forward button) may map to an action:
 [buttons.map]
 # 6 = "show-desktop"
 # 7 = { key = "Super+A" }
@@ -1103,9 +1656,7 @@ on_forward = "{on_forward}"
 [actions]
 # How actions are performed: {backends}.
 backend = "{backend}"
-# Whose shortcuts built-in actions press (Linux "keys" backend): "auto" (from
-# XDG_CURRENT_DESKTOP), "gnome" (Super+Page_Up/Page_Down, Super) or "kde"
-# (Ctrl+Meta+Left/Right, Meta+W).
+{desktop}
 desktop = "auto"
 # Run command actions even when pawl runs as root.
 allow_root_commands = false
@@ -1121,7 +1672,7 @@ allow_root_commands = false
 [scroll]
 # Which wheels are transformed: "mx-master-only", "all-wheels", "none", or matchers
 # like [{ id = "046d:b034" }, { name = "*MX Master*", bus = "bluetooth" }].
-# Touchpads are never transformed.
+# Touchpads are never transformed. Global only (not in [device.scroll]).
 scope = "mx-master-only"
 invert_vertical = true
 invert_horizontal = false
@@ -1145,6 +1696,8 @@ carry_limit = 3.0
 # glide: velocity kept per tick (0.05..=0.99) and tick period, ms (4..=100).
 glide_decay = 0.85
 glide_interval_ms = 16
+# Keys of a mode that is not selected (smoothing_factor with smoothing = "none",
+# carry_limit or glide_* with another inertia) are accepted and kept for when it is.
 
 [hidpp]
 # Linux: divert the MX Master's thumb gesture button through Logitech HID++ (its hidraw
@@ -1158,9 +1711,10 @@ glide_interval_ms = 16
 # Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
 enabled = false
 
-# Device rules, any number, later ones win. Match by name glob, id "vvvv:pppp" and bus;
+# Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus;
 # set handle = false to never touch a device, handle = true / mx_master = true to take
-# one that is not in scope, and give it its own [device.scroll] settings.
+# one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
+# key but scope). When several rules match, a later rule overrides only the keys it sets.
 # [[device]]
 # name = "*MX Master*"
 # id = "046d:c548"
@@ -1219,6 +1773,12 @@ mod tests {
     fn default_config_text_parses_to_the_defaults_on_each_platform() {
         for p in [Platform::Linux, Platform::MacOs] {
             let c = Config::parse(&default_config_text(p), "default", p).unwrap();
+            // Every scroll key is written out, so they are all recorded as set.
+            assert!(c.scroll_keys.smoothing_factor.is_some());
+            let c = Config {
+                scroll_keys: ScrollOverrides::default(),
+                ..c
+            };
             assert_eq!(c, Config::default_for(p));
         }
     }
@@ -1269,7 +1829,7 @@ mod tests {
     fn unknown_key_name_in_a_chord_is_located() {
         let e = err("[gesture]\nleft = { key = \"Super+Pgup\" }\n");
         assert!(
-            e.starts_with("config.toml:2:8: gesture.left: unknown key name \"Pgup\""),
+            e.starts_with("config.toml:2:16: gesture.left: unknown key name \"Pgup\""),
             "{e}"
         );
     }
@@ -1364,5 +1924,306 @@ mod tests {
     fn malformed_toml_is_located() {
         let e = err("[gesture\nbutton = 5\n");
         assert!(e.starts_with("config.toml:1:"), "{e}");
+    }
+
+    fn errors(text: &str, platform: Platform) -> Vec<String> {
+        Config::parse(text, "c.toml", platform)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_later_device_rule_overrides_only_the_scroll_keys_it_sets() {
+        let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+        // The second rule sets no scroll key: the first rule's stay.
+        let c = parse("[[device]]\nname = \"*MX Master*\"\n[device.scroll]\ninvert_vertical = false\n\n[[device]]\nid = \"046d:b034\"\nhandle = true\n").unwrap();
+        assert!(!c.decide(&mx).scroll.invert_vertical);
+        // The second rule sets max_step only: invert_vertical from the first stays, the
+        // global smoothing factor too.
+        let c = parse("[scroll]\nsmoothing = \"none\"\nsmoothing_factor = 0.5\n[[device]]\nname = \"*MX Master*\"\n[device.scroll]\ninvert_vertical = false\ninertia = \"glide\"\n\n[[device]]\nid = \"046d:b034\"\n[device.scroll]\nmax_step = 2\nsmoothing = \"ema\"\nglide_interval_ms = 8\n").unwrap();
+        let d = c.decide(&mx);
+        assert!(!d.scroll.invert_vertical);
+        assert_eq!(d.scroll.max_step, 2.0);
+        assert_eq!(d.scroll.smoothing, Smoothing::Ema(0.5));
+        assert_eq!(
+            d.scroll.inertia,
+            Inertia::Glide {
+                decay: 0.85,
+                interval_us: 8_000
+            }
+        );
+        // A device no rule matches keeps the global settings.
+        let other = c.decide(&info("Other", 1, 2, false));
+        assert_eq!(other.scroll, c.scroll);
+        assert_eq!(other.scroll.smoothing, Smoothing::None);
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_the_expected_type_in_words() {
+        assert_eq!(
+            errors("[gesture]\nthreshold = \"220\"\n", Platform::Linux),
+            ["c.toml:2:13: gesture.threshold: expected an integer (px), found a string \"220\""]
+        );
+        assert_eq!(
+            errors("gesture = 5\n", Platform::Linux),
+            ["c.toml:1:11: gesture: expected a table ([gesture]), found an integer (5)"]
+        );
+        assert_eq!(
+            errors(
+                "[gesture]\nrepeat = \"yes\"\n[scroll]\nmax_step = \"big\"\n",
+                Platform::Linux
+            ),
+            [
+                "c.toml:2:10: gesture.repeat: expected true or false, found a string \"yes\"",
+                "c.toml:4:12: scroll.max_step: expected a number (detents), found a string \"big\""
+            ]
+        );
+    }
+
+    #[test]
+    fn problems_in_every_section_are_reported_in_one_run() {
+        let e = errors(
+            "[gesture]\nthresold = 5\nbutton = \"5\"\n[buttons]\nback = 99\n[actions]\nbackend = \"osascript\"\n[scroll]\nmax_step = 0\n[[device]]\nid = \"zz\"\n[device.scroll]\nspike_ratio = 0.5\n",
+            Platform::Linux,
+        );
+        let keys: Vec<&str> = e.iter().map(|l| l.split(": ").nth(1).unwrap()).collect();
+        assert_eq!(
+            keys,
+            [
+                "gesture.thresold",
+                "gesture.button",
+                "buttons.back",
+                "actions.backend",
+                "scroll.max_step",
+                "device[0].id",
+                "device[0].scroll.spike_ratio"
+            ],
+            "{e:#?}"
+        );
+    }
+
+    #[test]
+    fn map_chord_and_command_errors_point_at_the_bad_entry() {
+        let text = "# my config\n\n[buttons.map]\n6 = \"show-desktop\"\n7 = { key = \"Super+Nope\" }\n8 = \"bogus\"\nx = \"back\"\n\n[actions.commands]\noverview = [\"ok\"]\ndesktop-left = []\nfly = [\"x\"]\n[actions.chords]\noverview = 5\n";
+        let e = errors(text, Platform::Linux);
+        let at: Vec<(&str, &str)> = e
+            .iter()
+            .map(|l| {
+                let mut parts = l.splitn(3, ": ");
+                (parts.next().unwrap(), parts.next().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            at,
+            [
+                ("c.toml:5:13", "buttons.map.7"),
+                ("c.toml:6:5", "buttons.map.8"),
+                ("c.toml:7:1", "buttons.map.x"),
+                ("c.toml:11:16", "actions.commands.desktop-left"),
+                ("c.toml:12:1", "actions.commands.fly"),
+                ("c.toml:14:12", "actions.chords.overview"),
+            ],
+            "{e:#?}"
+        );
+    }
+
+    #[test]
+    fn scope_matcher_errors_point_at_the_bad_item() {
+        let e = errors(
+            "[scroll]\nscope = [\n  { id = \"046d:b034\" },\n  { name = 5 },\n  { bus = \"serial\" },\n  { vendor = \"046d\" },\n  \"mx\",\n]\n",
+            Platform::Linux,
+        );
+        assert_eq!(
+            e,
+            [
+                "c.toml:4:12: scroll.scope[1].name: expected a string, found an integer (5)",
+                "c.toml:5:11: scroll.scope[2].bus: unknown bus \"serial\": allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number",
+                "c.toml:6:5: scroll.scope[3].vendor: unknown key: allowed name, id, bus",
+                "c.toml:7:3: scroll.scope[4]: expected a matcher like { id = \"046d:b034\" } or { name = \"*MX Master*\" }, found a string \"mx\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn button_numbers_are_limited_to_what_the_platform_decodes() {
+        let e = errors("[gesture]\nbutton = 16\n", Platform::Linux);
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].starts_with(
+                "c.toml:2:10: gesture.button: 16 is out of range: allowed 0..=15 on Linux"
+            ),
+            "{e:?}"
+        );
+        assert!(
+            errors("[buttons.map]\n16 = \"back\"\n", Platform::Linux)[0]
+                .contains("allowed 0..=15 on Linux")
+        );
+        let mac = Config::parse("[gesture]\nbutton = 31\n", "c.toml", Platform::MacOs).unwrap();
+        assert_eq!(mac.gesture.button, Button(31));
+        assert!(
+            errors("[gesture]\nbutton = 32\n", Platform::MacOs)[0]
+                .contains("allowed 0..=31 on macOS")
+        );
+        assert!(default_config_text(Platform::Linux).contains("0..=15 on Linux"));
+        assert!(default_config_text(Platform::MacOs).contains("0..=31 on macOS"));
+    }
+
+    #[test]
+    fn settings_only_another_platform_uses_are_errors_naming_what_this_one_allows() {
+        assert_eq!(
+            errors("[actions]\nbackend = \"cg-event\"\n", Platform::Linux),
+            [
+                "c.toml:2:11: actions.backend: \"cg-event\" only works on macOS: allowed on Linux \"keys\", \"command\""
+            ]
+        );
+        assert!(
+            errors("[actions]\nbackend = \"system-events\"\n", Platform::Linux)[0]
+                .contains("only works on macOS")
+        );
+        assert!(
+            errors("[actions]\ndesktop = \"macos\"\n", Platform::Linux)[0]
+                .contains("allowed on Linux \"auto\", \"gnome\", \"kde\"")
+        );
+        assert!(
+            errors("[actions]\ndesktop = \"kde\"\n", Platform::MacOs)[0]
+                .contains("allowed on macOS \"auto\", \"macos\"")
+        );
+        assert!(
+            errors("[actions]\nbackend = \"keys\"\n", Platform::MacOs)[0]
+                .contains("only works on Linux")
+        );
+        assert!(
+            errors("[hidpp]\nenabled = true\n", Platform::MacOs)[0]
+                .contains("HID++ diversion only works on Linux")
+        );
+        // Valid on the platform that uses them.
+        for (text, p) in [
+            (
+                "[actions]\nbackend = \"cg-event\"\ndesktop = \"macos\"\n",
+                Platform::MacOs,
+            ),
+            (
+                "[actions]\nbackend = \"command\"\ndesktop = \"kde\"\n",
+                Platform::Linux,
+            ),
+        ] {
+            Config::parse(text, "c.toml", p).unwrap();
+        }
+    }
+
+    #[test]
+    fn chords_with_keys_the_platform_cannot_press_are_rejected() {
+        assert_eq!(
+            errors("[gesture]\nup = { key = \"Fn+F11\" }\n", Platform::Linux),
+            [
+                "c.toml:2:14: gesture.up: chord \"Fn+F11\": Fn has no key code on Linux (the keyboard's firmware handles it)"
+            ]
+        );
+        Config::parse(
+            "[gesture]\nup = { key = \"Fn+F11\" }\n",
+            "c.toml",
+            Platform::MacOs,
+        )
+        .unwrap();
+        assert!(
+            errors(
+                "[actions.chords]\noverview = \"XF86AudioPlay\"\n",
+                Platform::MacOs
+            )[0]
+            .contains("XF86AudioPlay has no key code on macOS")
+        );
+        parse("[actions.chords]\noverview = \"XF86AudioPlay\"\nback = \"Ctrl+KP_Enter\"\n")
+            .unwrap();
+    }
+
+    #[test]
+    fn scope_inside_a_device_scroll_table_is_rejected_as_global() {
+        let e = errors(
+            "[[device]]\nname = \"*MX*\"\n[device.scroll]\nscope = \"all-wheels\"\n",
+            Platform::Linux,
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("c.toml:4:1: device[0].scroll.scope: scope is global"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn gesture_on_the_left_button_is_rejected() {
+        assert_eq!(
+            errors("[gesture]\nbutton = 0\n", Platform::Linux)[0],
+            "c.toml:2:10: gesture.button: 0 is the left button: holding it for gestures would swallow every left drag (selecting text, moving windows); choose an extra button (5 is the MX Master's thumb button)"
+        );
+    }
+
+    #[test]
+    fn back_and_forward_on_one_button_is_rejected_naming_both_lines() {
+        assert_eq!(
+            errors("[buttons]\nback = 6\nforward = 6\n", Platform::Linux),
+            [
+                "c.toml:3:11: buttons.forward: 6 is also buttons.back (line 2): back and forward must be different buttons"
+            ]
+        );
+        assert_eq!(
+            errors("[buttons]\nforward = 3\n", Platform::Linux),
+            [
+                "c.toml:2:11: buttons.forward: 3 is also buttons.back (default): back and forward must be different buttons"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unreachable_back_action_on_the_gesture_button_is_rejected() {
+        let e = errors(
+            "[gesture]\nbutton = 3\n[buttons]\non_back = \"back\"\n",
+            Platform::Linux,
+        );
+        assert_eq!(
+            e,
+            [
+                "c.toml:2:10: gesture.button: gesture.button (line 2) and buttons.back (default) are both button 3: buttons.on_back = \"back\" (line 4) would never fire, because the gesture button takes the button; set buttons.on_back = \"pass-through\" or use different buttons"
+            ]
+        );
+        // With the back action left at its default, the gesture button takes precedence.
+        let c = Config::parse("[gesture]\nbutton = 3\n", "c.toml", Platform::MacOs).unwrap();
+        assert_eq!(c.gesture.button, Button(3));
+        assert_eq!(c.buttons.on_back, Action::Back);
+        parse("[gesture]\nbutton = 4\n[buttons]\non_forward = \"pass-through\"\n").unwrap();
+    }
+
+    #[test]
+    fn map_entries_that_could_never_fire_or_would_kill_the_left_click_are_rejected() {
+        let e = errors(
+            "[gesture]\nbutton = 6\n[buttons.map]\n0 = \"none\"\n3 = \"overview\"\n6 = \"show-desktop\"\n7 = \"back\"\n07 = \"forward\"\n",
+            Platform::Linux,
+        );
+        assert_eq!(
+            e,
+            [
+                "c.toml:4:1: buttons.map.0: 0 is the left button: mapping it would make clicking impossible",
+                "c.toml:5:1: buttons.map.3: button 3 is buttons.back (default): this mapping would never fire; set buttons.on_back instead",
+                "c.toml:6:1: buttons.map.6: button 6 is gesture.button (line 2): this mapping would never fire; the gesture takes it",
+                "c.toml:8:1: buttons.map.07: button 7 is already mapped (line 7)",
+            ]
+        );
+        parse("[buttons.map]\n0 = \"pass-through\"\n7 = \"back\"\n").unwrap();
+        let e = errors("[buttons]\nback = 0\non_back = \"back\"\n", Platform::Linux);
+        assert!(
+            e[0].starts_with("c.toml:2:8: buttons.back: 0 is the left button"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn duplicate_tables_name_the_duplicate_key() {
+        let e = errors(
+            "[gesture]\nbutton = 5\n[gesture]\nbutton = 6\n",
+            Platform::Linux,
+        );
+        assert!(e[0].contains("duplicate key `gesture`"), "{e:?}");
     }
 }

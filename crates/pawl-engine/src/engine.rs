@@ -177,20 +177,20 @@ impl DeviceEngine {
             Some(held) => {
                 if input.dx != 0 || input.dy != 0 {
                     changed = true;
-                    held.x += i64::from(input.dx);
-                    held.y += i64::from(input.dy);
+                    held.x = held.x.saturating_add(i64::from(input.dx));
+                    held.y = held.y.saturating_add(i64::from(input.dy));
                 }
-                // With `repeat`, one large frame may cross several thresholds: fire for each
-                // (up to what one frame's action list holds; the rest fires next frame).
-                while out.actions.len() < Actions::CAP {
-                    let Some(dir) = fire_direction(held, &self.profile.gesture) else {
-                        break;
-                    };
+                // With `repeat`, one large frame may cross several thresholds: fire for each,
+                // at most as many as the frame's action list has room for (`none` counts).
+                let room = Actions::CAP - out.actions.len();
+                if let Some((dir, fires)) = fire(held, &self.profile.gesture, room) {
                     changed = true;
                     held.fired = true;
                     let action = direction_action(&self.profile.gesture, dir);
                     if action != Action::None {
-                        out.actions.push(action);
+                        for _ in 0..fires {
+                            out.actions.push(action);
+                        }
                     }
                 }
             }
@@ -298,42 +298,55 @@ impl DeviceEngine {
     }
 }
 
-/// The direction to fire, if the dominant axis of `held` passed the threshold (and, without
-/// `repeat`, nothing fired yet). With `repeat`, consumes one threshold of travel.
-fn fire_direction(held: &mut Held, g: &GestureConfig) -> Option<Direction> {
-    if held.fired && !g.repeat {
+/// The direction to fire and how many times, if the dominant axis of `held` passed the
+/// threshold (and, without `repeat`, nothing fired yet); `room` is the most fires this frame
+/// may hold (0: fire nothing now, keep the travel for the next frame).
+///
+/// Without `repeat`: one fire. With `repeat`: one fire per whole threshold of travel along
+/// the dominant axis, computed arithmetically (no loop per threshold, so a huge motion value
+/// costs nothing) and capped at `room`; the travel is consumed, leaving the remainder below
+/// one threshold on that axis and nothing on the other. Fires beyond the cap are dropped
+/// with their travel, so one flick cannot queue fires for later frames.
+fn fire(held: &mut Held, g: &GestureConfig, room: usize) -> Option<(Direction, u64)> {
+    if room == 0 || (held.fired && !g.repeat) {
         return None;
     }
-    let t = i64::from(g.threshold);
-    let (ax, ay) = (held.x.abs(), held.y.abs());
-    let dir = if ax >= ay && ax >= t {
-        if held.x > 0 {
+    let t = u64::from(g.threshold.max(1));
+    let (ax, ay) = (held.x.unsigned_abs(), held.y.unsigned_abs());
+    let (dir, along) = if ax >= ay && ax >= t {
+        let dir = if held.x > 0 {
             Direction::Right
         } else {
             Direction::Left
-        }
+        };
+        (dir, ax)
     } else if ay > ax && ay >= t {
-        if held.y > 0 {
+        let dir = if held.y > 0 {
             Direction::Down
         } else {
             Direction::Up
-        }
+        };
+        (dir, ay)
     } else {
         return None;
     };
-    if g.repeat {
-        match dir {
-            Direction::Left | Direction::Right => {
-                held.x -= t * held.x.signum();
-                held.y = 0;
-            }
-            Direction::Up | Direction::Down => {
-                held.y -= t * held.y.signum();
-                held.x = 0;
-            }
+    if !g.repeat {
+        return Some((dir, 1));
+    }
+    let fires = (along / t).min(room as u64);
+    // `along % t < t <= 10_000`: fits any i64.
+    let left = (along % t) as i64;
+    match dir {
+        Direction::Left | Direction::Right => {
+            held.x = left * held.x.signum();
+            held.y = 0;
+        }
+        Direction::Up | Direction::Down => {
+            held.y = left * held.y.signum();
+            held.x = 0;
         }
     }
-    Some(dir)
+    Some((dir, fires))
 }
 
 /// The action for a fired direction; `invert_desktop` swaps desktop-left and desktop-right.

@@ -40,10 +40,14 @@
 //! - `carry`: what the EMA and the clamp held back (`damped − step`, not the spike excess)
 //!   is banked, bounded by `carry_limit` detents, and released with later input of the same
 //!   direction, within the room left under the max step. No timer. A reversal drops it.
-//! - `glide`: after each event the engine estimates the wheel's speed (an EMA of step ÷ time
-//!   since the previous event, v120 per µs). When the wheel then stops, a tail follows: one
-//!   step per `glide_interval` of `speed × interval`, multiplied by `glide_decay` per tick,
-//!   each ≤ max step, until a tick would move less than [`GLIDE_STOP_V120`]. The tail starts
+//! - `glide`: after each event the engine estimates the wheel's speed from its input (the
+//!   spike-damped travel ÷ time since the previous event, v120 per µs; not the smoothed
+//!   output, which lags behind a slowing wheel): an EMA weighted toward the newest event
+//!   ([`GLIDE_SPEED_WEIGHT`]), never faster than the last inter-event speed, so a wheel that
+//!   slows down glides slowly (or not at all) instead of speeding up again. When the wheel
+//!   then stops, a tail follows: one step per `glide_interval` of `speed × interval`,
+//!   multiplied by `glide_decay` per tick, each ≤ max step, until a tick would move less
+//!   than [`GLIDE_STOP_V120`]. The tail starts
 //!   `max(interval, 2 × last event spacing)` after the last event, so steady scrolling gets
 //!   no extra steps between its events; slow scrolling is below the stop speed and arms no
 //!   timer at all. [`ScrollAxis::next_deadline`] is `None` whenever no tick is due: at rest
@@ -60,6 +64,11 @@ pub const BURST_US: u64 = 2_000;
 
 /// A glide stops when a tick would move less than this: a tenth of a detent, v120 units.
 pub const GLIDE_STOP_V120: f32 = 12.0;
+
+/// Weight of the newest inter-event speed in the glide's speed estimate: half, so the
+/// estimate follows a change of pace within two or three events while one irregularly
+/// timed event (Bluetooth reports bunch up) moves it only halfway.
+pub const GLIDE_SPEED_WEIGHT: f32 = 0.5;
 
 /// One axis of the scroll pipeline. `Default` is the state at rest.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -150,7 +159,7 @@ impl ScrollAxis {
         }
         self.burst_used += stepped.abs();
         if let Inertia::Glide { decay, interval_us } = s.inertia {
-            self.arm_glide(s, max, invert, stepped, dt, new_gesture, decay, interval_us);
+            self.arm_glide(s, max, invert, damped, dt, new_gesture, decay, interval_us);
         }
         // 5. Inversion.
         if invert {
@@ -160,15 +169,15 @@ impl ScrollAxis {
         self.emit(stepped, max)
     }
 
-    /// Updates the speed estimate and arms the glide tail for after this event, if fast
-    /// enough.
+    /// Updates the speed estimate from this event's input travel `moved` (v120,
+    /// pre-inversion) and arms the glide tail for after this event, if fast enough.
     #[allow(clippy::too_many_arguments)]
     fn arm_glide(
         &mut self,
         s: &ScrollSettings,
         max: f32,
         invert: bool,
-        stepped: f32,
+        moved: f32,
         dt: u64,
         new_gesture: bool,
         decay: f32,
@@ -181,17 +190,19 @@ impl ScrollAxis {
             self.glide = 0.0;
             return;
         }
-        let factor = match s.smoothing {
-            Smoothing::Ema(f) => f,
-            Smoothing::None => 1.0,
-        };
-        let instant = stepped / dt.max(BURST_US) as f32;
+        let instant = moved / dt.max(BURST_US) as f32;
         self.speed = if self.speed == 0.0 {
             instant
         } else {
-            self.speed + factor * (instant - self.speed)
+            self.speed + GLIDE_SPEED_WEIGHT * (instant - self.speed)
         };
-        let per_tick = (self.speed * interval as f32).clamp(-max, max);
+        // Never glide faster than the wheel last moved: a slowing wheel glides slowly.
+        let speed = if instant.abs() < self.speed.abs() {
+            instant
+        } else {
+            self.speed
+        };
+        let per_tick = (speed * interval as f32).clamp(-max, max);
         if (per_tick * decay).abs() < GLIDE_STOP_V120 {
             self.glide = 0.0;
             return;
@@ -518,6 +529,57 @@ mod tests {
         }
         assert_eq!(tail, vec![120, 60, 30, 15]);
         assert_eq!(a.next_deadline(), None, "no deadline at rest");
+    }
+
+    /// Runs `(µs, v120)` events and then the whole glide; returns (event outputs, ticks).
+    fn glide_run(s: &ScrollSettings, events: &[(u64, i32)]) -> (Vec<i32>, Vec<i32>) {
+        let mut a = ScrollAxis::default();
+        let outs = events
+            .iter()
+            .map(|&(us, v)| a.step(s, false, v, Micros(us)).v120)
+            .collect();
+        let mut ticks = Vec::new();
+        while let Some(t) = a.next_deadline() {
+            ticks.push(a.tick(s, t).v120);
+        }
+        (outs, ticks)
+    }
+
+    #[test]
+    fn a_slowing_wheel_glides_no_faster_than_it_last_moved() {
+        let s = ScrollSettings {
+            smoothing: Smoothing::Ema(0.35),
+            inertia: Inertia::Glide {
+                decay: 0.85,
+                interval_us: 16_000,
+            },
+            ..plain()
+        };
+        // examples/hires-scroll.events: the wheel speeds up to 64 v120 per 12 ms and slows
+        // to 8. The smoothed output still moves 22 per event when it stops; the last input
+        // speed (8 per 12 ms = 11 per tick, under the stop speed) arms no glide at all.
+        let ramp = [8, 16, 24, 40, 48, 56, 64, 56, 48, 40, 32, 24, 16, 8];
+        let events: Vec<(u64, i32)> = ramp
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64 * 12_000, *v))
+            .collect();
+        let (outs, ticks) = glide_run(&s, &events);
+        assert_eq!(ticks, Vec::<i32>::new(), "outputs {outs:?}");
+        let sum_in: i32 = ramp.iter().sum();
+        assert!(outs.iter().sum::<i32>() <= sum_in);
+        // Fast, then slowing: 240, 200, 160, 120 per 8 ms. The tail starts from the last
+        // speed (120 per 8 ms = 240 per tick, times decay), not from the faster average.
+        let events = [
+            (0, 240),
+            (8_000, 240),
+            (16_000, 200),
+            (24_000, 160),
+            (32_000, 120),
+        ];
+        let (_, ticks) = glide_run(&s, &events);
+        assert_eq!(ticks[0], 204, "{ticks:?}");
+        assert!(ticks.windows(2).all(|w| w[1] < w[0]), "{ticks:?}");
     }
 
     #[test]

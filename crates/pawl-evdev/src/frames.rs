@@ -46,8 +46,8 @@ impl Event {
         Event {
             time: Micros(
                 (sec.max(0) as u64)
-                    .wrapping_mul(1_000_000)
-                    .wrapping_add(usec.max(0) as u64),
+                    .saturating_mul(1_000_000)
+                    .saturating_add(usec.max(0) as u64),
             ),
             type_: u16::from_ne_bytes([b[16], b[17]]),
             code: u16::from_ne_bytes([b[18], b[19]]),
@@ -177,24 +177,34 @@ impl Decoder {
         consumed
     }
 
+    /// Adds one event to the frame being built. Sums saturate at the `i32` limits: a
+    /// frame with two `REL_WHEEL_HI_RES` of `i32::MAX`, or `REL_WHEEL` 20000000 × 120, is
+    /// bogus input, never a reason to panic or wrap into the opposite direction.
     #[inline]
     fn add(&self, frame: &mut FrameIn, ev: &Event) {
+        let v = ev.value;
         match ev.type_ {
             EV_REL => match ev.code {
-                REL_X => frame.dx += ev.value,
-                REL_Y => frame.dy += ev.value,
-                REL_WHEEL_HI_RES => frame.wheel.v120 += ev.value,
-                REL_HWHEEL_HI_RES => frame.hwheel.v120 += ev.value,
+                REL_X => frame.dx = frame.dx.saturating_add(v),
+                REL_Y => frame.dy = frame.dy.saturating_add(v),
+                REL_WHEEL_HI_RES => frame.wheel.v120 = frame.wheel.v120.saturating_add(v),
+                REL_HWHEEL_HI_RES => frame.hwheel.v120 = frame.hwheel.v120.saturating_add(v),
                 REL_WHEEL => {
-                    frame.wheel.detents += ev.value;
+                    frame.wheel.detents = frame.wheel.detents.saturating_add(v);
                     if !self.caps.hires_wheel {
-                        frame.wheel.v120 += ev.value * V120_PER_DETENT;
+                        frame.wheel.v120 = frame
+                            .wheel
+                            .v120
+                            .saturating_add(v.saturating_mul(V120_PER_DETENT));
                     }
                 }
                 REL_HWHEEL => {
-                    frame.hwheel.detents += ev.value;
+                    frame.hwheel.detents = frame.hwheel.detents.saturating_add(v);
                     if !self.caps.hires_hwheel {
-                        frame.hwheel.v120 += ev.value * V120_PER_DETENT;
+                        frame.hwheel.v120 = frame
+                            .hwheel
+                            .v120
+                            .saturating_add(v.saturating_mul(V120_PER_DETENT));
                     }
                 }
                 _ => {}
@@ -417,6 +427,34 @@ mod tests {
             }
         });
         assert_eq!(got.map(|w| (w.v120, w.detents)), Some((-120, -1)));
+    }
+
+    #[test]
+    fn sums_saturate_at_the_i32_limits_instead_of_overflowing() {
+        let buf = bytes(&[
+            (EV_REL, REL_WHEEL_HI_RES, i32::MAX),
+            (EV_REL, REL_WHEEL_HI_RES, i32::MAX),
+            (EV_REL, REL_HWHEEL, -20_000_000),
+            (EV_REL, REL_X, i32::MIN),
+            (EV_REL, REL_X, -1),
+            (EV_REL, REL_Y, i32::MAX),
+            (EV_REL, REL_Y, 1),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        let caps = WheelCaps {
+            hires_wheel: true,
+            hires_hwheel: false,
+        };
+        let mut got = None;
+        Decoder::new(caps).decode(&buf, |d| {
+            if let Decoded::Frame(f, _) = d {
+                got = Some(f)
+            }
+        });
+        let f = got.unwrap();
+        assert_eq!(f.wheel.v120, i32::MAX);
+        assert_eq!((f.hwheel.v120, f.hwheel.detents), (i32::MIN, -20_000_000));
+        assert_eq!((f.dx, f.dy), (i32::MIN, i32::MAX));
     }
 
     #[test]

@@ -88,6 +88,59 @@ pub fn linux_key_code(key: Key) -> Option<u16> {
         Grave => 41,
         Back => 158,
         Forward => 159,
+        Semicolon => 39,
+        Apostrophe => 40,
+        Backslash => 43,
+        Insert => 110,
+        // KEY_SYSRQ: the Print Screen key of a PC keyboard (xkb `Print`), not KEY_PRINT (210,
+        // the consumer "AC Print" usage).
+        Print => 99,
+        Pause => 119,
+        ScrollLock => 70,
+        CapsLock => 58,
+        NumLock => 69,
+        // KEY_COMPOSE: the Menu key of a PC keyboard (xkb `Menu`); KEY_MENU (139) is a
+        // consumer-control usage few desktops bind.
+        Menu => 127,
+        F13 => 183,
+        F14 => 184,
+        F15 => 185,
+        F16 => 186,
+        F17 => 187,
+        F18 => 188,
+        F19 => 189,
+        F20 => 190,
+        F21 => 191,
+        F22 => 192,
+        F23 => 193,
+        F24 => 194,
+        Kp0 => 82,
+        Kp1 => 79,
+        Kp2 => 80,
+        Kp3 => 81,
+        Kp4 => 75,
+        Kp5 => 76,
+        Kp6 => 77,
+        Kp7 => 71,
+        Kp8 => 72,
+        Kp9 => 73,
+        KpAdd => 78,
+        KpSubtract => 74,
+        KpMultiply => 55,
+        KpDivide => 98,
+        KpDecimal => 83,
+        KpEnter => 96,
+        KpEqual => 117,
+        AudioPlay => 164,
+        AudioStop => 166,
+        AudioPrev => 165,
+        AudioNext => 163,
+        AudioMute => 113,
+        AudioLowerVolume => 114,
+        AudioRaiseVolume => 115,
+        AudioMicMute => 248,
+        BrightnessDown => 224,
+        BrightnessUp => 225,
     })
 }
 
@@ -104,6 +157,26 @@ mod tests {
                 None => assert_eq!(*k, Key::Fn),
             }
         }
+    }
+
+    #[test]
+    fn a_key_has_a_linux_code_exactly_when_the_config_accepts_it_on_linux() {
+        for k in Key::ALL {
+            assert_eq!(
+                linux_key_code(*k).is_some(),
+                k.available_on(pawl_engine::Platform::Linux),
+                "{k:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn common_pc_and_media_keys_have_their_input_event_codes() {
+        assert_eq!(linux_key_code(Key::Print), Some(99)); // KEY_SYSRQ
+        assert_eq!(linux_key_code(Key::F24), Some(194)); // KEY_F24
+        assert_eq!(linux_key_code(Key::KpEnter), Some(96)); // KEY_KPENTER
+        assert_eq!(linux_key_code(Key::AudioPlay), Some(164)); // KEY_PLAYPAUSE
+        assert_eq!(linux_key_code(Key::BrightnessUp), Some(225)); // KEY_BRIGHTNESSUP
     }
 
     #[test]

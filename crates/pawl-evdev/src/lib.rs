@@ -11,6 +11,8 @@
 //!   `SYN_REPORT`, with the raw bytes kept for bit-exact forwarding.
 //! - [`frames::encode_frame`] — [`pawl_engine::FrameOut`] → the bytes of one uinput write.
 //! - [`keys::linux_key_code`] — chord keys as `KEY_*` codes.
+//! - [`stream`] — source-stream rules the Linux pipeline and `pawl replay` share (the
+//!   kernel's release-all frame, wheel codes the source lacks).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -20,6 +22,7 @@ pub mod frames;
 pub mod keys;
 pub mod record;
 pub mod replay;
+pub mod stream;
 
 pub use frames::{
     Decoded, Decoder, EVENT_SIZE, Event, EventWriter, MAX_OUT_EVENTS, WheelCaps, encode_frame,

@@ -48,6 +48,9 @@ pub struct RecordedDevice {
     pub rel_codes: Option<u32>,
     /// Whether it has `ABS_X` or `ABS_MT_POSITION_X` (a touchpad or tablet), when given.
     pub has_abs_xy: Option<bool>,
+    /// Whether it reports `MSC_SCAN` (hid-input sends one before every real key change),
+    /// when its capabilities are given.
+    pub msc_scan: Option<bool>,
 }
 
 impl RecordedDevice {
@@ -96,20 +99,50 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Whether any event has `type_` and `code`.
+    fn has_event(&self, type_: u16, code: u16) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.type_ == type_ && e.code == code)
+    }
+
+    /// Whether the source reports `MSC_SCAN`: from the recorded capabilities, else whether
+    /// the stream carries one.
+    pub fn msc_scan(&self) -> bool {
+        self.device
+            .msc_scan
+            .unwrap_or_else(|| self.has_event(EV_MSC, MSC_SCAN))
+    }
+
+    /// Per axis `[vertical, horizontal]`, `(lo-res code missing, hi-res code missing)` for a
+    /// source with only one of the two, as [`crate::stream::WheelFixup::new`] takes it: from
+    /// the recorded `EV_REL` capabilities, else inferred from the events (a code the stream
+    /// never carries while it carries the other one is taken as missing).
+    pub fn missing_wheel_codes(&self) -> [(bool, bool); 2] {
+        let has = |code: u16| match self.device.rel_codes {
+            Some(rel) => rel & (1 << code) != 0,
+            None => self.has_event(EV_REL, code),
+        };
+        let axis = |lores, hires| match (has(lores), has(hires)) {
+            (true, false) => (false, true),
+            (false, true) => (true, false),
+            _ => (false, false),
+        };
+        [
+            axis(REL_WHEEL, REL_WHEEL_HI_RES),
+            axis(REL_HWHEEL, REL_HWHEEL_HI_RES),
+        ]
+    }
+
     /// Wheel codes: from the recorded capabilities, else inferred from the events (a stream
     /// that carries `REL_WHEEL_HI_RES` comes from a device that has it).
     pub fn wheel_caps(&self) -> WheelCaps {
         if let Some(caps) = self.device.wheel_caps() {
             return caps;
         }
-        let has = |code| {
-            self.events
-                .iter()
-                .any(|e| e.type_ == EV_REL && e.code == code)
-        };
         WheelCaps {
-            hires_wheel: has(REL_WHEEL_HI_RES),
-            hires_hwheel: has(REL_HWHEEL_HI_RES),
+            hires_wheel: self.has_event(EV_REL, REL_WHEEL_HI_RES),
+            hires_hwheel: self.has_event(EV_REL, REL_HWHEEL_HI_RES),
         }
     }
 }
@@ -201,7 +234,11 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
                 }
                 let v: Vec<u16> = fields
                     .iter()
-                    .map(|f| hex(f).map(|x| x as u16))
+                    .map(|f| {
+                        u16::try_from(hex(f)?).map_err(|_| {
+                            err(n, format!("I: {f:?} does not fit a 16-bit id (0..=ffff)"))
+                        })
+                    })
                     .collect::<Result<_, _>>()?;
                 device.id = Some((v[0], v[1], v[2], v[3]));
             }
@@ -226,8 +263,14 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
                             EV_REL if code < 32 => {
                                 *device.rel_codes.get_or_insert(0) |= 1 << code;
                             }
-                            EV_ABS if code as u16 == ABS_X || code as u16 == ABS_MT_POSITION_X => {
+                            EV_ABS
+                                if code == usize::from(ABS_X)
+                                    || code == usize::from(ABS_MT_POSITION_X) =>
+                            {
                                 abs_xy = true;
+                            }
+                            EV_MSC if code == usize::from(MSC_SCAN) => {
+                                device.msc_scan = Some(true);
                             }
                             _ => {}
                         }
@@ -240,6 +283,7 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
                     // The type bitmap: its presence means the capabilities are recorded.
                     device.rel_codes.get_or_insert(0);
                     device.has_abs_xy.get_or_insert(false);
+                    device.msc_scan.get_or_insert(false);
                 }
             }
             _ => {}
@@ -255,31 +299,48 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
     })
 }
 
-/// `E: <sec>.<usec> <type hex> <code hex> <value>`.
+/// `E: <sec>.<usec> <type hex> <code hex> <value>`. The fraction is decimal digits of a
+/// second (`1.5` is 1.500000 s), padded or truncated to µs.
 fn evemu_event(fields: &[&str], n: usize) -> Result<Event, RecordError> {
     let [time, ty, code, value] = fields else {
         return Err(err(n, "E: wants <sec>.<usec> <type> <code> <value>"));
     };
-    let (sec, usec) = time
+    let (sec, frac) = time
         .split_once('.')
         .ok_or_else(|| err(n, format!("{time:?} is not <sec>.<usec>")))?;
     let sec: u64 = sec
         .parse()
         .map_err(|_| err(n, format!("bad seconds {sec:?}")))?;
-    let usec: u64 = usec
-        .parse()
-        .map_err(|_| err(n, format!("bad microseconds {usec:?}")))?;
+    let usec = fraction_micros(frac)
+        .ok_or_else(|| err(n, format!("bad fraction of a second {frac:?}")))?;
     let ty = u16::from_str_radix(ty, 16).map_err(|_| err(n, format!("bad type {ty:?}")))?;
     let code = u16::from_str_radix(code, 16).map_err(|_| err(n, format!("bad code {code:?}")))?;
     let value: i32 = value
         .parse()
-        .map_err(|_| err(n, format!("bad value {value:?}")))?;
+        .map_err(|_| err(n, format!("bad value {value:?} (a 32-bit signed integer)")))?;
     Ok(Event {
-        time: Micros(sec.saturating_mul(1_000_000).saturating_add(usec)),
+        time: micros(sec, usec).ok_or_else(|| err(n, format!("time {time} s is out of range")))?,
         type_: ty,
         code,
         value,
     })
+}
+
+/// The µs of a decimal fraction of a second: its first six digits, padded with zeros (`5`
+/// → 500000, `0000051` → 5). `None` unless it is one or more ASCII digits.
+fn fraction_micros(frac: &str) -> Option<u64> {
+    if frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = frac.as_bytes();
+    Some((0..6).fold(0, |us, i| {
+        us * 10 + digits.get(i).map_or(0, |d| u64::from(d - b'0'))
+    }))
+}
+
+/// `sec` s + `usec` µs as [`Micros`], `None` when that overflows 64 bits of µs.
+fn micros(sec: u64, usec: u64) -> Option<Micros> {
+    sec.checked_mul(1_000_000)?.checked_add(usec).map(Micros)
 }
 
 #[derive(Deserialize)]
@@ -303,7 +364,7 @@ struct LiEvdev {
 
 #[derive(Deserialize)]
 struct LiEntry {
-    evdev: Option<Vec<Vec<i64>>>,
+    evdev: Option<Vec<serde_saphyr::Spanned<Vec<i64>>>>,
 }
 
 /// Parses `libinput record` YAML. With several devices, the first one with evdev events is
@@ -350,29 +411,59 @@ pub fn parse_libinput_record(text: &str) -> Result<Recording, RecordError> {
                 abs.iter()
                     .any(|c| *c == u32::from(ABS_X) || *c == u32::from(ABS_MT_POSITION_X)),
             );
+            let msc = codes
+                .get(&u32::from(EV_MSC))
+                .cloned()
+                .flatten()
+                .unwrap_or_default();
+            device.msc_scan = Some(msc.contains(&u32::from(MSC_SCAN)));
         }
     }
     let mut events = Vec::new();
     for entry in dev.events.iter().flatten() {
         for e in entry.evdev.iter().flatten() {
-            let [sec, usec, ty, code, value] = e[..] else {
-                return Err(err(
-                    0,
-                    format!("evdev event {e:?} is not [sec, usec, type, code, value]"),
-                ));
-            };
-            events.push(Event {
-                time: Micros((sec.max(0) as u64) * 1_000_000 + usec.max(0) as u64),
-                type_: ty as u16,
-                code: code as u16,
-                value: value as i32,
-            });
+            events.push(libinput_event(&e.value, e.referenced.line() as usize)?);
         }
     }
     Ok(Recording {
         format: Format::LibinputRecord,
         device,
         events,
+    })
+}
+
+/// One `[sec, usec, type, code, value]` of a `libinput record` evdev list, at line `n`,
+/// with every field checked to fit its `struct input_event` field.
+fn libinput_event(e: &[i64], n: usize) -> Result<Event, RecordError> {
+    let &[sec, usec, ty, code, value] = e else {
+        return Err(err(
+            n,
+            format!("evdev event {e:?} is not [sec, usec, type, code, value]"),
+        ));
+    };
+    let time = u64::try_from(sec)
+        .ok()
+        .zip(u64::try_from(usec).ok())
+        .and_then(|(sec, usec)| micros(sec, usec))
+        .ok_or_else(|| {
+            err(
+                n,
+                format!("time {sec} s {usec} µs is out of range (0..=2^64-1 µs)"),
+            )
+        })?;
+    let field = |v: i64, what: &str| {
+        u16::try_from(v).map_err(|_| err(n, format!("{what} {v} does not fit 16 bits (0..=65535)")))
+    };
+    Ok(Event {
+        time,
+        type_: field(ty, "type")?,
+        code: field(code, "code")?,
+        value: i32::try_from(value).map_err(|_| {
+            err(
+                n,
+                format!("value {value} does not fit a 32-bit signed integer"),
+            )
+        })?,
     })
 }
 
@@ -425,6 +516,13 @@ pub fn parse_dom_wheel(text: &str) -> Result<Recording, RecordError> {
         let (x, y) = (carry_x.trunc(), carry_y.trunc());
         carry_x -= x;
         carry_y -= y;
+        let range = f64::from(i32::MIN)..=f64::from(i32::MAX);
+        if !range.contains(&x) || !range.contains(&y) {
+            return Err(err(
+                0,
+                format!("wheel event {i}: delta ({x}, {y}) v120 does not fit 32 bits"),
+            ));
+        }
         if x != 0.0 {
             events.push(Event {
                 time,
@@ -558,6 +656,57 @@ E: 0.035938 0000 0000 0
         assert_eq!(e.to_string(), "line 2: \"zero\" is not <sec>.<usec>");
         let e = parse("E: 0.0 0002 0000\n").unwrap_err();
         assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn evemu_fraction_is_decimal_digits_of_a_second() {
+        let r = parse(
+            "E: 1.5 0002 0000 1\nE: 2.25 0002 0000 1\nE: 3.0000051 0002 0000 1\nE: 4.000007 0002 0000 1\n",
+        )
+        .unwrap();
+        let t: Vec<u64> = r.events.iter().map(|e| e.time.0).collect();
+        assert_eq!(t, [1_500_000, 2_250_000, 3_000_005, 4_000_007]);
+        let e = parse("E: 1.-5 0002 0000 1\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 1: bad fraction of a second \"-5\"");
+    }
+
+    #[test]
+    fn evemu_out_of_range_fields_are_located_errors_not_truncated() {
+        let e = parse("N: x\nI: 0005 1046d b034 0011\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: I: \"1046d\" does not fit a 16-bit id (0..=ffff)"
+        );
+        let e = parse("E: 18446744073710.000000 0002 0000 1\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("out of range"), "{e}");
+        let e = parse("E: 0.0 0002 0000 2147483648\n").unwrap_err();
+        assert!(e.message.contains("2147483648"), "{e}");
+        // The largest time that fits is fine.
+        let r = parse("E: 18446744073709.551615 0002 0000 1\n").unwrap();
+        assert_eq!(r.events[0].time, Micros(u64::MAX));
+    }
+
+    #[test]
+    fn libinput_record_fields_that_do_not_fit_are_errors_with_their_line() {
+        let doc = |event: &str| {
+            format!(
+                "devices:\n  - evdev:\n      name: X\n    events:\n      - evdev:\n        - [0, 0, 2, 11, 120]\n        - {event}\n"
+            )
+        };
+        for (event, what) in [
+            ("[9223372036854775807, 0, 2, 11, 120]", "out of range"),
+            ("[-1, 0, 2, 11, 120]", "out of range"),
+            ("[0, 0, 65538, 11, 120]", "type 65538"),
+            ("[0, 0, 2, -1, 120]", "code -1"),
+            ("[0, 0, 2, 11, 4294967296]", "value 4294967296"),
+            ("[0, 0, 2, 11]", "is not [sec, usec, type, code, value]"),
+        ] {
+            let e = parse(&doc(event)).unwrap_err();
+            assert_eq!(e.line, 7, "{event}: {e}");
+            assert!(e.message.contains(what), "{event}: {e}");
+        }
+        assert_eq!(parse(&doc("[1, 5, 0, 0, 0]")).unwrap().events.len(), 2);
     }
 
     const LIBINPUT: &str = r#"version: 1

@@ -1,20 +1,32 @@
-//! Replays a [`Recording`] through the engine exactly as the Linux backend would: the same
-//! [`Decoder`], [`DeviceEngine`] and [`encode_frame`], with recorded time instead of a clock.
-//! Pure; `pawl replay` prints what this returns and draws its [`Series`].
+//! Replays a [`Recording`] through what the Linux backend runs per grabbed device: the same
+//! [`Decoder`], [`DeviceEngine`] and [`encode_frame`], and the same source-stream rules
+//! ([`crate::stream`]: the kernel's release-all frame is a cancel on a source that reports
+//! `MSC_SCAN`; wheel codes the source lacks are added to untransformed frames), with recorded
+//! time instead of a clock. Pure; `pawl replay` prints what this returns and draws its
+//! [`Series`].
+//!
+//! Where it differs from the daemon: `SYN_DROPPED` cancels the engine (everything pressed is
+//! released, a held gesture fires nothing), because a recording has no real button state to
+//! resync from — the daemon reads `EVIOCGKEY` and keeps buttons that are still down. There
+//! is no grab, and a device pawl does not handle is shown passing unchanged.
 //!
 //! Device decision: an identity given by the caller (`--device`) wins over the recording's
 //! header; with one, [`Config::decide`] says whether pawl handles the device and whether its
 //! scroll is transformed (a device pawl does not handle passes every frame unchanged). With
-//! no identity at all the stream is treated as an in-scope device (gestures, buttons and
-//! scroll transform all on), and the notes say so.
+//! no identity at all the device is handled (gestures and buttons on) and its scroll is
+//! transformed when `scroll.scope` is `mx-master-only`, `all-wheels` or a matcher list (the
+//! unknown device is taken to be the one meant), passed through with `scope = "none"`; the
+//! notes say which.
 
 use std::fmt;
 
+use pawl_engine::config::Scope;
 use pawl_engine::units::Micros;
-use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Verdict};
+use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Verdict, WheelOut};
 
 use crate::frames::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
 use crate::record::{Recording, evemu_line};
+use crate::stream::{WheelFixup, is_kernel_release};
 
 /// One point of the scroll time series: an input frame with wheel travel, or a glide tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +86,8 @@ pub struct Summary {
     pub ticks: u32,
     /// `SYN_DROPPED` markers.
     pub dropped: u32,
+    /// Frames that were the kernel's release-every-key (cancels, not clicks).
+    pub cancels: u32,
     /// Events after the last `SYN_REPORT` (an unfinished frame; ignored).
     pub trailing: usize,
     /// Output frames (`SYN_REPORT`s written).
@@ -148,13 +162,29 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
             })
         }
         None => {
-            res.notes.push(
-                "device: unknown (no header, no --device): treated as an in-scope device, scroll transformed"
-                    .into(),
-            );
-            Some(DeviceEngine::with_profile(config, true, config.scroll))
+            let (transform, why) = match &config.scope {
+                Scope::None => (false, "scope \"none\": scroll passed through"),
+                Scope::MxMasterOnly => (
+                    true,
+                    "scope \"mx-master-only\" treats it as in scope: scroll transformed",
+                ),
+                Scope::AllWheels => (
+                    true,
+                    "scope \"all-wheels\" treats it as in scope: scroll transformed",
+                ),
+                Scope::Matchers(_) => (
+                    true,
+                    "scope matchers treat it as in scope: scroll transformed",
+                ),
+            };
+            res.notes.push(format!(
+                "device: unknown (no header, no --device): handled, {why}"
+            ));
+            Some(DeviceEngine::with_profile(config, transform, config.scroll))
         }
     };
+    let msc_scan = recording.msc_scan();
+    let fixup = WheelFixup::new(recording.missing_wheel_codes());
     res.notes.push(format!(
         "wheel: {}, horizontal wheel: {}",
         if caps.hires_wheel {
@@ -179,24 +209,25 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
         config,
         start,
         res: &mut res,
+        fixup,
+        msc_scan,
+        last: start,
     };
     let consumed = decoder.decode(&bytes, |d| match d {
         Decoded::Frame(frame, raw) => {
             if let Some(engine) = engine.as_mut() {
                 ctx.ticks_until(engine, frame.time);
             }
+            ctx.last = frame.time;
             ctx.frame(engine.as_mut(), &frame, raw);
         }
         Decoded::Dropped => {
             ctx.res.summary.dropped += 1;
-            ctx.res.lines.push("# SYN_DROPPED: engine cancelled".into());
-            if let Some(engine) = engine.as_mut() {
-                let mut out = FrameOut::default();
-                if engine.cancel(&mut out) {
-                    let t = ctx.res.summary.duration_us;
-                    ctx.write(&out, &[], Micros(start.0 + t));
-                }
-            }
+            ctx.res.lines.push(
+                "# SYN_DROPPED: engine cancelled (the daemon resyncs from the device's button state instead)"
+                    .into(),
+            );
+            ctx.cancel(engine.as_mut());
         }
     });
     if let Some(engine) = engine.as_mut() {
@@ -210,6 +241,12 @@ struct Ctx<'a> {
     config: &'a Config,
     start: Micros,
     res: &'a mut Replay,
+    /// Wheel codes the source lacks, added to untransformed frames as the daemon does.
+    fixup: WheelFixup,
+    /// The source reports `MSC_SCAN`: a frame of bare key releases is the kernel's.
+    msc_scan: bool,
+    /// Time of the last frame (a cancel is written then).
+    last: Micros,
 }
 
 impl Ctx<'_> {
@@ -222,6 +259,18 @@ impl Ctx<'_> {
                 self.res.lines.push("# glide tick".into());
                 self.point(t, 0, 0, &out);
                 self.write(&out, &[], t);
+            }
+        }
+    }
+
+    /// Cancels the engine (`SYN_DROPPED`, the kernel's release-all frame) and writes the
+    /// releases it produces.
+    fn cancel(&mut self, engine: Option<&mut DeviceEngine>) {
+        self.fixup.reset();
+        if let Some(engine) = engine {
+            let mut out = FrameOut::default();
+            if engine.cancel(&mut out) {
+                self.write(&out, &[], self.last);
             }
         }
     }
@@ -241,36 +290,40 @@ impl Ctx<'_> {
             }
         }
         let mut out = FrameOut::default();
-        let verdict = match engine {
-            Some(e) => e.frame(frame, &mut out),
-            None => Verdict::Forward,
+        let Some(engine) = engine else {
+            // Not handled: never grabbed, so no clone and nothing fixed.
+            self.forward(frame, raw);
+            return;
         };
+        if self.msc_scan && !frame.buttons.is_empty() && is_kernel_release(raw) {
+            self.res.summary.cancels += 1;
+            self.res
+                .lines
+                .push("# kernel released every key (no MSC_SCAN): engine cancelled".into());
+            self.cancel(Some(engine));
+            return;
+        }
+        let verdict = engine.frame(frame, &mut out);
+        let transform = engine.profile().transform_scroll;
         match verdict {
             Verdict::Forward => {
-                self.res.summary.forwarded += 1;
-                let fwd = FrameOut {
-                    dx: frame.dx,
-                    dy: frame.dy,
-                    wheel: pawl_engine::WheelOut {
-                        v120: frame.wheel.v120,
-                        detents: frame.wheel.detents,
-                    },
-                    hwheel: pawl_engine::WheelOut {
-                        v120: frame.hwheel.v120,
-                        detents: frame.hwheel.detents,
-                    },
-                    buttons: frame.buttons,
-                    ..FrameOut::default()
-                };
-                self.count_out(&fwd);
-                self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fwd);
-                for chunk in raw.chunks_exact(EVENT_SIZE) {
-                    let e = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
-                    self.res.lines.push(evemu_line(&e));
+                if !self.fixup.is_nothing() && !transform {
+                    let mut fixed = forwarded(frame);
+                    let FrameOut { wheel, hwheel, .. } = &mut fixed;
+                    if self.fixup.apply([wheel, hwheel]) {
+                        self.res.summary.forwarded += 1;
+                        self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fixed);
+                        self.write(&fixed, raw, frame.time);
+                        return;
+                    }
                 }
-                self.res.summary.frames_out += 1;
+                self.forward(frame, raw);
             }
             Verdict::Rewrite => {
+                if !transform {
+                    let FrameOut { wheel, hwheel, .. } = &mut out;
+                    self.fixup.apply([wheel, hwheel]);
+                }
                 self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &out);
                 if self.write(&out, raw, frame.time) {
                     self.res.summary.rewritten += 1;
@@ -288,6 +341,19 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+
+    /// Writes the frame's own bytes, unchanged.
+    fn forward(&mut self, frame: &FrameIn, raw: &[u8]) {
+        self.res.summary.forwarded += 1;
+        let fwd = forwarded(frame);
+        self.count_out(&fwd);
+        self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fwd);
+        for chunk in raw.chunks_exact(EVENT_SIZE) {
+            let e = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
+            self.res.lines.push(evemu_line(&e));
+        }
+        self.res.summary.frames_out += 1;
     }
 
     /// Records a series point when either side has wheel travel.
@@ -341,6 +407,24 @@ impl Ctx<'_> {
             self.res.lines.push(evemu_line(&e));
         }
         true
+    }
+}
+
+/// The output frame that reproduces `frame` unchanged.
+fn forwarded(frame: &FrameIn) -> FrameOut {
+    FrameOut {
+        dx: frame.dx,
+        dy: frame.dy,
+        wheel: WheelOut {
+            v120: frame.wheel.v120,
+            detents: frame.wheel.detents,
+        },
+        hwheel: WheelOut {
+            v120: frame.hwheel.v120,
+            detents: frame.hwheel.detents,
+        },
+        buttons: frame.buttons,
+        ..FrameOut::default()
     }
 }
 
@@ -406,11 +490,14 @@ impl fmt::Display for Summary {
             self.forwarded,
             self.rewritten,
             self.swallowed,
-            if self.dropped > 0 {
-                format!(", SYN_DROPPED {}", self.dropped)
-            } else {
-                String::new()
-            }
+            [
+                (self.dropped, "SYN_DROPPED"),
+                (self.cancels, "kernel release-all"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!(", {what} {n}"))
+            .collect::<String>()
         )?;
         writeln!(
             f,
@@ -461,7 +548,7 @@ mod tests {
     fn unknown_device_is_treated_as_in_scope_and_says_so() {
         let r = run("E: 0.0 0002 0008 1\nE: 0.0 0000 0000 0\n", "");
         assert!(
-            r.notes[0].contains("treated as an in-scope device"),
+            r.notes[0].contains("\"mx-master-only\" treats it as in scope"),
             "{:?}",
             r.notes
         );
@@ -474,6 +561,91 @@ mod tests {
             ]
         );
         assert_eq!(r.summary.wheel.v120_out, -120);
+    }
+
+    #[test]
+    fn unknown_device_with_scope_none_keeps_its_scroll_unchanged() {
+        let r = run(
+            "E: 0.0 0002 000b 60\nE: 0.0 0000 0000 0\nE: 0.1 0001 0115 1\nE: 0.1 0000 0000 0\nE: 0.2 0002 0000 300\nE: 0.2 0000 0000 0\n",
+            "[scroll]\nscope = \"none\"\n",
+        );
+        assert!(
+            r.notes[0].contains("scope \"none\": scroll passed through"),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            r.lines[..2],
+            ["E: 0.000000 0002 000b 60", "E: 0.000000 0000 0000 0"]
+        );
+        assert_eq!(r.summary.wheel.v120_out, 60);
+        // Gestures still work on the unknown device.
+        assert_eq!(r.summary.actions, [("desktop-left".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn kernel_release_frame_cancels_a_held_gesture_instead_of_clicking() {
+        // hid-input sends MSC_SCAN with each real button change; the kernel's release-all
+        // frame on unplug has none.
+        let text = "\
+E: 0.000000 0004 0004 589830
+E: 0.000000 0001 0115 1
+E: 0.000000 0000 0000 0
+E: 0.010000 0001 0110 1
+E: 0.010000 0004 0004 589825
+E: 0.010000 0000 0000 0
+E: 0.020000 0001 0110 0
+E: 0.020000 0001 0115 0
+E: 0.020000 0000 0000 0
+";
+        let r = run(text, "");
+        assert_eq!(r.summary.cancels, 1);
+        assert!(r.summary.actions.is_empty());
+        assert_eq!(
+            r.lines[r.lines.len() - 3..],
+            [
+                "# kernel released every key (no MSC_SCAN): engine cancelled",
+                "E: 0.020000 0001 0110 0",
+                "E: 0.020000 0000 0000 0"
+            ],
+            "the left button is released, the gesture button never clicks"
+        );
+    }
+
+    #[test]
+    fn untransformed_lores_only_source_gets_hires_added_as_the_daemon_writes_it() {
+        let text = "N: PixArt Mouse\nI: 0003 093a 2510 0111\nB: 00 07 00 00 00 00 00 00 00\nB: 02 03 01 00 00 00 00 00 00\nE: 0.0 0002 0008 -1\nE: 0.0 0000 0000 0\n";
+        let r = run(text, "[[device]]\nname = \"PixArt*\"\nhandle = true\n");
+        assert!(
+            r.notes[1].contains("scroll passed through"),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            r.lines,
+            [
+                "E: 0.000000 0002 000b -120",
+                "E: 0.000000 0002 0008 -1",
+                "E: 0.000000 0000 0000 0"
+            ]
+        );
+    }
+
+    #[test]
+    fn syn_dropped_cancels_and_says_that_the_daemon_resyncs_instead() {
+        let text =
+            "E: 0.0 0001 0110 1\nE: 0.0 0000 0000 0\nE: 0.1 0000 0003 0\nE: 0.1 0000 0000 0\n";
+        let r = run(text, "");
+        assert_eq!(r.summary.dropped, 1);
+        assert!(
+            r.lines[2].starts_with("# SYN_DROPPED: engine cancelled"),
+            "{:?}",
+            r.lines
+        );
+        assert_eq!(
+            r.lines[3..],
+            ["E: 0.000000 0001 0110 0", "E: 0.000000 0000 0000 0"]
+        );
     }
 
     #[test]

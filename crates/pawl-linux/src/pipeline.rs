@@ -8,9 +8,10 @@
 //! no formatting unless debug logging is on.
 
 use pawl_engine::frame::{FrameIn, FrameOut, Verdict, WheelOut};
-use pawl_engine::units::{ButtonSet, Micros, V120_PER_DETENT};
+use pawl_engine::units::{ButtonSet, Micros};
 use pawl_engine::{Action, DeviceEngine};
-use pawl_evdev::codes::{EV_KEY, EV_MSC, EV_SYN, MSC_SCAN, SYN_DROPPED};
+use pawl_evdev::codes::{EV_MSC, EV_SYN, MSC_SCAN, SYN_DROPPED};
+use pawl_evdev::stream::{WheelFixup, is_kernel_release};
 use pawl_evdev::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
 
 use crate::caps::Caps;
@@ -86,103 +87,6 @@ impl ReadBuf {
     }
 }
 
-/// Fixes wheel codes the clone has but the source lacks (the clone always has both
-/// lo-res and hi-res codes of an axis), for frames whose scroll the engine does not
-/// transform: a lo-res-only source gets `REL_*_HI_RES` = detents × 120; a hi-res-only
-/// source gets lo-res detents derived from the accumulated hi-res travel (like the
-/// kernel's hid-input: a detent per 120 units, the remainder reset on direction change).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WheelFixup {
-    axes: [AxisFixup; 2],
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum AxisFixup {
-    #[default]
-    Nothing,
-    SynthesizeHires,
-    DeriveLores {
-        remainder: i32,
-    },
-}
-
-impl WheelFixup {
-    /// The fixup for a source with `caps`.
-    pub fn new(caps: &Caps) -> WheelFixup {
-        let mut f = WheelFixup::default();
-        for (axis, (lores_missing, hires_missing)) in
-            caps.missing_wheel_codes().into_iter().enumerate()
-        {
-            f.axes[axis] = match (lores_missing, hires_missing) {
-                (false, true) => AxisFixup::SynthesizeHires,
-                (true, false) => AxisFixup::DeriveLores { remainder: 0 },
-                _ => AxisFixup::Nothing,
-            };
-        }
-        f
-    }
-
-    /// Whether nothing is ever fixed.
-    pub fn is_nothing(&self) -> bool {
-        self.axes.iter().all(|a| *a == AxisFixup::Nothing)
-    }
-
-    /// Fixes `wheels` (`[vertical, horizontal]`; `v120` already holds the travel, as the
-    /// decoder and engine fill it). Returns whether the frame must be rewritten because a
-    /// code the source lacks now has a value.
-    #[inline]
-    pub fn apply(&mut self, wheels: [&mut WheelOut; 2]) -> bool {
-        let mut rewrite = false;
-        for (fix, wheel) in self.axes.iter_mut().zip(wheels) {
-            match fix {
-                AxisFixup::Nothing => {}
-                AxisFixup::SynthesizeHires => rewrite |= wheel.v120 != 0,
-                AxisFixup::DeriveLores { remainder } => {
-                    if wheel.v120 != 0 {
-                        if (*remainder > 0) != (wheel.v120 > 0) {
-                            *remainder = 0;
-                        }
-                        *remainder += wheel.v120;
-                        let detents = *remainder / V120_PER_DETENT;
-                        *remainder -= detents * V120_PER_DETENT;
-                        wheel.detents = detents;
-                        rewrite |= detents != 0;
-                    }
-                }
-            }
-        }
-        rewrite
-    }
-
-    /// Forgets accumulated travel (resync, cancel).
-    pub fn reset(&mut self) {
-        for a in &mut self.axes {
-            if let AxisFixup::DeriveLores { remainder } = a {
-                *remainder = 0;
-            }
-        }
-    }
-}
-
-/// Whether a frame is the kernel's "release every key" (`input_dev_release_keys`, sent when
-/// a device is unregistered or reset on resume): only `EV_KEY` releases, without the
-/// `MSC_SCAN` that hid-input puts before every real key change. Meaningful only for a
-/// source that reports `MSC_SCAN`.
-#[inline]
-pub fn is_kernel_release(raw: &[u8]) -> bool {
-    let mut any = false;
-    for chunk in raw.chunks_exact(EVENT_SIZE) {
-        let ty = u16::from_ne_bytes([chunk[16], chunk[17]]);
-        let value = i32::from_ne_bytes([chunk[20], chunk[21], chunk[22], chunk[23]]);
-        match ty {
-            EV_SYN => {}
-            EV_KEY if value == 0 => any = true,
-            _ => return false,
-        }
-    }
-    any
-}
-
 /// The output frame that reproduces `input` unchanged (for a frame the engine forwards
 /// but whose wheel codes must be fixed).
 pub fn frame_out_of(input: &FrameIn) -> FrameOut {
@@ -226,7 +130,7 @@ impl Pipeline {
         Pipeline {
             decoder: Decoder::new(caps.wheel_caps()),
             engine,
-            fixup: WheelFixup::new(caps),
+            fixup: WheelFixup::new(caps.missing_wheel_codes()),
             out: FrameOut::default(),
             buf: [0; OUT_BUF_BYTES],
             label: label.into(),
@@ -767,28 +671,6 @@ mod tests {
     }
 
     #[test]
-    fn kernel_release_frames_are_recognized_by_shape() {
-        assert!(is_kernel_release(&bytes(&[
-            (EV_KEY, BTN_LEFT, 0),
-            (EV_SYN, SYN_REPORT, 0)
-        ])));
-        assert!(!is_kernel_release(&bytes(&[
-            (EV_MSC, MSC_SCAN, 0x90001),
-            (EV_KEY, BTN_LEFT, 0),
-            (EV_SYN, SYN_REPORT, 0)
-        ])));
-        assert!(!is_kernel_release(&bytes(&[
-            (EV_KEY, BTN_LEFT, 1),
-            (EV_SYN, SYN_REPORT, 0)
-        ])));
-        assert!(!is_kernel_release(&bytes(&[
-            (EV_REL, REL_X, 1),
-            (EV_SYN, SYN_REPORT, 0)
-        ])));
-        assert!(!is_kernel_release(&bytes(&[(EV_SYN, SYN_REPORT, 0)])));
-    }
-
-    #[test]
     fn cancel_releases_everything_pressed_on_the_clone() {
         let mut p = pipeline(&mx_caps(), true);
         let mut sink = Recorder::default();
@@ -847,23 +729,6 @@ mod tests {
                 ],
                 vec![(EV_REL, REL_WHEEL_HI_RES, 40), (EV_SYN, SYN_REPORT, 0)],
             ]
-        );
-    }
-
-    #[test]
-    fn derived_lores_restarts_on_direction_change() {
-        let mut f = WheelFixup::new(&mouse_caps(&[REL_WHEEL_HI_RES]));
-        let mut step = |v120| {
-            let mut w = WheelOut { v120, detents: 0 };
-            let mut h = WheelOut::default();
-            f.apply([&mut w, &mut h]);
-            w.detents
-        };
-        // Without the reset the way back would first cancel the 100 carried upward, and
-        // the detent would come one step late: [0, 0, 0, -1].
-        assert_eq!(
-            [step(100), step(-100), step(-100), step(-100)],
-            [0, 0, -1, -1]
         );
     }
 

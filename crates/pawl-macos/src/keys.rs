@@ -45,7 +45,8 @@ pub fn modifiers_of_mask(mask: u64) -> impl Iterator<Item = Modifier> {
 }
 
 /// The virtual key code of a non-modifier key; `None` for modifiers and keys macOS has no
-/// key for (`XF86Back`, `XF86Forward`).
+/// key code for (see [`Key::available_on`]: XF86 navigation, media and brightness keys,
+/// Print, Pause, Scroll_Lock, Num_Lock, Caps_Lock, F21–F24).
 pub fn key_code(key: Key) -> Option<u16> {
     use Key::*;
     Some(match key {
@@ -119,17 +120,55 @@ pub fn key_code(key: Key) -> Option<u16> {
         Right => 0x7C,
         Down => 0x7D,
         Up => 0x7E,
+        Semicolon => 0x29,
+        Apostrophe => 0x27,
+        Backslash => 0x2A,
+        // kVK_Help sits where a PC keyboard has Insert (and Apple's extended keyboard sends it).
+        Insert => 0x72,
+        // kVK_ContextualMenu.
+        Menu => 0x6E,
+        F13 => 0x69,
+        F14 => 0x6B,
+        F15 => 0x71,
+        F16 => 0x6A,
+        F17 => 0x40,
+        F18 => 0x4F,
+        F19 => 0x50,
+        F20 => 0x5A,
+        Kp0 => 0x52,
+        Kp1 => 0x53,
+        Kp2 => 0x54,
+        Kp3 => 0x55,
+        Kp4 => 0x56,
+        Kp5 => 0x57,
+        Kp6 => 0x58,
+        Kp7 => 0x59,
+        Kp8 => 0x5B,
+        Kp9 => 0x5C,
+        KpAdd => 0x45,
+        KpSubtract => 0x4E,
+        KpMultiply => 0x43,
+        KpDivide => 0x4B,
+        KpDecimal => 0x41,
+        KpEnter => 0x4C,
+        KpEqual => 0x51,
+        AudioMute => 0x4A,
+        AudioLowerVolume => 0x49,
+        AudioRaiseVolume => 0x48,
         Ctrl | Shift | Alt | Super | RightCtrl | RightShift | RightAlt | RightSuper | Fn | Back
-        | Forward => return None,
+        | Forward | Print | Pause | ScrollLock | CapsLock | NumLock | F21 | F22 | F23 | F24
+        | AudioPlay | AudioStop | AudioPrev | AudioNext | AudioMicMute | BrightnessDown
+        | BrightnessUp => return None,
     })
 }
 
 /// Flags a real keyboard sets on a key by itself: arrow keys carry numeric-pad and Fn,
-/// function and navigation keys carry Fn.
+/// function and navigation keys carry Fn, keypad keys carry numeric-pad.
 pub fn intrinsic_flags(code: u16) -> u64 {
     match code {
         0x7B..=0x7E => flags::NUMERIC_PAD | flags::SECONDARY_FN,
-        0x60..=0x6F | 0x72..=0x7A => flags::SECONDARY_FN,
+        0x60..=0x6F | 0x72..=0x7A | 0x40 | 0x4F | 0x50 | 0x5A => flags::SECONDARY_FN,
+        0x41 | 0x43 | 0x45 | 0x4B | 0x4C | 0x4E | 0x51..=0x59 | 0x5B | 0x5C => flags::NUMERIC_PAD,
         _ => 0,
     }
 }
@@ -228,15 +267,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_non_modifier_key_but_xf86_back_forward_has_a_unique_code() {
+    fn every_key_the_config_accepts_on_macos_has_a_unique_code() {
         let mut seen = std::collections::HashSet::new();
         for &k in Key::ALL {
+            let available = k.available_on(pawl_engine::Platform::MacOs);
             match (k.is_modifier(), key_code(k)) {
-                (true, code) => assert_eq!(code, None, "{k:?}"),
-                (false, Some(code)) => assert!(seen.insert(code), "{k:?} duplicates {code:#x}"),
-                (false, None) => assert!(matches!(k, Key::Back | Key::Forward), "{k:?}"),
+                (true, code) => {
+                    assert_eq!(code, None, "{k:?}");
+                    assert!(modifier(k).is_some() && available, "{k:?}");
+                }
+                (false, Some(code)) => {
+                    assert!(seen.insert(code), "{k:?} duplicates {code:#x}");
+                    assert!(available, "{k:?} has a code but the config rejects it");
+                }
+                (false, None) => assert!(!available, "{k:?} is accepted but has no code"),
             }
         }
+    }
+
+    #[test]
+    fn keypad_keys_carry_the_numeric_pad_flag_and_f13_up_carry_fn() {
+        assert_eq!(key_code(Key::KpEnter), Some(0x4C));
+        assert_eq!(intrinsic_flags(0x4C), flags::NUMERIC_PAD);
+        assert_eq!(
+            intrinsic_flags(key_code(Key::F13).unwrap()),
+            flags::SECONDARY_FN
+        );
+        assert_eq!(
+            intrinsic_flags(key_code(Key::F17).unwrap()),
+            flags::SECONDARY_FN
+        );
+        assert_eq!(intrinsic_flags(key_code(Key::Semicolon).unwrap()), 0);
     }
 
     #[test]

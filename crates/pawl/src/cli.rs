@@ -40,8 +40,11 @@ pub enum Command {
     Replay {
         /// The recording.
         file: PathBuf,
-        /// Device identity, overriding the recording's header: `[BUS:]VID:PID[:NAME]`, ids
-        /// in hex, e.g. `046d:b034:"MX Master 3S"` or `bluetooth:046d:b034`.
+        /// Device identity, overriding the recording's header: `[BUS:]VVVV:PPPP[:NAME]`.
+        /// VVVV and PPPP are the vendor and product ids, 4 hex digits each; BUS is usb,
+        /// bluetooth, i2c, i8042, virtual or the bus number in hex as evemu writes it (3,
+        /// 0005); NAME is the rest, colons allowed, quotes removed. E.g. `046d:b034`,
+        /// `5:046d:b034`, `bluetooth:046d:b034:"MX Master 3S"`.
         #[arg(long, value_name = "ID")]
         device: Option<String>,
         /// evemu device description (`.desc`) for a recording without header (default:
@@ -169,6 +172,9 @@ pub enum ConfigCommand {
         /// The file to check.
         file: Option<PathBuf>,
     },
+    /// List the key names a chord may use (`{ key = "Super+Page_Up" }`,
+    /// `[actions.chords]`), with their aliases; keys this platform cannot press are marked.
+    Keys,
 }
 
 #[cfg(test)]

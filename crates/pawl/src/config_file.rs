@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use pawl_engine::{Config, Platform};
+use pawl_engine::{Config, Key, Platform};
 
 /// A loaded config and where it came from.
 #[derive(Debug)]
@@ -47,14 +47,32 @@ pub fn commands_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str>
     }
 }
 
+/// Why a config file that defines commands must not be trusted because of its directory:
+/// others could replace the file when they can write the directory (`mode & 0o022`) and
+/// the sticky bit (`0o1000`, as on `/tmp`) does not stop them, or when the directory
+/// belongs to a user other than `euid` and root. `None` = safe.
+pub fn directory_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str> {
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        Some("other users can write its directory (and it has no sticky bit)")
+    } else if owner != euid && owner != 0 {
+        Some("another user owns its directory")
+    } else {
+        None
+    }
+}
+
 /// Reads and validates the config. A missing file at the default path means defaults; a
 /// missing file given explicitly is an error. Errors list every problem as
 /// `file:line:column: key: message`. A file that defines commands is refused when other
-/// users could change it ([`commands_unsafe`]).
+/// users could change it ([`commands_unsafe`], from `fstat` of the file as opened, so the
+/// file checked is the file read) or replace it ([`directory_unsafe`], for the directory of
+/// the path and, through a symlink, of the file it names).
 pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     let path = path(explicit)?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    let mut file = match std::fs::File::open(&path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
             return Ok(Loaded {
                 config: Config::default_for(Platform::current()),
@@ -64,18 +82,40 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
     };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot inspect config {}", path.display()))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
     let shown = path.display().to_string();
     let config = Config::parse(&text, &shown, Platform::current())
         .map_err(|errs| anyhow::anyhow!("invalid config:\n{errs}"))?;
     if !config.commands.is_empty() {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(&path)
-            .with_context(|| format!("cannot inspect config {}", path.display()))?;
         let euid = rustix::process::geteuid().as_raw();
         if let Some(problem) = commands_unsafe(meta.mode(), meta.uid(), euid) {
             anyhow::bail!(
                 "refusing config {shown}: it defines commands and {problem}; fix with `chmod go-w {shown}` (and `chown` it to yourself)"
             );
+        }
+        let parent = |p: &Path| match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let mut dirs = vec![parent(&path)];
+        if let Ok(real) = std::fs::canonicalize(&path) {
+            dirs.push(parent(&real));
+        }
+        for dir in dirs {
+            let dmeta = std::fs::metadata(&dir)
+                .with_context(|| format!("cannot inspect the directory of config {shown}"))?;
+            if let Some(problem) = directory_unsafe(dmeta.mode(), dmeta.uid(), euid) {
+                anyhow::bail!(
+                    "refusing config {shown}: it defines commands and {problem} ({}); move it to a directory only you can write, or `chmod go-w {}`",
+                    dir.display(),
+                    dir.display()
+                );
+            }
         }
     }
     Ok(Loaded {
@@ -85,9 +125,79 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     })
 }
 
+/// `pawl config keys`: every key name a chord may use, one key per line (canonical name,
+/// then its aliases), modifiers first; keys `platform` cannot press are marked.
+pub fn keys_listing(platform: Platform) -> String {
+    let mut out = String::from(
+        "# Key names for chords, case-insensitive: { key = \"Super+Page_Up\" } and [actions.chords].\n\
+         # Modifiers are pressed first and released last. name: aliases\n",
+    );
+    let (mods, rest): (Vec<Key>, Vec<Key>) = Key::ALL.iter().partition(|k| k.is_modifier());
+    for (title, keys) in [("modifiers", mods), ("keys", rest)] {
+        out += &format!("# {title}\n");
+        // Keys with a single name and no mark share lines (A B C …), the others get one.
+        let mut run = String::new();
+        for k in keys {
+            let names = k.names();
+            let pressable = k.available_on(platform);
+            if names.len() == 1 && pressable {
+                if !run.is_empty() && run.len() + 1 + names[0].len() > 88 {
+                    out += &run;
+                    out.push('\n');
+                    run.clear();
+                }
+                if !run.is_empty() {
+                    run.push(' ');
+                }
+                run += names[0];
+                continue;
+            }
+            if !run.is_empty() {
+                out += &run;
+                out.push('\n');
+                run.clear();
+            }
+            out += names[0];
+            if names.len() > 1 {
+                out += &format!(": {}", names[1..].join(", "));
+            }
+            if !pressable {
+                out += &format!("  (not on {}: no key code)", platform.name());
+            }
+            out.push('\n');
+        }
+        if !run.is_empty() {
+            out += &run;
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_listing_names_every_key_with_its_aliases_and_marks_unpressable_ones() {
+        let linux = keys_listing(Platform::Linux);
+        assert!(linux.contains("\nPage_Up: PageUp, Prior\n"), "{linux}");
+        assert!(
+            linux.contains("\nFn  (not on Linux: no key code)\n"),
+            "{linux}"
+        );
+        assert!(linux.contains("\nXF86AudioPlay: PlayPause\n"), "{linux}");
+        let mac = keys_listing(Platform::MacOs);
+        assert!(mac.contains("\nFn\n"), "{mac}");
+        assert!(linux.contains("\nA B C D E F G H I J K L M N O P Q R S T U V W X Y Z"));
+        assert!(mac.contains("\nXF86AudioPlay: PlayPause  (not on macOS: no key code)\n"));
+        // Every name the chord parser accepts is listed.
+        for k in Key::ALL {
+            for n in k.names() {
+                assert!(linux.contains(n), "{n}");
+            }
+        }
+    }
 
     #[test]
     fn config_with_commands_must_be_writable_only_by_its_owner() {
@@ -100,6 +210,54 @@ mod tests {
         assert!(commands_unsafe(0o100664, 1000, 1000).is_some());
         assert!(commands_unsafe(0o100646, 1000, 1000).is_some());
         assert!(commands_unsafe(0o100644, 1001, 1000).is_some());
+    }
+
+    #[test]
+    fn a_directory_others_can_write_is_unsafe_unless_sticky() {
+        assert_eq!(directory_unsafe(0o40755, 1000, 1000), None);
+        assert_eq!(directory_unsafe(0o41777, 0, 1000), None, "/tmp");
+        assert!(directory_unsafe(0o40777, 1000, 1000).is_some());
+        assert!(directory_unsafe(0o40775, 1000, 1000).is_some());
+        assert!(directory_unsafe(0o40755, 1001, 1000).is_some());
+        assert_eq!(directory_unsafe(0o40755, 0, 1000), None, "/etc/pawl");
+    }
+
+    #[test]
+    fn config_with_commands_in_a_world_writable_directory_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[gesture]\nup = { command = [\"true\"] }\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let set_dir = |mode| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        set_dir(0o777);
+        let err = load(Some(&file)).unwrap_err().to_string();
+        assert!(err.contains("other users can write its directory"), "{err}");
+        set_dir(0o1777);
+        assert_eq!(load(Some(&file)).unwrap().config.commands.len(), 1);
+        // A config without commands may live anywhere.
+        set_dir(0o777);
+        std::fs::write(&file, "[gesture]\nthreshold = 100\n").unwrap();
+        assert!(load(Some(&file)).is_ok());
+        set_dir(0o755);
+    }
+
+    #[test]
+    fn a_symlinked_config_is_checked_where_the_file_really_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let safe = tempfile::tempdir().unwrap();
+        let open = tempfile::tempdir().unwrap();
+        let target = open.path().join("config.toml");
+        std::fs::write(&target, "[gesture]\nup = { command = [\"true\"] }\n").unwrap();
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let link = safe.path().join("config.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = load(Some(&link)).unwrap_err().to_string();
+        assert!(err.contains("other users can write its directory"), "{err}");
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(load(Some(&link)).is_ok());
     }
 
     #[test]

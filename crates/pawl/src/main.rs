@@ -111,6 +111,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
                 Ok(ExitCode::SUCCESS)
             }
+            ConfigCommand::Keys => {
+                print!(
+                    "{}",
+                    config_file::keys_listing(pawl_engine::Platform::current())
+                );
+                Ok(ExitCode::SUCCESS)
+            }
             ConfigCommand::Check { file } => {
                 let path = file.as_deref().or(cli.config.as_deref());
                 let loaded = config_file::load(path)?;

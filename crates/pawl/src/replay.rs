@@ -16,7 +16,8 @@ use plotters::prelude::*;
 pub struct Args<'a> {
     /// The recording.
     pub file: &'a Path,
-    /// Device identity `VID:PID[:NAME]` (hex ids), overriding the recording's header.
+    /// Device identity `[BUS:]VVVV:PPPP[:NAME]` ([`parse_device`]), overriding the
+    /// recording's header.
     pub device: Option<&'a str>,
     /// An evemu device description for a recording without header.
     pub desc: Option<&'a Path>,
@@ -56,15 +57,35 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `pawl replay` reads, for "not a recording" errors.
+const FORMATS: &str =
+    "an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace";
+
+/// Reads a file as text; a binary file is reported as not a recording.
+fn read_text(file: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{} is not text, so not {FORMATS}", file.display()))
+}
+
 /// Reads and parses the recording, and its evemu description (explicit, or by the
 /// evemu-devices naming convention `NAME.WHAT.events` → `NAME.desc`) when it has no header.
 /// Returns notes about where the device came from.
+///
+/// Errors: unreadable or binary files, parse errors (with the line), and a file in which
+/// nothing was recognized (no event and no device header: any text parses as evemu with
+/// unknown lines skipped). A recording with a header but no events is accepted, with a note.
 fn load(file: &Path, desc: Option<&Path>) -> anyhow::Result<(Recording, Vec<String>)> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = read_text(file)?;
     let mut rec =
         record::parse(&text).with_context(|| format!("cannot parse {}", file.display()))?;
+    if rec.events.is_empty() && rec.device.is_empty() {
+        bail!("no events found: {} is not {FORMATS}", file.display());
+    }
     let mut notes = vec![format!("recording: {} ({:?})", file.display(), rec.format)];
+    if rec.events.is_empty() {
+        notes.push("the recording has a device header but no events".into());
+    }
     let desc: Option<PathBuf> = match desc {
         Some(d) => Some(d.to_owned()),
         None if rec.device.is_empty() => file
@@ -75,49 +96,69 @@ fn load(file: &Path, desc: Option<&Path>) -> anyhow::Result<(Recording, Vec<Stri
         None => None,
     };
     if let Some(d) = desc {
-        let text =
-            std::fs::read_to_string(&d).with_context(|| format!("cannot read {}", d.display()))?;
+        let text = read_text(&d)?;
         let parsed =
             record::parse(&text).with_context(|| format!("cannot parse {}", d.display()))?;
+        if parsed.device.is_empty() {
+            bail!(
+                "{} describes no device: an evemu description has N:, I: and B: lines",
+                d.display()
+            );
+        }
         rec.describe_with(&parsed);
         notes.push(format!("description: {}", d.display()));
     }
     Ok((rec, notes))
 }
 
-/// Parses `--device`: `[BUS:]VID:PID[:NAME]`, ids in hex, bus a name (`usb`, `bluetooth`,
-/// …); the name may contain colons.
+/// The `--device` syntax, for errors and `--help`.
+pub const DEVICE_SYNTAX: &str = "[BUS:]VVVV:PPPP[:NAME]";
+
+/// Parses `--device`: `[BUS:]VVVV:PPPP[:NAME]`. `VVVV` and `PPPP` are the vendor and
+/// product ids, exactly four hex digits each; `BUS` is a name (`usb`, `bluetooth`/`bt`,
+/// `i2c`, `i8042`/`ps2`, `virtual`) or the bus number in hex, as evemu's `I:` line and
+/// `/proc/bus/input/devices` write it (`3`, `0005`, `0x18`); `NAME` is everything after
+/// the ids (it may contain colons; surrounding quotes are removed). Without `BUS`, USB.
+/// Three leading fields that all fit (`0003:046d:b034`) are bus, vendor, product; quote a
+/// name that looks like a hex id.
 pub fn parse_device(s: &str) -> anyhow::Result<DeviceInfo> {
-    let mut parts: Vec<&str> = s.splitn(4, ':').collect();
-    let bus = match parts.first().and_then(|p| {
-        p.chars()
-            .next()
-            .filter(char::is_ascii_alphabetic)
-            .and(Bus::parse(p))
-    }) {
-        Some(b) => {
-            parts.remove(0);
-            // Re-split so that the name keeps its colons.
-            let rest = s.split_once(':').map_or("", |(_, r)| r);
-            parts = rest.splitn(3, ':').collect();
-            b
-        }
-        None => {
-            parts = s.splitn(3, ':').collect();
-            Bus::USB
-        }
+    let fields: Vec<&str> = s.split(':').collect();
+    let id = |f: &str| {
+        (f.len() == 4 && f.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| u16::from_str_radix(f, 16).ok())
+            .flatten()
     };
-    let hex = |p: Option<&&str>, what: &str| -> anyhow::Result<u16> {
-        let p = p.with_context(|| format!("--device {s:?}: missing {what}"))?;
-        u16::from_str_radix(p, 16)
-            .with_context(|| format!("--device {s:?}: {what} {p:?} is not a hex id"))
+    let bus = |f: &str| -> Option<Bus> {
+        if f.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Bus::parse(f);
+        }
+        let hex = f.strip_prefix("0x").unwrap_or(f);
+        (!hex.is_empty() && hex.len() <= 4)
+            .then(|| u16::from_str_radix(hex, 16).ok().map(Bus))
+            .flatten()
     };
-    let vendor = hex(parts.first(), "vendor id")?;
-    let product = hex(parts.get(1), "product id")?;
-    let name = parts
-        .get(2)
-        .map(|n| n.trim_matches('"').to_owned())
-        .unwrap_or_default();
+    let (bus, ids) = match fields.as_slice() {
+        [b, v, p, ..] if id(v).is_some() && id(p).is_some() && bus(b).is_some() => {
+            (bus(b), &fields[1..])
+        }
+        [v, p, ..] if id(v).is_some() && id(p).is_some() => (Some(Bus::USB), &fields[..]),
+        _ => (None, &fields[..]),
+    };
+    let (Some(bus), Some(vendor), Some(product)) = (
+        bus,
+        ids.first().copied().and_then(id),
+        ids.get(1).copied().and_then(id),
+    ) else {
+        bail!(
+            "--device {s:?}: expected {DEVICE_SYNTAX} with 4-digit hex ids, e.g. 046d:b034, 5:046d:b034 or bluetooth:046d:b034:\"MX Master 3S\""
+        );
+    };
+    let name = ids.get(2..).map(|n| n.join(":")).unwrap_or_default();
+    let name = name
+        .strip_prefix('"')
+        .and_then(|n| n.strip_suffix('"'))
+        .unwrap_or(&name)
+        .to_owned();
     Ok(DeviceInfo {
         name,
         bus,
@@ -139,9 +180,26 @@ fn register_font() {
     });
 }
 
-/// Draws raw vs transformed scroll over time to `path` (`.svg` or `.png`): per wheel axis
-/// with travel, the cumulative travel in detents and the per-frame steps in v120.
+/// Draws raw vs transformed scroll over time to `path` (`.svg` or `.png`, any case): per
+/// wheel axis with travel, the cumulative travel in detents and the per-frame steps in v120.
+/// Errors name the path: an unknown extension, a file that cannot be created (missing
+/// directory, no permission), a drawing failure.
 pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let svg = match ext.as_deref() {
+        Some("svg") => true,
+        Some("png") => false,
+        _ => bail!(
+            "--plot {}: the picture type comes from the file name: use one ending in .svg or .png",
+            path.display()
+        ),
+    };
+    // Create the file first, so a bad path is an ordinary, readable I/O error.
+    std::fs::File::create(path)
+        .with_context(|| format!("cannot write the plot to {}", path.display()))?;
     register_font();
     let axes: Vec<(&str, &[Point])> = [
         ("vertical wheel", res.series.wheel.as_slice()),
@@ -152,20 +210,20 @@ pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
     .collect();
     let rows = axes.len().max(1) as u32;
     let size = (1000, 40 + 560 * rows);
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("svg") => draw(
+    let drawn = if svg {
+        draw(
             SVGBackend::new(path, size).into_drawing_area(),
             title,
             &axes,
-        )?,
-        Some("png") => draw(
+        )
+    } else {
+        draw(
             BitMapBackend::new(path, size).into_drawing_area(),
             title,
             &axes,
-        )?,
-        _ => bail!("--plot {}: use a .svg or .png file name", path.display()),
-    }
-    Ok(())
+        )
+    };
+    drawn.with_context(|| format!("cannot draw the plot to {}", path.display()))
 }
 
 fn draw<DB: DrawingBackend>(
@@ -176,7 +234,7 @@ fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("plot: {e:?}");
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("{e}");
     root.fill(&WHITE).map_err(e)?;
     let root = root
         .titled(&format!("pawl replay: {title}"), (FONT, 22))
@@ -319,9 +377,79 @@ mod tests {
         );
         let d = parse_device("093a:2510").unwrap();
         assert_eq!((d.vendor, d.name.as_str()), (0x093a, ""));
-        let e = parse_device("046d").unwrap_err().to_string();
-        assert!(e.contains("missing product id"), "{e}");
-        assert!(parse_device("xyz:b034").is_err());
+    }
+
+    #[test]
+    fn device_flag_reads_a_numeric_bus_in_hex_as_evemu_writes_it() {
+        let d = parse_device("5:046d:b034").unwrap();
+        assert_eq!(
+            (d.bus, d.vendor, d.product),
+            (Bus::BLUETOOTH, 0x046d, 0xb034)
+        );
+        let d = parse_device("0011:0002:0007:SynPS/2 Synaptics TouchPad").unwrap();
+        assert_eq!((d.bus, d.vendor, d.product), (Bus::I8042, 2, 7));
+        assert_eq!(d.name, "SynPS/2 Synaptics TouchPad");
+        assert_eq!(parse_device("0x18:06cb:cd7e").unwrap().bus, Bus::I2C);
+        // A name that looks like an id stays a name when quoted.
+        let d = parse_device("046d:b034:\"cafe\"").unwrap();
+        assert_eq!((d.bus, d.name.as_str()), (Bus::USB, "cafe"));
+    }
+
+    #[test]
+    fn device_flag_errors_show_the_syntax() {
+        for bad in [
+            "046d",
+            "xyz:b034",
+            "46d:b034",
+            "usb:046d",
+            "5:046d",
+            "",
+            "046d:b034x",
+        ] {
+            let e = parse_device(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("expected [BUS:]VVVV:PPPP[:NAME] with 4-digit hex ids"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_a_recording_is_an_error_naming_the_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, contents) in [
+            ("empty.events", &b""[..]),
+            ("passwd", b"root:x:0:0:root:/root:/bin/bash\n"),
+            ("README.md", b"# pawl\n\nA mouse daemon: gestures.\n"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, contents).unwrap();
+            let e = load(&path, None).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "no events found: {} is not an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace",
+                    path.display()
+                )
+            );
+        }
+        let bin = dir.path().join("random.bin");
+        std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x94]).unwrap();
+        let e = load(&bin, None).unwrap_err().to_string();
+        assert!(e.ends_with("is not text, so not an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace"), "{e}");
+        // A header without events is a valid, empty recording.
+        let header = dir.path().join("header.events");
+        std::fs::write(
+            &header,
+            "N: Logitech MX Master 3S\nI: 0005 046d b034 0011\n",
+        )
+        .unwrap();
+        let (rec, notes) = load(&header, None).unwrap();
+        assert!(rec.events.is_empty());
+        assert!(
+            notes.iter().any(|n| n.contains("header but no events")),
+            "{notes:?}"
+        );
     }
 
     fn example(name: &str) -> PathBuf {
@@ -355,6 +483,31 @@ mod tests {
         );
         assert!(plot(&res, "x", &dir.join("p.jpg")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn plot_extension_is_case_insensitive_and_errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let res = replayed("hires-scroll.events");
+        for name in ["UP.SVG", "UP.PNG", "Mixed.Svg"] {
+            plot(&res, "x", &dir.path().join(name)).unwrap();
+            assert!(dir.path().join(name).metadata().unwrap().len() > 300);
+        }
+        let missing = dir.path().join("no/such/dir/p.svg");
+        let e = format!("{:#}", plot(&res, "x", &missing).unwrap_err());
+        assert_eq!(
+            e,
+            format!(
+                "cannot write the plot to {}: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+        let e = plot(&res, "x", &dir.path().join("plot.jpg"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plot.jpg: the picture type comes from the file name: use one ending in .svg or .png"), "{e}");
+        let e = plot(&res, "x", dir.path()).unwrap_err().to_string();
+        assert!(e.contains("use one ending in .svg or .png"), "{e}");
     }
 
     #[test]

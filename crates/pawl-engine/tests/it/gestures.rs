@@ -184,6 +184,56 @@ fn repeat_fires_for_every_threshold_crossed_in_one_frame() {
 }
 
 #[test]
+fn repeat_fires_at_most_four_times_per_frame_and_drops_the_rest_of_a_flick() {
+    // 1050 px is ten thresholds: four fire, the other six are dropped with their travel
+    // (50 px stays), so the next small motion fires nothing.
+    check(
+        "[gesture]\nrepeat = true\nthreshold = 100\ninvert_desktop = false\n",
+        "
+        +5
+        x=1050
+        x=40
+        x=10
+        -5
+        ",
+        expect![[r#"
+            +5 => nothing
+            x=1050 => action desktop-right action desktop-right action desktop-right action desktop-right
+            x=40 => nothing
+            x=10 => action desktop-right
+            -5 => nothing
+        "#]],
+    );
+}
+
+#[test]
+fn repeat_with_none_actions_and_extreme_motion_consumes_the_travel_at_once() {
+    // Each frame crosses 2^31 thresholds of 1 px: the fires are counted, not looped over,
+    // and `none` fills the per-frame cap like any action (nothing is queued).
+    check(
+        "[gesture]\nrepeat = true\nthreshold = 1\nleft = \"none\"\nright = \"none\"\nup = \"none\"\ndown = \"none\"\n",
+        "
+        +5
+        x=2147483647
+        x=2147483647
+        x=-2147483648
+        y=2147483647
+        y=-2147483648
+        -5
+        ",
+        expect![[r#"
+            +5 => nothing
+            x=2147483647 => nothing
+            x=2147483647 => nothing
+            x=-2147483648 => nothing
+            y=2147483647 => nothing
+            y=-2147483648 => nothing
+            -5 => nothing
+        "#]],
+    );
+}
+
+#[test]
 fn release_below_threshold_passes_the_click_through() {
     check(
         "",

@@ -174,13 +174,23 @@ proptest! {
     }
 }
 
+/// A motion or wheel value: mostly ordinary, sometimes the `i32` extremes (a decoder
+/// saturates sums there).
+fn value(ordinary: i32) -> impl Strategy<Value = i32> {
+    prop_oneof![
+        8 => -ordinary..ordinary,
+        1 => any::<i32>(),
+        1 => prop_oneof![Just(i32::MIN), Just(i32::MAX), Just(i32::MIN + 1)],
+    ]
+}
+
 fn frame() -> impl Strategy<Value = FrameIn> {
     (
         0u64..400_000,
-        -3000i32..3000,
-        -3000i32..3000,
-        prop_oneof![Just(0), -1000i32..1000],
-        prop_oneof![Just(0), -1000i32..1000],
+        value(3000),
+        value(3000),
+        prop_oneof![Just(0), value(1000)],
+        prop_oneof![Just(0), value(1000)],
         prop::collection::vec((0u8..40, any::<bool>()), 0..4),
     )
         .prop_map(|(t, dx, dy, w, h, b)| FrameIn {
@@ -273,5 +283,28 @@ proptest! {
         };
         engine.frame(&extreme, &mut out);
         engine.frame(&extreme, &mut out);
+    }
+
+    #[test]
+    fn repeat_fires_at_most_the_action_cap_per_frame_for_any_motion(
+        motion in prop::collection::vec((any::<i32>(), any::<i32>()), 1..40),
+        threshold in 1u32..=10_000,
+        none in any::<bool>(),
+    ) {
+        let mut config = Config::default_for(Platform::Linux);
+        config.gesture.repeat = true;
+        config.gesture.threshold = threshold;
+        if none {
+            config.gesture.left = pawl_engine::Action::None;
+        }
+        let mut engine = DeviceEngine::with_profile(&config, true, config.scroll);
+        let mut out = FrameOut::default();
+        engine.frame(&FrameIn { buttons: buttons(&[(5, true)]), ..FrameIn::default() }, &mut out);
+        for (dx, dy) in motion {
+            let f = FrameIn { dx, dy, ..FrameIn::default() };
+            prop_assert_eq!(engine.frame(&f, &mut out), Verdict::Rewrite);
+            prop_assert!(out.actions.len() <= pawl_engine::frame::Actions::CAP);
+            prop_assert_eq!((out.dx, out.dy), (0, 0), "motion while held is swallowed");
+        }
     }
 }
