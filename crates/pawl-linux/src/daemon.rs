@@ -1128,7 +1128,10 @@ impl Daemon {
             .enumerate()
             .filter_map(|(slot, s)| match s {
                 Slot::Active(d) if d.source.decision.transform_scroll => {
-                    let dir = self.class_dir.join(&d.source.sys.node).join("device/device");
+                    let dir = self
+                        .class_dir
+                        .join(&d.source.sys.node)
+                        .join("device/device");
                     std::fs::canonicalize(dir).ok().map(|hid| (slot, hid))
                 }
                 _ => None,
@@ -1145,7 +1148,9 @@ impl Daemon {
                     Some(slot) => log::debug!(
                         "{}: thumb wheel scroll goes to {}",
                         dev.node().dev_path().display(),
-                        self.devices[slot].path().map_or("?".into(), |p| p.display().to_string())
+                        self.devices[slot]
+                            .path()
+                            .map_or("?".into(), |p| p.display().to_string())
                     ),
                     None => log::debug!(
                         "{}: no grabbed pointer node with scroll transformed; thumb wheel native",
