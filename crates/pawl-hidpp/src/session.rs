@@ -72,7 +72,8 @@ pub struct DivertSpec {
 /// What a session does with the thumb wheel (HID++ 0x2150).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ThumbWheel {
-    /// Never write its reporting (read it only): `[hidpp] thumb_wheel = false`, queries.
+    /// Leave its reporting as it is (read it only; `[hidpp] thumb_wheel = false`,
+    /// queries); set after [`ThumbWheel::Divert`], pawl's own diversion is undone.
     #[default]
     Leave,
     /// Keep it native (its HID reports reach the kernel as `REL_HWHEEL`): un-divert it if
@@ -247,10 +248,9 @@ impl fmt::Display for Event {
             ),
             Event::Disconnected => write!(f, "link lost"),
             Event::Reconnected => write!(f, "reconnected: diverting again"),
-            Event::ThumbWheel(true) => write!(
-                f,
-                "thumb wheel (0x2150) diverted: its rotation is horizontal scroll through pawl"
-            ),
+            Event::ThumbWheel(true) => {
+                write!(f, "diverted thumb wheel (0x2150) as horizontal scroll")
+            }
             Event::ThumbWheel(false) => {
                 write!(f, "thumb wheel (0x2150) back to native HID reporting")
             }
@@ -359,6 +359,9 @@ pub struct Session {
     thumb: Option<ThumbInfo>,
     /// The thumb wheel's reporting; `None` until its status was read (or failed to be).
     thumb_status: Option<ThumbStatus>,
+    /// The thumb wheel's diversion is pawl's: pawl diverted it, or found it diverted while
+    /// asked to divert it (left over from a pawl that was killed).
+    thumb_ours: bool,
     thumb_carry: i64,
     held: Held,
     drop_raw_xy: bool,
@@ -383,6 +386,7 @@ impl Session {
             wheel_mode: None,
             thumb: None,
             thumb_status: None,
+            thumb_ours: false,
             thumb_carry: 0,
             held: Held::default(),
             drop_raw_xy: false,
@@ -403,6 +407,7 @@ impl Session {
         self.wheel_mode = None;
         self.thumb = None;
         self.thumb_status = None;
+        self.thumb_ours = false;
         self.thumb_carry = 0;
         self.held = Held::default();
         self.drop_raw_xy = false;
@@ -493,12 +498,14 @@ impl Session {
     }
 
     /// Queues (first) the `setThumbwheelReporting` that makes the device's reporting what
-    /// [`SessionConfig::thumb_wheel`] asks for, if it differs.
+    /// [`SessionConfig::thumb_wheel`] asks for, if it differs. [`ThumbWheel::Leave`] undoes
+    /// only pawl's own diversion (the mode was [`ThumbWheel::Divert`] before).
     fn reconcile_thumb(&mut self) {
         let Some(status) = self.thumb_status else {
             return;
         };
         let want = match self.config.thumb_wheel {
+            ThumbWheel::Leave if self.thumb_ours => false,
             ThumbWheel::Leave => return,
             ThumbWheel::Native => false,
             ThumbWheel::Divert => true,
@@ -527,9 +534,9 @@ impl Session {
     }
 
     /// The requests that undo pawl's diversions (for a clean exit): each diverted control
-    /// back to native reporting without raw XY, the thumb wheel back to HID (when pawl
-    /// diverted it: [`ThumbWheel::Divert`]; its invert bit as the device had it). Write
-    /// them all; their replies need no waiting.
+    /// back to native reporting without raw XY, the thumb wheel back to HID (when the
+    /// diversion is pawl's; its invert bit as the device had it). Write them all; their
+    /// replies need no waiting.
     pub fn undivert(&mut self) -> Vec<Message> {
         let mut res = Vec::new();
         for i in 0..self.controls.len() {
@@ -547,12 +554,13 @@ impl Session {
                 self.controls[i].reporting = Some(off);
             }
         }
-        if self.config.thumb_wheel == ThumbWheel::Divert && self.thumb_diverted() {
+        if self.thumb_ours && self.thumb_diverted() {
             res.push(self.message(Request::ThumbReporting(false)));
             if let Some(status) = self.thumb_status.as_mut() {
                 status.diverted = false;
             }
         }
+        self.thumb_ours = false;
         self.pending = None;
         self.queue.clear();
         res
@@ -683,6 +691,7 @@ impl Session {
         }
         // A device that lost its link forgets the diversion; setup reads it again.
         self.thumb_status = None;
+        self.thumb_ours = false;
         self.thumb_carry = 0;
         self.phase = Phase::Offline;
         out.event(Event::Disconnected);
@@ -830,10 +839,13 @@ impl Session {
                 self.queue.push_front(Request::ThumbStatus);
             }
             Request::ThumbStatus => {
-                self.thumb_status = Some(ThumbStatus {
+                let status = ThumbStatus {
                     diverted: m.params[0] == thumb_wheel::MODE_DIVERTED,
                     inverted: m.params[1] & thumb_wheel::DIRECTION_BIT != 0,
-                });
+                };
+                self.thumb_status = Some(status);
+                // Found diverted while asked to divert: pawl's from now on (undone on exit).
+                self.thumb_ours = status.diverted && self.config.thumb_wheel == ThumbWheel::Divert;
                 self.reconcile_thumb();
             }
             Request::ThumbReporting(on) => {
@@ -841,6 +853,7 @@ impl Session {
                 if let Some(status) = self.thumb_status.as_mut() {
                     status.diverted = on;
                 }
+                self.thumb_ours = on;
                 self.thumb_carry = 0;
                 if self.phase == Phase::Ready {
                     out.event(Event::ThumbWheel(on));

@@ -548,11 +548,22 @@ fn thumb_wheel_follows_the_mode_after_setup() {
     rig.set_thumb(ThumbWheel::Native);
     assert!(!rig.device.thumb_diverted());
     assert!(rig.events.contains(&Event::ThumbWheel(false)));
-    // Leaving it alone writes nothing, even when it differs.
+    // Leaving it alone writes nothing.
     let before = rig.thumb_writes();
     rig.set_thumb(ThumbWheel::Leave);
     rig.set_thumb(ThumbWheel::Leave);
     assert_eq!(rig.thumb_writes(), before);
+    // Left alone after pawl diverted it (`thumb_wheel = false` on SIGHUP): pawl's
+    // diversion is undone, once.
+    rig.set_thumb(ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted());
+    rig.set_thumb(ThumbWheel::Leave);
+    assert!(!rig.device.thumb_diverted());
+    assert_eq!(
+        rig.session.undivert().len(),
+        1,
+        "only the gesture button is left"
+    );
     // The gesture button stayed diverted throughout.
     assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
 }
