@@ -219,7 +219,8 @@ pub fn buttons_need_grab(config: &Config) -> bool {
 pub struct HidppDevice {
     node: HidrawNode,
     fd: OwnedFd,
-    /// What `session` was started with (to tell whether a reload changes it).
+    /// What `session` was started with, its thumb wheel mode aside (to tell whether a
+    /// reload changes what to divert).
     session_config: SessionConfig,
     session: Session,
     engine: DeviceEngine,
@@ -264,19 +265,20 @@ impl HidppDevice {
     }
 
     /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
-    /// cancelled); when what to divert changed, pawl's diversions are undone and the setup
-    /// runs again with the new controls.
-    /// The thumb wheel keeps its current mode here; the daemon sets it again for the new
-    /// config with [`HidppDevice::set_thumb_target`].
+    /// cancelled); when the controls to divert changed, pawl's diversions are undone and
+    /// the setup runs again with the new controls. The thumb wheel keeps its current mode
+    /// here; the daemon sets it for the new config with [`HidppDevice::set_thumb_target`].
     pub fn reconfigure(&mut self, config: &Config, now: Micros) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
         self.engine = DeviceEngine::with_profile(config, false, config.scroll);
         let mut wanted = session_config(config);
-        wanted.thumb_wheel = self.session.config().thumb_wheel;
+        wanted.thumb_wheel = self.session_config.thumb_wheel;
         if wanted != self.session_config {
             self.undivert();
-            self.session = Session::new(wanted.clone(), self.node.framing, self.node.device_index);
+            let mut next = wanted.clone();
+            next.thumb_wheel = self.session.config().thumb_wheel;
+            self.session = Session::new(next, self.node.framing, self.node.device_index);
             self.session_config = wanted;
             self.restart(now);
         }
