@@ -20,7 +20,7 @@ use crate::cpio::Cpio;
 use crate::util;
 
 /// Debian packages the VM needs (the `cpio` tool is not used: xtask writes the archive).
-const PACKAGES: &[&str] = &[
+pub(crate) const PACKAGES: &[&str] = &[
     "qemu-system-x86",
     "linux-image-amd64",
     "busybox-static",
@@ -32,7 +32,7 @@ const MODULES: &[&str] = &["hid", "hid-generic", "uhid", "evdev", "uinput"];
 
 /// The target the static binaries are built for (a separate target directory, so host
 /// builds are not invalidated by the different RUSTFLAGS).
-const TARGET: &str = "x86_64-unknown-linux-gnu";
+pub(crate) const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Printed by `/init` right before it starts the driver: the end of the boot.
 const DRIVER_START: &str = "pawl-vm: driver starting";
@@ -109,14 +109,14 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
 
 /// An installed kernel: version, image, modules directory.
 #[derive(Debug)]
-struct Kernel {
-    version: String,
+pub(crate) struct Kernel {
+    pub(crate) version: String,
     vmlinuz: PathBuf,
     modules: PathBuf,
 }
 
 /// The newest kernel that has both `/boot/vmlinuz-<v>` and `/lib/modules/<v>/modules.dep`.
-fn find_kernel() -> anyhow::Result<Kernel> {
+pub(crate) fn find_kernel() -> anyhow::Result<Kernel> {
     let mut found: Vec<Kernel> = std::fs::read_dir("/lib/modules")
         .context("read /lib/modules (is linux-image-amd64 installed?)")?
         .flatten()
@@ -146,7 +146,7 @@ fn version_key(v: &str) -> Vec<u64> {
 
 /// `<workspace root>/../shared/recordings`; in a git worktree elsewhere, the same path next
 /// to the main checkout (from `git rev-parse --git-common-dir`).
-fn recordings_dir(root: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn recordings_dir(root: &Path) -> anyhow::Result<PathBuf> {
     let beside_root = root.join("../shared/recordings");
     if beside_root.is_dir() {
         return Ok(beside_root);
@@ -170,13 +170,13 @@ fn recordings_dir(root: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
 }
 
-fn build_static() -> anyhow::Result<()> {
+pub(crate) fn build_static() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     util::run(
         Command::new(cargo)
@@ -225,7 +225,7 @@ echo "pawl-vm: driver exit status $?"
 poweroff -f
 "#;
 
-fn initramfs_bytes(
+pub(crate) fn initramfs_bytes(
     kernel: &Kernel,
     pawl: &Path,
     driver: &Path,
@@ -374,25 +374,36 @@ fn module_bytes(path: &str) -> anyhow::Result<Vec<u8>> {
 
 /// What one VM run printed.
 #[derive(Debug)]
-struct Run {
+pub(crate) struct Run {
     /// From QEMU's start to the driver's start.
-    boot: Option<Duration>,
+    pub(crate) boot: Option<Duration>,
     /// From the driver's start to its exit.
-    scenarios: Option<Duration>,
+    pub(crate) scenarios: Option<Duration>,
     /// QEMU's whole run.
-    total: Duration,
+    pub(crate) total: Duration,
     /// `PASS`/`FAIL` lines in order.
     results: Vec<String>,
     /// The driver's exit status as `/init` printed it.
-    driver_status: Option<i32>,
-    timed_out: bool,
+    pub(crate) driver_status: Option<i32>,
+    pub(crate) timed_out: bool,
 }
 
-fn boot(
+pub(crate) fn boot(
     kernel: &Kernel,
     initramfs: &Path,
     serial_log: &Path,
     timeout: Duration,
+) -> anyhow::Result<Run> {
+    boot_with(kernel, initramfs, serial_log, timeout, &[])
+}
+
+/// [`boot`] with extra QEMU arguments (`perf-vm` adds `-icount`).
+pub(crate) fn boot_with(
+    kernel: &Kernel,
+    initramfs: &Path,
+    serial_log: &Path,
+    timeout: Duration,
+    qemu_args: &[&str],
 ) -> anyhow::Result<Run> {
     let mut log = std::fs::File::create(serial_log)
         .with_context(|| format!("create {}", serial_log.display()))?;
@@ -404,6 +415,7 @@ fn boot(
         .arg("-initrd")
         .arg(initramfs)
         .args(["-append", "console=ttyS0 quiet panic=-1", "-no-reboot"])
+        .args(qemu_args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1638,8 +1638,9 @@ const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its defau
 
 [gesture]
 # Button held for gestures. Not 0 (left): that would swallow every left drag. When it is
-# also the back or forward button, the gesture takes the button (on_back / on_forward
-# must then be "pass-through").
+# also the back or forward button, the gesture takes the button: its default back/forward
+# action no longer fires, and writing an on_back / on_forward other than "pass-through"
+# for it is an error.
 button = 5
 # Travel along the dominant axis that fires a gesture, px (1..=10000).
 threshold = 220

@@ -123,15 +123,7 @@ impl Recording {
             Some(rel) => rel & (1 << code) != 0,
             None => self.has_event(EV_REL, code),
         };
-        let axis = |lores, hires| match (has(lores), has(hires)) {
-            (true, false) => (false, true),
-            (false, true) => (true, false),
-            _ => (false, false),
-        };
-        [
-            axis(REL_WHEEL, REL_WHEEL_HI_RES),
-            axis(REL_HWHEEL, REL_HWHEEL_HI_RES),
-        ]
+        crate::stream::missing_wheel_codes(has)
     }
 
     /// Wheel codes: from the recorded capabilities, else inferred from the events (a stream

@@ -6,7 +6,7 @@
 use pawl_engine::frame::WheelOut;
 use pawl_engine::units::V120_PER_DETENT;
 
-use crate::codes::{EV_KEY, EV_SYN};
+use crate::codes::{EV_KEY, EV_SYN, REL_HWHEEL, REL_HWHEEL_HI_RES, REL_WHEEL, REL_WHEEL_HI_RES};
 use crate::frames::EVENT_SIZE;
 
 /// Whether a frame is the kernel's "release every key" (`input_dev_release_keys`, sent when
@@ -26,6 +26,22 @@ pub fn is_kernel_release(raw: &[u8]) -> bool {
         }
     }
     any
+}
+
+/// Which wheel code a source lacks, `[(lo-res missing, hi-res missing)]` per axis
+/// `[vertical, horizontal]`, given whether it has a `REL_*` code: an axis with only
+/// `REL_WHEEL` lacks `REL_WHEEL_HI_RES` and the other way round; an axis with both or
+/// neither lacks nothing. The input of [`WheelFixup::new`].
+pub fn missing_wheel_codes(has: impl Fn(u16) -> bool) -> [(bool, bool); 2] {
+    let axis = |lores, hires| match (has(lores), has(hires)) {
+        (true, false) => (false, true),
+        (false, true) => (true, false),
+        _ => (false, false),
+    };
+    [
+        axis(REL_WHEEL, REL_WHEEL_HI_RES),
+        axis(REL_HWHEEL, REL_HWHEEL_HI_RES),
+    ]
 }
 
 /// Fixes wheel codes the clone has but the source lacks (the clone always has both

@@ -255,16 +255,7 @@ impl Caps {
     /// hi-res missing)` per axis `[vertical, horizontal]`. pawl derives or synthesizes
     /// those codes for frames it would otherwise forward unchanged.
     pub fn missing_wheel_codes(&self) -> [(bool, bool); 2] {
-        let has = |c| self.ev.get(EV_REL) && self.rel.get(c);
-        let axis = |lores, hires| match (has(lores), has(hires)) {
-            (true, false) => (false, true),
-            (false, true) => (true, false),
-            _ => (false, false),
-        };
-        [
-            axis(REL_WHEEL, REL_WHEEL_HI_RES),
-            axis(REL_HWHEEL, REL_HWHEEL_HI_RES),
-        ]
+        pawl_evdev::stream::missing_wheel_codes(|c| self.ev.get(EV_REL) && self.rel.get(c))
     }
 }
 

@@ -16,6 +16,8 @@
 //! know how many result lines to expect).
 //!
 //! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions.
+//!
+//! `--perf [FLAGS]` (last) runs the measurements of `cargo xtask perf-vm` instead ([`perf`]).
 
 #[cfg(target_os = "linux")]
 mod evdev;
@@ -25,6 +27,8 @@ mod hid;
 mod hidpp_emu;
 #[cfg(target_os = "linux")]
 mod pawl;
+#[cfg(target_os = "linux")]
+mod perf;
 #[cfg(target_os = "linux")]
 mod scenarios;
 #[cfg(target_os = "linux")]
@@ -80,6 +84,8 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--list" => list = true,
             "--pawl-debug" => opts.pawl_debug = true,
             "--verbose" => opts.verbose = true,
+            // `cargo xtask perf-vm`: measurements instead of scenarios; the rest are its flags.
+            "--perf" => return perf::run(&opts, it.collect()),
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => filters.push(arg),
         }

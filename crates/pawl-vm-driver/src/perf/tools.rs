@@ -1,0 +1,597 @@
+//! The programs measured: pawl and the peers that can forward the same grabbed mouse —
+//! the C forwarder (the baseline: one read, one write per frame), kanata and xremap — each
+//! with its own uhid MX Master 3S, its output device, and a reader thread on that output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use pawl_evdev::codes::{EV_REL, EV_SYN, REL_X, REL_Y, SYN_DROPPED, SYN_REPORT};
+
+use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
+use crate::hid::{HidMouse, MX_MASTER_3S_BT, MouseModel};
+use crate::pawl::{Pawl, PawlOptions};
+use crate::scenarios::{T_DEVICE, T_EVENT};
+use crate::sys::{self, InputEvent};
+
+/// The programs, in measurement order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `pawl run` with the default configuration (plus a rule that keeps it off the peers'
+    /// mice).
+    Pawl,
+    /// `contrib/perf/forwarder.c`.
+    Forwarder,
+    /// kanata, `linux-dev` on the mouse, nothing mapped.
+    Kanata,
+    /// xremap `--mouse --device <node>`, empty keymap, wheel enabled.
+    Xremap,
+}
+
+impl Kind {
+    /// Every kind, in measurement order.
+    pub const ALL: [Kind; 4] = [Kind::Pawl, Kind::Forwarder, Kind::Kanata, Kind::Xremap];
+
+    /// The name in result lines and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Pawl => "pawl",
+            Kind::Forwarder => "c-forwarder",
+            Kind::Kanata => "kanata",
+            Kind::Xremap => "xremap",
+        }
+    }
+
+    /// The mouse the program gets: the real MX Master 3S descriptor and ids; the peers'
+    /// mice carry a name suffix so pawl's configuration can leave them alone (pawl takes
+    /// every MX Master by vendor:product).
+    fn model(self) -> MouseModel {
+        match self {
+            Kind::Pawl => MX_MASTER_3S_BT,
+            _ => MouseModel {
+                name: PEER_MOUSE_NAME,
+                ..MX_MASTER_3S_BT
+            },
+        }
+    }
+}
+
+/// HID name of the peers' mice.
+const PEER_MOUSE_NAME: &str = "MX Master 3S peer";
+
+/// pawl's configuration: the defaults, and the peers' mice left alone.
+pub const PAWL_CONFIG: &str = "# cargo xtask perf-vm: defaults; the peers' mice are not pawl's\n\
+                               [[device]]\nname = \"MX Master 3S peer*\"\nhandle = false\n";
+
+/// kanata's configuration for `source`: grab exactly that node; nothing is mapped, so
+/// every event is passed through (`src/kanata/linux.rs`: non-key events and unmapped keys
+/// go to `write_raw`, wheel events to `scroll`).
+pub fn kanata_config(source: &Path) -> String {
+    format!(
+        "(defcfg\n  linux-dev {}\n  process-unmapped-keys no\n)\n(defsrc esc)\n(deflayer base esc)\n",
+        source.display()
+    )
+}
+
+/// xremap's configuration: no mapping; the wheel enabled (without it the output device has
+/// no wheel codes and scrolling is lost).
+pub const XREMAP_CONFIG: &str = "enable_wheel: true\nkeymap: []\nmodmap: []\n";
+
+/// The motion report every program must forward unchanged after it started (never used
+/// by a workload: workload motion stays within ±60).
+pub const SENTINEL: (i32, i32) = (700, -500);
+
+/// A program handling its own mouse.
+#[derive(Debug)]
+pub struct Tool {
+    /// Which program.
+    pub kind: Kind,
+    /// Its mouse.
+    pub mouse: HidMouse,
+    /// The kernel's node of the mouse.
+    pub source: NodeInfo,
+    /// Its output device.
+    pub out: Output,
+    /// pawl's virtual keyboard (pawl only).
+    pub keyboard: Option<EvdevNode>,
+    proc: Proc,
+}
+
+#[derive(Debug)]
+enum Proc {
+    Pawl(Pawl),
+    Other { child: Child, log: PathBuf },
+}
+
+/// Creates the mouse of `kind` (the kernel node appears before this returns).
+pub fn create_mouse(
+    kind: Kind,
+    recordings: &Path,
+    seq: usize,
+) -> anyhow::Result<(HidMouse, NodeInfo)> {
+    let phys = format!("perf-{}-{seq}", kind.name());
+    let mouse = HidMouse::create(kind.model(), recordings, &phys)?;
+    let source = mouse.wait_node(T_DEVICE)?;
+    Ok((mouse, source))
+}
+
+impl Tool {
+    /// Starts the program of `kind` on `mouse` (binary `bin`, scratch directory `work`),
+    /// waits for its output device and requires that a sentinel motion comes out of it.
+    pub fn start(
+        kind: Kind,
+        bin: &Path,
+        work: &Path,
+        mouse: HidMouse,
+        source: NodeInfo,
+    ) -> anyhow::Result<Tool> {
+        std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
+        let (mut proc, out_node, keyboard) = match kind {
+            Kind::Pawl => {
+                let mut pawl = Pawl::start(
+                    bin,
+                    work,
+                    &PawlOptions {
+                        config: PAWL_CONFIG,
+                        desktop: "GNOME",
+                        run_args: &[],
+                        debug: false,
+                    },
+                )?;
+                let clone = pawl.wait_clone(&source, T_DEVICE)?;
+                let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+                (Proc::Pawl(pawl), clone.info().clone(), Some(keyboard))
+            }
+            Kind::Forwarder => {
+                let mut child = spawn(bin, work, &[source.path.as_os_str()])?;
+                let node = wait_output(&mut child, work, "perf C forwarder", |n| {
+                    n.name == "perf C forwarder"
+                })?;
+                (
+                    Proc::Other {
+                        child,
+                        log: log(work),
+                    },
+                    node,
+                    None,
+                )
+            }
+            Kind::Kanata => {
+                let cfg = work.join("kanata.kbd");
+                std::fs::write(&cfg, kanata_config(&source.path))?;
+                let mut child = spawn(
+                    bin,
+                    work,
+                    &[
+                        "--nodelay".as_ref(),
+                        "--no-wait".as_ref(),
+                        "-c".as_ref(),
+                        cfg.as_os_str(),
+                    ],
+                )?;
+                let node = wait_output(&mut child, work, "kanata", |n| n.name == "kanata")?;
+                (
+                    Proc::Other {
+                        child,
+                        log: log(work),
+                    },
+                    node,
+                    None,
+                )
+            }
+            Kind::Xremap => {
+                let cfg = work.join("xremap.yml");
+                std::fs::write(&cfg, XREMAP_CONFIG)?;
+                let mut child = spawn(
+                    bin,
+                    work,
+                    &[
+                        "--mouse".as_ref(),
+                        "--device".as_ref(),
+                        source.path.as_os_str(),
+                        cfg.as_os_str(),
+                    ],
+                )?;
+                let node =
+                    wait_output(&mut child, work, "xremap", |n| n.name.starts_with("xremap"))?;
+                (
+                    Proc::Other {
+                        child,
+                        log: log(work),
+                    },
+                    node,
+                    None,
+                )
+            }
+        };
+        let out = match Output::open(&out_node) {
+            Ok(o) => o,
+            Err(e) => {
+                proc.stop();
+                return Err(e);
+            }
+        };
+        let mut tool = Tool {
+            kind,
+            mouse,
+            source,
+            out,
+            keyboard,
+            proc,
+        };
+        let res = tool.sentinel();
+        res.with_context(|| {
+            format!(
+                "{} does not forward motion; log: {}",
+                kind.name(),
+                tool.log()
+            )
+        })?;
+        Ok(tool)
+    }
+
+    /// Sends [`SENTINEL`] and waits until it comes out; forgets every output frame.
+    pub fn sentinel(&mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + T_EVENT;
+        // Some programs grab a moment after their output device appears: resend until one
+        // arrives.
+        loop {
+            self.mouse.motion(SENTINEL.0, SENTINEL.1)?;
+            let seen = self.out.wait(
+                |frames| frames.iter().any(|f| motion_of(f) == Some(SENTINEL)),
+                Duration::from_millis(500),
+                Duration::from_millis(500),
+            );
+            if seen {
+                // Stragglers (a resent sentinel) come out within this pause.
+                std::thread::sleep(Duration::from_millis(200));
+                self.out.take();
+                return Ok(());
+            }
+            if let Some(status) = self.exited()? {
+                bail!("exited with {status}");
+            }
+            if Instant::now() >= deadline {
+                bail!("no sentinel motion on the output within {T_EVENT:?}");
+            }
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        match &self.proc {
+            Proc::Pawl(p) => p.pid(),
+            Proc::Other { child, .. } => child.id(),
+        }
+    }
+
+    /// The exit status, when the program has exited.
+    pub fn exited(&mut self) -> anyhow::Result<Option<std::process::ExitStatus>> {
+        match &mut self.proc {
+            Proc::Pawl(p) => p.try_exit(),
+            Proc::Other { child, .. } => Ok(child.try_wait()?),
+        }
+    }
+
+    /// What the program printed.
+    pub fn log(&self) -> String {
+        match &self.proc {
+            Proc::Pawl(p) => p.log(),
+            Proc::Other { log, .. } => std::fs::read_to_string(log).unwrap_or_default(),
+        }
+    }
+
+    /// SIGTERM; the exit status (pawl must exit 0: issue 2).
+    pub fn stop(&mut self) -> anyhow::Result<std::process::ExitStatus> {
+        match &mut self.proc {
+            Proc::Pawl(p) => p.terminate(Duration::from_secs(5)),
+            Proc::Other { child, .. } => terminate(child),
+        }
+    }
+}
+
+impl Proc {
+    fn stop(&mut self) {
+        match self {
+            Proc::Pawl(p) => {
+                let _ = p.terminate(Duration::from_secs(5));
+            }
+            Proc::Other { child, .. } => {
+                let _ = terminate(child);
+            }
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Proc::Other { child, .. } = self
+            && child.try_wait().ok().flatten().is_none()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn log(work: &Path) -> PathBuf {
+    work.join("output.log")
+}
+
+fn spawn(bin: &Path, work: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<Child> {
+    let log_path = log(work);
+    let log_file = std::fs::File::create(&log_path)
+        .with_context(|| format!("create {}", log_path.display()))?;
+    Command::new(bin)
+        .args(args)
+        .current_dir(work)
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", work)
+        .env("XDG_CONFIG_HOME", work)
+        .env("XDG_RUNTIME_DIR", work)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .spawn()
+        .with_context(|| format!("cannot start {}", bin.display()))
+}
+
+/// Waits for the output node a peer creates; fails at once when the peer exits.
+fn wait_output(
+    child: &mut Child,
+    work: &Path,
+    what: &str,
+    pred: impl Fn(&NodeInfo) -> bool,
+) -> anyhow::Result<NodeInfo> {
+    let deadline = Instant::now() + T_DEVICE;
+    loop {
+        if let Some(info) = evdev::scan().into_iter().find(|i| pred(i)) {
+            return Ok(info);
+        }
+        if let Some(s) = child.try_wait()? {
+            bail!(
+                "exited ({s}) before its output device {what:?} appeared; log: {}",
+                std::fs::read_to_string(log(work)).unwrap_or_default()
+            );
+        }
+        if Instant::now() >= deadline {
+            let _ = terminate(child);
+            bail!(
+                "no output device {what:?} within {T_DEVICE:?}; log: {}",
+                std::fs::read_to_string(log(work)).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn terminate(child: &mut Child) -> anyhow::Result<std::process::ExitStatus> {
+    if let Some(s) = child.try_wait()? {
+        return Ok(s);
+    }
+    // SAFETY: plain kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(s);
+        }
+        if Instant::now() >= deadline {
+            child.kill()?;
+            return Ok(child.wait()?);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `(dx, dy)` of a frame that carries motion.
+pub fn motion_of(frame: &Frame) -> Option<(i32, i32)> {
+    let mut m = None;
+    for e in frame.iter().filter(|e| e.type_ == EV_REL) {
+        let (x, y) = m.get_or_insert((0, 0));
+        match e.code {
+            REL_X => *x += e.value,
+            REL_Y => *y += e.value,
+            _ => {}
+        }
+    }
+    m.filter(|&(x, y)| (x, y) != (0, 0))
+}
+
+/// A reader thread on an output device: it reads as soon as anything arrives (a blocking
+/// read of up to 256 events), so the workloads can check every frame and count
+/// `SYN_DROPPED`.
+#[derive(Debug)]
+pub struct Output {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<OutState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct OutState {
+    frames: Vec<Frame>,
+    partial: Frame,
+    dropped: u32,
+    closed: Option<String>,
+}
+
+/// What arrived since the last [`Output::take`].
+#[derive(Debug, Default)]
+pub struct Received {
+    /// Complete frames.
+    pub frames: Vec<Frame>,
+    /// `SYN_DROPPED` events seen (the reader fell behind: the kernel dropped events).
+    pub dropped: u32,
+}
+
+impl Output {
+    /// Opens `node` (blocking reads) and starts the reader thread.
+    pub fn open(node: &NodeInfo) -> anyhow::Result<Output> {
+        let fd = sys::open(&node.path, libc::O_RDONLY)
+            .with_context(|| format!("cannot open {}", node.path.display()))?;
+        let shared = Arc::new(Shared::default());
+        let thread_shared = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("perf-reader".into())
+            .spawn(move || read_loop(&fd, &thread_shared))
+            .context("cannot start the reader thread")?;
+        Ok(Output { shared })
+    }
+
+    /// Takes everything received so far.
+    pub fn take(&self) -> Received {
+        let mut s = self.shared.state.lock().expect("reader state");
+        Received {
+            frames: std::mem::take(&mut s.frames),
+            dropped: std::mem::take(&mut s.dropped),
+        }
+    }
+
+    /// Waits until `done` holds for the frames received so far, or nothing arrived for
+    /// `quiet`, or `limit` passed; returns whether `done` held.
+    pub fn wait(&self, done: impl Fn(&[Frame]) -> bool, quiet: Duration, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut s = self.shared.state.lock().expect("reader state");
+        let mut count = s.frames.len();
+        let mut last_change = Instant::now();
+        loop {
+            if done(&s.frames) {
+                return true;
+            }
+            if s.closed.is_some() {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= deadline || now >= last_change + quiet {
+                return false;
+            }
+            let until = deadline.min(last_change + quiet) - now;
+            s = self
+                .shared
+                .changed
+                .wait_timeout(s, until)
+                .expect("reader state")
+                .0;
+            if s.frames.len() != count {
+                count = s.frames.len();
+                last_change = Instant::now();
+            }
+        }
+    }
+
+    /// Why the reader stopped (the device vanished), if it did.
+    pub fn closed(&self) -> Option<String> {
+        self.shared
+            .state
+            .lock()
+            .expect("reader state")
+            .closed
+            .clone()
+    }
+}
+
+fn read_loop(fd: &std::os::fd::OwnedFd, shared: &Shared) {
+    let mut buf = [InputEvent::default(); 256];
+    loop {
+        // SAFETY: `InputEvent` is plain old data; the byte view covers exactly `buf`.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), size_of_val(&buf))
+        };
+        let n = match sys::read_once(fd, bytes) {
+            Ok(Some(n)) => n,
+            Ok(None) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                shared.state.lock().expect("reader state").closed = Some(e.to_string());
+                shared.changed.notify_all();
+                return;
+            }
+        };
+        let mut s = shared.state.lock().expect("reader state");
+        for ev in &buf[..n / size_of::<InputEvent>()] {
+            match (ev.type_, ev.code) {
+                (EV_SYN, SYN_DROPPED) => {
+                    s.dropped += 1;
+                    s.partial.clear();
+                }
+                (EV_SYN, SYN_REPORT) => {
+                    let f = std::mem::take(&mut s.partial);
+                    s.frames.push(f);
+                }
+                _ => s.partial.push(Event::new(ev.type_, ev.code, ev.value)),
+            }
+        }
+        drop(s);
+        shared.changed.notify_all();
+    }
+}
+
+/// Requires that `frames` are exactly `want` (the motion of each frame that has motion).
+pub fn check_motion(frames: &[Frame], want: &[(i32, i32)]) -> anyhow::Result<()> {
+    let got: Vec<(i32, i32)> = frames.iter().filter_map(motion_of).collect();
+    if got == want {
+        return Ok(());
+    }
+    let first = got
+        .iter()
+        .zip(want)
+        .position(|(g, w)| g != w)
+        .unwrap_or(got.len().min(want.len()));
+    let sum = |v: &[(i32, i32)]| {
+        v.iter().fold((0i64, 0i64), |(x, y), &(dx, dy)| {
+            (x + i64::from(dx), y + i64::from(dy))
+        })
+    };
+    let how = if sum(&got) == sum(want) {
+        "frames merged, total motion kept"
+    } else {
+        "motion lost"
+    };
+    ensure!(
+        got.len() == want.len(),
+        "{} motion frames out for {} in, {how} (first difference at frame {first}: got {:?}, want {:?})",
+        got.len(),
+        want.len(),
+        got.get(first),
+        want.get(first)
+    );
+    bail!(
+        "motion frame {first} out is {:?}, want {:?}",
+        got[first],
+        want[first]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn motion_of_a_frame_sums_x_and_y_and_ignores_other_codes() {
+        let f = vec![
+            Event::new(EV_REL, REL_X, 3),
+            Event::new(EV_REL, REL_Y, -2),
+            Event::new(EV_SYN, 0, 0),
+        ];
+        assert_eq!(motion_of(&f), Some((3, -2)));
+        assert_eq!(motion_of(&vec![Event::new(EV_REL, 8, 1)]), None);
+    }
+
+    #[test]
+    fn a_lost_or_doubled_frame_fails_the_motion_check() {
+        let frame = |x, y| vec![Event::new(EV_REL, REL_X, x), Event::new(EV_REL, REL_Y, y)];
+        let want = [(1, -1), (2, -2)];
+        assert!(check_motion(&[frame(1, -1), frame(2, -2)], &want).is_ok());
+        assert!(check_motion(&[frame(1, -1)], &want).is_err());
+        assert!(check_motion(&[frame(1, -1), frame(1, -1), frame(2, -2)], &want).is_err());
+        assert!(check_motion(&[frame(2, -2), frame(1, -1)], &want).is_err());
+    }
+}

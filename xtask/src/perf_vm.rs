@@ -1,0 +1,1258 @@
+//! `cargo xtask perf-vm [--quick]`: issue 7's measured report. Boots the `vm-test` VM
+//! (same kernel, initramfs, QEMU TCG) with the driver in its `--perf` mode, where pawl and
+//! its peers — a minimal C forwarder (`contrib/perf/forwarder.c`), kanata and xremap from
+//! crates.io, built static — each handle their own uhid MX Master 3S through the same
+//! workloads, measured from `/proc`; adds `cargo xtask bench-instructions`; writes
+//! `PERFORMANCE.md` at the repository root.
+//!
+//! `--quick` (a trial of the machinery): 5 % of the frames, 10 s of idle, and the report
+//! goes to `target/perf-vm/PERFORMANCE.md` instead.
+//!
+//! Peers are built once and cached under `target/peers/bin` (delete it to rebuild); one
+//! that cannot be built or cannot forward the mouse is reported as such and the run goes
+//! on. Environment: `PAWL_VM_TIMEOUT_SECS` (default 1500) bounds the VM run.
+//!
+//! QEMU runs with `-icount shift=0,sleep=on` ([`QEMU_ARGS`]): guest time is guest
+//! instructions while the vCPU runs, so the CPU figures count instructions and do not
+//! depend on the host's load (callgrind for `bench-instructions` runs meanwhile).
+//!
+//! A benchmark, not a test: it fails only when the VM run breaks or pawl's output checks
+//! fail (except the stress at equal priority, which is reported), never because a target
+//! is missed (the report says by how much).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+
+use crate::cpio::Cpio;
+use crate::util;
+use crate::vm;
+
+/// Peers from crates.io: name and pinned version (pinned so reruns compare like with like).
+const CRATES_PEERS: &[(&str, &str)] = &[("kanata", "1.11.0"), ("xremap", "0.15.17")];
+
+/// The C forwarder's source.
+const FORWARDER_SOURCE: &str = "contrib/perf/forwarder.c";
+
+/// Debian packages beyond the VM's: the C forwarder's compiler and static libc.
+const PACKAGES: &[&str] = &["gcc", "libc6-dev"];
+
+/// QEMU arguments beyond `vm-test`'s: with `-icount shift=0` the guest clock advances
+/// exactly 1 ns per executed guest instruction while the vCPU runs (and with real time while
+/// it sleeps, `sleep=on`), so CPU time measured in the guest is a count of instructions,
+/// independent of how busy the host is (a shared host otherwise shows up as guest CPU).
+const QEMU_ARGS: &[&str] = &["-icount", "shift=0,sleep=on"];
+
+/// Targets (issue 7).
+const TARGET_RSS_KIB: f64 = 4096.0;
+const TARGET_THREADS: f64 = 2.0;
+const TARGET_INSTRUCTIONS: f64 = 150.0;
+const TARGET_CPU_RATIO: f64 = 0.5;
+
+pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
+    let total = Instant::now();
+    let root = util::project_root()?;
+    let quick = match args {
+        [] => false,
+        [a] if a == "--quick" => true,
+        _ => bail!("usage: cargo xtask perf-vm [--quick]"),
+    };
+    let mut timings: Vec<(String, f64)> = Vec::new();
+    let mut timed = |name: &str, f: &mut dyn FnMut() -> anyhow::Result<()>| {
+        let t = Instant::now();
+        let res = util::step(name, f);
+        timings.push((name.to_string(), t.elapsed().as_secs_f64()));
+        res
+    };
+
+    let mut packages: Vec<&str> = vm::PACKAGES.to_vec();
+    packages.extend_from_slice(PACKAGES);
+    timed("debian packages", &mut || {
+        util::ensure_debian_packages(&packages)
+    })?;
+    let kernel = vm::find_kernel()?;
+    timed(
+        "static build of pawl and pawl-vm-driver",
+        &mut vm::build_static,
+    )?;
+    let target = vm::target_dir(&root);
+    let bin_dir = target.join(vm::TARGET).join("release");
+    let (pawl, driver) = (bin_dir.join("pawl"), bin_dir.join("pawl-vm-driver"));
+
+    let peers_dir = target.join("peers");
+    let mut peers: Vec<PeerBuild> = Vec::new();
+    timed("peers (C forwarder, kanata, xremap)", &mut || {
+        peers = build_peers(&root, &peers_dir);
+        Ok(())
+    })?;
+
+    // Callgrind runs on the host while the VM runs: with `-icount` the guest's figures do
+    // not depend on the host's load, and the two together take the time of the longer.
+    let bench_started = Instant::now();
+    let bench_thread = std::thread::spawn(bench_instructions);
+
+    let out_dir = target.join("perf-vm");
+    std::fs::create_dir_all(&out_dir)?;
+    let initramfs = out_dir.join("initramfs.cpio");
+    let recordings = vm::recordings_dir(&root)?;
+    let (scale, idle) = if quick { ("0.05", "10") } else { ("1", "150") };
+    let driver_args: Vec<String> = [
+        "--perf",
+        "--peers",
+        "/peers",
+        "--idle-secs",
+        idle,
+        "--scale",
+        scale,
+    ]
+    .map(String::from)
+    .to_vec();
+    timed("initramfs", &mut || {
+        let mut bytes = vm::initramfs_bytes(&kernel, &pawl, &driver, &recordings, &driver_args)?;
+        // A second archive appended to the first: the kernel unpacks both.
+        let mut c = Cpio::default();
+        c.dir("peers", 0o755);
+        for p in peers.iter().filter_map(|p| p.binary.as_ref().ok()) {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            let data = std::fs::read(p).with_context(|| format!("read {}", p.display()))?;
+            c.file(&format!("peers/{name}"), 0o755, &data);
+        }
+        bytes.extend_from_slice(&c.finish());
+        std::fs::write(&initramfs, &bytes)
+            .with_context(|| format!("write {}", initramfs.display()))?;
+        eprintln!(
+            "{} ({:.1} MiB)",
+            initramfs.display(),
+            bytes.len() as f64 / (1024.0 * 1024.0)
+        );
+        Ok(())
+    })?;
+
+    let timeout = std::env::var("PAWL_VM_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(Duration::from_secs(1500), Duration::from_secs);
+    let serial_log = out_dir.join("serial.log");
+    let mut run = None;
+    timed("qemu (perf run)", &mut || {
+        run = Some(vm::boot_with(
+            &kernel,
+            &initramfs,
+            &serial_log,
+            timeout,
+            QEMU_ARGS,
+        )?);
+        Ok(())
+    })?;
+    let run = run.expect("boot ran");
+    let bench = bench_thread
+        .join()
+        .unwrap_or_else(|_| "(bench-instructions panicked)".into());
+    timings.push((
+        "cargo xtask bench-instructions (during the VM run)".into(),
+        bench_started.elapsed().as_secs_f64(),
+    ));
+    let serial = std::fs::read_to_string(&serial_log)
+        .with_context(|| format!("read {}", serial_log.display()))?;
+    let results = Results::parse(&serial);
+
+    let env = Env {
+        commit: git(&root, &["rev-parse", "--short=12", "HEAD"]),
+        dirty: !git(&root, &["status", "--porcelain", "--untracked-files=no"]).is_empty(),
+        date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        host_cpu: host_cpu(),
+        qemu: command_line("qemu-system-x86_64", &["--version"]),
+        kernel: kernel.version.clone(),
+        boot_secs: run.boot.map(|d| d.as_secs_f64()),
+        vm_secs: run.total.as_secs_f64(),
+        quick,
+    };
+    timings.push(("perf-vm total".into(), total.elapsed().as_secs_f64()));
+    let report = render(&env, &peers, &results, &bench, &timings);
+    let report_path = if quick {
+        out_dir.join("PERFORMANCE.md")
+    } else {
+        root.join("PERFORMANCE.md")
+    };
+    std::fs::write(&report_path, &report)
+        .with_context(|| format!("write {}", report_path.display()))?;
+    eprintln!("perf-vm: wrote {}", report_path.display());
+    for line in headlines(&results) {
+        eprintln!("perf-vm: {line}");
+    }
+    eprintln!(
+        "perf-vm: total {:.0} s (VM {:.0} s); serial log {}",
+        total.elapsed().as_secs_f64(),
+        run.total.as_secs_f64(),
+        serial_log.display()
+    );
+
+    ensure!(
+        !run.timed_out,
+        "the VM run timed out (PAWL_VM_TIMEOUT_SECS)"
+    );
+    ensure!(
+        results.ended,
+        "the driver did not finish the measurements (see {})",
+        serial_log.display()
+    );
+    let failed: Vec<String> = results
+        .rows
+        .iter()
+        .filter(|r| r.tool == "pawl" && r.workload != "stress-equal" && r.check != "ok")
+        .map(|r| format!("pawl {}: {}", r.workload, r.check))
+        .chain(
+            results
+                .errors
+                .iter()
+                .filter(|e| e.starts_with("tool=pawl "))
+                .cloned(),
+        )
+        .collect();
+    ensure!(failed.is_empty(), "{}", failed.join("\n"));
+    Ok(())
+}
+
+/// A peer binary for the VM, or why there is none.
+#[derive(Debug)]
+struct PeerBuild {
+    name: String,
+    /// What was built: version or source.
+    what: String,
+    binary: Result<PathBuf, String>,
+}
+
+fn build_peers(root: &Path, dir: &Path) -> Vec<PeerBuild> {
+    let bin = dir.join("bin");
+    let mut out = Vec::new();
+    let forwarder = bin.join("forwarder");
+    let built = std::fs::create_dir_all(&bin)
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            let log = dir.join("forwarder-build.log");
+            run_logged(
+                Command::new("gcc")
+                    .args(["-O2", "-static", "-Wall", "-o"])
+                    .arg(&forwarder)
+                    .arg(root.join(FORWARDER_SOURCE)),
+                &log,
+            )
+        })
+        .map(|()| forwarder);
+    out.push(PeerBuild {
+        name: "c-forwarder".into(),
+        what: format!("{FORWARDER_SOURCE}, gcc -O2 -static"),
+        binary: built,
+    });
+    for (name, version) in CRATES_PEERS {
+        let exe = bin.join(name);
+        let stamp = dir.join(format!("{name}.version"));
+        let cached =
+            exe.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|v| v.trim() == *version);
+        let binary = if cached {
+            eprintln!("{name} {version}: cached at {}", exe.display());
+            Ok(exe)
+        } else {
+            eprintln!("{name} {version}: cargo install (static, {})", vm::TARGET);
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let log = dir.join(format!("{name}-build.log"));
+            run_logged(
+                Command::new(cargo)
+                    .env("RUSTFLAGS", "-C target-feature=+crt-static")
+                    .args(["install", "--locked", "--root"])
+                    .arg(dir)
+                    .args(["--target", vm::TARGET, "--version", version, name]),
+                &log,
+            )
+            .and_then(|()| {
+                ensure_file(&exe)?;
+                std::fs::write(&stamp, version).map_err(|e| e.to_string())?;
+                Ok(exe)
+            })
+        };
+        if let Err(e) = &binary {
+            eprintln!("{name}: not available: {e}");
+        }
+        out.push(PeerBuild {
+            name: name.to_string(),
+            what: format!("{name} {version} from crates.io, `cargo install --locked`, static"),
+            binary,
+        });
+    }
+    out
+}
+
+fn ensure_file(p: &Path) -> Result<(), String> {
+    if p.is_file() {
+        Ok(())
+    } else {
+        Err(format!("{} missing after the build", p.display()))
+    }
+}
+
+/// Runs `cmd` with its output in `log`; an error quotes the last lines.
+fn run_logged(cmd: &mut Command, log: &Path) -> Result<(), String> {
+    let file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let status = cmd
+        .stdout(file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(file)
+        .status()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("error"))
+        .take(5)
+        .collect();
+    Err(format!(
+        "{:?} exited with {status}: {} (full log {})",
+        cmd.get_program(),
+        tail.join(" | "),
+        log.display()
+    ))
+}
+
+/// The output of `cargo xtask bench-instructions` (run as a child of this xtask), or why
+/// there is none.
+fn bench_instructions() -> String {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return format!("(not run: {e})"),
+    };
+    match Command::new(exe)
+        .arg("bench-instructions")
+        .stderr(Stdio::inherit())
+        .output()
+    {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim_end().to_string(),
+        Ok(o) => format!(
+            "(failed: {})\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout).trim_end()
+        ),
+        Err(e) => format!("(not run: {e})"),
+    }
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn command_line(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn host_cpu() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown", |(_, v)| v.trim())
+        .to_string();
+    let cores = info.lines().filter(|l| l.starts_with("processor")).count();
+    format!("{model}, {cores} logical CPUs")
+}
+
+/// Facts about the run for the report's environment section.
+#[derive(Debug)]
+struct Env {
+    commit: String,
+    dirty: bool,
+    date: String,
+    host_cpu: String,
+    qemu: String,
+    kernel: String,
+    boot_secs: Option<f64>,
+    vm_secs: f64,
+    quick: bool,
+}
+
+/// One `PERF` line.
+#[derive(Clone, Debug, Default)]
+struct Row {
+    tool: String,
+    workload: String,
+    fields: BTreeMap<String, String>,
+    /// `ok` or `FAIL <reason>`.
+    check: String,
+}
+
+impl Row {
+    fn num(&self, key: &str) -> f64 {
+        self.fields
+            .get(key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    }
+}
+
+/// Everything the driver printed.
+#[derive(Debug, Default)]
+struct Results {
+    env: BTreeMap<String, String>,
+    /// `PERF-TOOL` lines: tool → (fields, note).
+    tools: BTreeMap<String, (BTreeMap<String, String>, String)>,
+    rows: Vec<Row>,
+    /// `PERF-ERROR` lines (after the prefix).
+    errors: Vec<String>,
+    /// `PERF-STOP`: tool → status.
+    stops: BTreeMap<String, String>,
+    ended: bool,
+}
+
+fn fields(s: &str) -> BTreeMap<String, String> {
+    s.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+impl Results {
+    fn parse(serial: &str) -> Results {
+        let mut r = Results::default();
+        for line in serial.lines().map(str::trim_end) {
+            if let Some(rest) = line.strip_prefix("PERF-ENV ") {
+                r.env = fields(rest);
+            } else if let Some(rest) = line.strip_prefix("PERF-TOOL ") {
+                let (head, note) = rest.split_once(" note=").unwrap_or((rest, ""));
+                let f = fields(head);
+                let tool = f.get("tool").cloned().unwrap_or_default();
+                r.tools.insert(tool, (f, note.to_string()));
+            } else if let Some(rest) = line.strip_prefix("PERF ") {
+                let (head, check) = rest
+                    .split_once(" check=")
+                    .unwrap_or((rest, "FAIL no check"));
+                let f = fields(head);
+                r.rows.push(Row {
+                    tool: f.get("tool").cloned().unwrap_or_default(),
+                    workload: f.get("workload").cloned().unwrap_or_default(),
+                    check: check.to_string(),
+                    fields: f,
+                });
+            } else if let Some(rest) = line.strip_prefix("PERF-ERROR ") {
+                r.errors.push(rest.to_string());
+            } else if let Some(rest) = line.strip_prefix("PERF-STOP ") {
+                let f = fields(rest.split(" note=").next().unwrap_or(rest));
+                if let (Some(t), Some(s)) = (f.get("tool"), f.get("status")) {
+                    r.stops.insert(t.clone(), s.clone());
+                }
+            } else if line.trim() == "PERF-END" {
+                r.ended = true;
+            }
+        }
+        r
+    }
+
+    fn row(&self, tool: &str, workload: &str) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.tool == tool && r.workload == workload)
+    }
+}
+
+/// Measured tools in report order.
+const TOOLS: &[&str] = &["pawl", "c-forwarder", "kanata", "xremap"];
+/// The peers a user would pick instead of pawl (the C forwarder is a baseline).
+const PEERS: &[&str] = &["kanata", "xremap"];
+
+/// Per-frame figures of one row.
+#[derive(Clone, Copy, Debug)]
+struct PerFrame {
+    cpu_us: f64,
+    reads: f64,
+    writes: f64,
+    vcsw: f64,
+    ivcsw: f64,
+}
+
+fn per_frame(r: &Row) -> PerFrame {
+    let n = r.num("frames_in");
+    PerFrame {
+        cpu_us: r.num("runtime_ns") / 1000.0 / n,
+        reads: r.num("syscr") / n,
+        writes: r.num("syscw") / n,
+        vcsw: r.num("vcsw") / n,
+        ivcsw: r.num("ivcsw") / n,
+    }
+}
+
+/// The best (lowest CPU per frame) peer's row of `workload`.
+fn best_peer<'a>(res: &'a Results, workload: &str) -> Option<&'a Row> {
+    PEERS
+        .iter()
+        .filter_map(|t| res.row(t, workload))
+        .filter(|r| r.check == "ok" && per_frame(r).cpu_us.is_finite())
+        .min_by(|a, b| per_frame(a).cpu_us.total_cmp(&per_frame(b).cpu_us))
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a.is_finite() && b.is_finite() && b > 0.0 {
+        format!("{:.2}×", a / b)
+    } else {
+        "–".into()
+    }
+}
+
+fn f(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:.decimals$}")
+    } else {
+        "–".into()
+    }
+}
+
+fn kib_to_mib(k: f64) -> String {
+    f(k / 1024.0, 2)
+}
+
+/// One line per headline figure (for the terminal and the issue note).
+fn headlines(res: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(r) = res.row("pawl", "idle") {
+        out.push(format!(
+            "idle {} s: pawl CPU {} ns ({} ticks), context switches {}, syscalls {}",
+            f(r.num("secs"), 0),
+            r.num("runtime_ns"),
+            r.num("cpu_ticks"),
+            r.num("vcsw") + r.num("ivcsw"),
+            r.num("syscr") + r.num("syscw")
+        ));
+    }
+    if let Some(r) = res.row("pawl", "movement") {
+        let p = per_frame(r);
+        let mut line = format!(
+            "movement {} frames: pawl {} read + {} write per frame, {} µs CPU per frame (TCG), {} context switches per frame, VmHWM {} MiB, {} thread(s), check {}",
+            r.num("frames_in"),
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.cpu_us, 1),
+            f(p.vcsw + p.ivcsw, 2),
+            kib_to_mib(r.num("hwm_kib")),
+            r.num("threads"),
+            r.check
+        );
+        if let Some(c) = res.row("c-forwarder", "movement") {
+            let _ = write!(
+                line,
+                "; {} the C forwarder",
+                ratio(p.cpu_us, per_frame(c).cpu_us)
+            );
+        }
+        if let Some(b) = best_peer(res, "movement") {
+            let _ = write!(
+                line,
+                "; {} the best peer ({})",
+                ratio(p.cpu_us, per_frame(b).cpu_us),
+                b.tool
+            );
+        }
+        out.push(line);
+    }
+    for w in ["gesture-held", "scroll", "stress"] {
+        if let Some(r) = res.row("pawl", w) {
+            out.push(format!("{w}: pawl check {}", r.check));
+        }
+    }
+    out
+}
+
+/// The report.
+fn render(
+    env: &Env,
+    peers: &[PeerBuild],
+    res: &Results,
+    bench: &str,
+    timings: &[(String, f64)],
+) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "# PERFORMANCE\n");
+    let _ = writeln!(
+        w,
+        "Generated by `cargo xtask perf-vm` ({}); the file is its output, not edited by hand. \
+         Every figure below comes from one boot of the test VM, with pawl and its peers \
+         handling the same virtual MX Master 3S through the same workloads.\n",
+        if env.quick {
+            "`--quick` trial: scaled-down workloads, not the published report"
+        } else {
+            "full run"
+        }
+    );
+    let _ = writeln!(
+        w,
+        "**The VM runs under QEMU TCG (software emulation), which is much slower than \
+         hardware: read the counts (system calls, context switches per frame) and the ratios \
+         between programs measured in the same run, not absolute times.** With `-icount \
+         shift=0` the guest clock advances exactly 1 ns per guest instruction while the vCPU \
+         runs, so a \"CPU µs\" below is a count of guest instructions (kernel work on the \
+         program's behalf included) in thousands — independent of the host's load. \
+         Instructions are not time: on hardware, system-call entry and exit, context switches \
+         and cache misses cost more than their instruction counts say.\n"
+    );
+
+    // Environment.
+    let _ = writeln!(w, "## Environment\n");
+    let _ = writeln!(w, "| | |\n|---|---|");
+    let _ = writeln!(
+        w,
+        "| commit | `{}`{} |",
+        env.commit,
+        if env.dirty {
+            " (with uncommitted changes)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(w, "| date | {} |", env.date);
+    let _ = writeln!(w, "| host CPU | {} |", env.host_cpu);
+    let _ = writeln!(
+        w,
+        "| QEMU | {}; `-accel tcg -cpu max -m 512 {}`, {} vCPU |",
+        env.qemu,
+        QEMU_ARGS.join(" "),
+        res.env.get("cpus").map_or("?", String::as_str)
+    );
+    let _ = writeln!(
+        w,
+        "| guest Meltdown mitigation | {} |",
+        res.env
+            .get("meltdown")
+            .map_or("?".into(), |m| m.replace('_', " "))
+    );
+    let _ = writeln!(
+        w,
+        "| guest kernel | {} (Debian `linux-image-amd64`, the installed kernel) |",
+        res.env
+            .get("kernel")
+            .map_or(env.kernel.as_str(), String::as_str)
+    );
+    let _ = writeln!(
+        w,
+        "| guest CPU model | {} |",
+        res.env
+            .get("cpu_model")
+            .map_or("?".into(), |m| m.replace('_', " "))
+    );
+    let _ = writeln!(
+        w,
+        "| clock tick | {} Hz (`utime`+`stime` resolution {} ms) |",
+        res.env.get("clk_tck").map_or("?", String::as_str),
+        res.env
+            .get("clk_tck")
+            .and_then(|h| h.parse::<f64>().ok())
+            .map_or("?".into(), |h| f(1000.0 / h, 0))
+    );
+    let _ = writeln!(
+        w,
+        "| VM boot | {} s to the driver; VM run {} s |",
+        env.boot_secs.map_or("?".into(), |b| f(b, 1)),
+        f(env.vm_secs, 0)
+    );
+    let steps: Vec<String> = timings
+        .iter()
+        .map(|(n, t)| format!("{n} {t:.0} s"))
+        .collect();
+    let _ = writeln!(w, "| perf-vm steps | {} |\n", steps.join("; "));
+
+    // Configuration.
+    let _ = writeln!(w, "## Configuration\n");
+    let _ = writeln!(
+        w,
+        "Each program gets its own uhid device built from the real MX Master 3S Bluetooth \
+         report descriptor (`hidreport--libinput-issue996-0005-046D-B034-0.rdesc`, \
+         0005:046d:b034): the kernel's hid-generic and evdev make its event node, exactly as \
+         for the real mouse. All mice exist before any program starts. Each program grabs \
+         its mouse and re-emits through uinput; a reader thread in the driver reads each \
+         output device as soon as anything arrives and checks every frame. Counters are read \
+         from `/proc/PID` of the program: `stat` (`utime`+`stime`, clock ticks), \
+         `task/*/schedstat` (CPU time in ns, summed over threads: the \"CPU\" columns), \
+         `task/*/status` (voluntary and involuntary context switches, summed over threads), \
+         `io` (`syscr`/`syscw`: read- and write-like system calls; `epoll_wait`, `poll`, \
+         `select` and `ioctl` are not counted), `status` (`VmRSS`, `VmHWM`, `Threads`; on \
+         6.1 the first two are split counters, folded in every 64 page faults, so they can \
+         show too little for a small process) and `smaps_rollup` (`Rss` from the page \
+         tables, exact when read). A \
+         workload's figures are the growth from its first report to its last expected \
+         output frame plus 300 ms.\n"
+    );
+    let _ = writeln!(w, "| program | build | configuration |\n|---|---|---|");
+    let _ = writeln!(
+        w,
+        "| pawl | `cargo build --release`, static (`+crt-static`) | `pawl run`, defaults; one rule keeps it off the peers' mice: `[[device]] name = \"MX Master 3S peer*\"`, `handle = false` |"
+    );
+    for p in peers {
+        let config = match p.name.as_str() {
+            "c-forwarder" => "`forwarder /dev/input/eventN`: grab, blocking `read`, one `write` per frame".to_string(),
+            "kanata" => "`kanata --nodelay --no-wait -c kanata.kbd` with `(defcfg linux-dev /dev/input/eventN process-unmapped-keys no) (defsrc esc) (deflayer base esc)`: nothing mapped, so motion and buttons go through `write_raw` and the wheel through its `scroll`".to_string(),
+            "xremap" => "`xremap --mouse --device /dev/input/eventN xremap.yml` with `enable_wheel: true`, empty `keymap` and `modmap`".to_string(),
+            _ => String::new(),
+        };
+        let status = match (&p.binary, res.tools.get(&p.name)) {
+            (Err(e), _) => format!("**not built**: {e}"),
+            (Ok(_), Some((t, note))) if t.get("status").map(String::as_str) != Some("ok") => {
+                format!("**could not forward the mouse**: {note}")
+            }
+            (Ok(_), None) => "**not started** (no result from the VM)".into(),
+            _ => String::new(),
+        };
+        let _ = writeln!(w, "| {} | {} | {config} {status} |", p.name, p.what);
+    }
+    let _ = writeln!(w);
+    let e = &res.env;
+    let g = |k: &str| e.get(k).map_or("?", String::as_str).to_string();
+    let _ = writeln!(
+        w,
+        "Workloads (in this order, one program at a time after the idle window):\n"
+    );
+    let _ = writeln!(
+        w,
+        "- **idle**: {} s of VM time with nothing happening, all programs at once, 5 s after the last one started;",
+        g("idle_secs")
+    );
+    let _ = writeln!(
+        w,
+        "- **movement**: {} motion reports at 200 Hz, gesture button up, every frame different from its neighbours (±1…50 px); every frame must come out exactly once, unchanged, in order;",
+        g("movement")
+    );
+    let _ = writeln!(
+        w,
+        "- **gesture-held**: gesture button (5, `BTN_FORWARD`) down, {} motions of 1 px (below the 220 px threshold) at 200 Hz, button up; pawl must fire nothing, move nothing, pass the click through on release and keep running; the peers have no gesture and pass everything through;",
+        g("held")
+    );
+    let _ = writeln!(
+        w,
+        "- **scroll**: {} wheel reports at 120 Hz, 100 notches down then 100 up (the kernel makes each a `REL_WHEEL_HI_RES` ±120 + `REL_WHEEL` ±1 frame); one wheel frame out per report — pawl's inverted and smoothed (its defaults), the peers' unchanged;",
+        g("scroll")
+    );
+    let _ = writeln!(
+        w,
+        "- **stress**: {} motion reports and, from a second thread at the same time, {} wheel reports, both as fast as the driver can write, the writer threads at nice 19 (they get the CPU the program and the reader leave, as hardware input does); nothing may be lost and the output's reader must see no `SYN_DROPPED`;",
+        g("stress_motion"),
+        g("stress_wheel")
+    );
+    let _ = writeln!(
+        w,
+        "- **stress-equal**: the same with the writers at the programs' priority: two greedy writers against one program on one vCPU, where whether the grabbed device's evdev buffer in the kernel (128 events, about 40 motion frames) overflows depends on the scheduler as much as on the program; the same check, reported without failing the run.\n"
+    );
+
+    // Targets.
+    let _ = writeln!(w, "## Targets\n");
+    let _ = writeln!(w, "| target | measured (pawl) | verdict |\n|---|---|---|");
+    for (target, measured, verdict) in targets(res, bench) {
+        let _ = writeln!(w, "| {target} | {measured} | {verdict} |");
+    }
+    let _ = writeln!(w);
+
+    // Idle table.
+    let _ = writeln!(w, "## Idle\n");
+    let _ = writeln!(
+        w,
+        "Growth of each counter over the idle window (target: 0 for CPU, context switches and system calls).\n"
+    );
+    let _ = writeln!(
+        w,
+        "| program | window s | CPU ns | CPU ticks | voluntary cs | involuntary cs | syscr | syscw | VmRSS MiB | Rss (smaps) MiB | threads | check |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for t in TOOLS {
+        if let Some(r) = res.row(t, "idle") {
+            let _ = writeln!(
+                w,
+                "| {t} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                f(r.num("secs"), 1),
+                r.num("runtime_ns"),
+                r.num("cpu_ticks"),
+                r.num("vcsw"),
+                r.num("ivcsw"),
+                r.num("syscr"),
+                r.num("syscw"),
+                kib_to_mib(r.num("rss_kib")),
+                kib_to_mib(r.num("rss_smaps_kib")),
+                r.num("threads"),
+                r.check
+            );
+        }
+    }
+    let _ = writeln!(w);
+
+    for (workload, title, note) in [
+        (
+            "movement",
+            "Movement",
+            "Per motion frame. Ratios are CPU per frame against the C forwarder (the least a grabbing forwarder does) and against the best peer (kanata or xremap, whichever used less).",
+        ),
+        (
+            "gesture-held",
+            "Gesture held",
+            "Per injected report (button down, the motions, button up). pawl swallows the motions; the peers forward them.",
+        ),
+        ("scroll", "Scroll", "Per wheel report."),
+        (
+            "stress",
+            "Stress",
+            "Per injected report, writers at nice 19. A program reads several frames per `read` when reports queue up, so reads per frame can fall below 1. pawl's wheel output is fewer frames than reports by design: its burst rule (issue 3: wheel events within 2 ms of a burst's first share one max step, 5 detents) limits a free-spinning wheel, and this wheel spins far faster than any real one; its check requires inverted output within the max step instead of a count.",
+        ),
+        (
+            "stress-equal",
+            "Stress at equal priority",
+            "Per injected report, writers at the programs' priority (the same check as the stress; a failure here is reported, it does not fail `perf-vm`).",
+        ),
+    ] {
+        workload_table(w, res, workload, title, note);
+    }
+
+    let _ = writeln!(
+        w,
+        "## Instructions per frame (`cargo xtask bench-instructions`)\n"
+    );
+    let _ = writeln!(w, "```text\n{bench}\n```\n");
+
+    let _ = writeln!(w, "## Conclusion\n");
+    for line in conclusion(res, bench) {
+        let _ = writeln!(w, "- {line}");
+    }
+    let stops: Vec<String> = res.stops.iter().map(|(t, s)| format!("{t} {s}")).collect();
+    if !stops.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nExit statuses on SIGTERM at the end: {}.",
+            stops.join(", ")
+        );
+    }
+    if !res.errors.is_empty() {
+        let _ = writeln!(w, "\nErrors during the run:\n");
+        for e in &res.errors {
+            let _ = writeln!(w, "- `{e}`");
+        }
+    }
+    if !res.ended {
+        let _ = writeln!(
+            w,
+            "\n**The run did not finish** (no `PERF-END` from the driver): tables are partial."
+        );
+    }
+    s
+}
+
+fn workload_table(w: &mut String, res: &Results, workload: &str, title: &str, note: &str) {
+    let Some(pawl) = res.row("pawl", workload) else {
+        let _ = writeln!(w, "## {title}\n\nNo result for pawl.\n");
+        return;
+    };
+    let _ = writeln!(
+        w,
+        "## {title} ({} reports, {} s of VM time for pawl)\n\n{note}\n",
+        pawl.num("frames_in"),
+        f(pawl.num("secs"), 1)
+    );
+    let base = res.row("c-forwarder", workload).map(per_frame);
+    let best = best_peer(res, workload);
+    let extra_keys: Vec<&String> = pawl
+        .fields
+        .keys()
+        .filter(|k| ["motion_out", "hires_out", "lores_out", "wheel_out"].contains(&k.as_str()))
+        .collect();
+    let mut header = "| program | frames out | CPU µs/frame (k instr.) | × C forwarder | × best peer | ticks | reads/frame | writes/frame | vol. cs/frame | invol. cs/frame | SYN_DROPPED".to_string();
+    for k in &extra_keys {
+        let _ = write!(header, " | {}", k.replace('_', " "));
+    }
+    let _ = writeln!(
+        w,
+        "{header} | VmHWM MiB | Rss (smaps) MiB | threads | check |"
+    );
+    let cols = 14 + extra_keys.len();
+    let _ = writeln!(w, "|{}", "---|".repeat(cols + 1));
+    for t in TOOLS {
+        let Some(r) = res.row(t, workload) else {
+            continue;
+        };
+        let p = per_frame(r);
+        let mut line = format!(
+            "| {t} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}",
+            r.num("frames_out"),
+            f(p.cpu_us, 1),
+            base.map_or("–".into(), |b| ratio(p.cpu_us, b.cpu_us)),
+            best.map_or("–".into(), |b| ratio(p.cpu_us, per_frame(b).cpu_us)),
+            r.num("cpu_ticks"),
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.vcsw, 3),
+            f(p.ivcsw, 3),
+            r.num("dropped")
+        );
+        for k in &extra_keys {
+            let _ = write!(line, " | {}", r.fields.get(*k).map_or("–", String::as_str));
+        }
+        let _ = writeln!(
+            line,
+            " | {} | {} | {} | {} |",
+            kib_to_mib(r.num("hwm_kib")),
+            kib_to_mib(r.num("rss_smaps_kib")),
+            r.num("threads"),
+            r.check
+        );
+        w.push_str(&line);
+    }
+    if let Some(b) = best {
+        let _ = writeln!(w, "\nBest peer here: {}.", b.tool);
+    }
+    let _ = writeln!(w);
+}
+
+/// Instructions per motion frame (engine) from bench-instructions' target line.
+fn engine_instructions(bench: &str) -> Option<f64> {
+    let line = bench
+        .lines()
+        .find(|l| l.starts_with("target:") && l.contains("motion"))?;
+    let inner = line.rsplit_once('(')?.1.trim_end_matches(')');
+    inner.trim().parse().ok()
+}
+
+fn verdict(met: bool, miss: String) -> String {
+    if met {
+        "met".into()
+    } else {
+        format!("**missed**: {miss}")
+    }
+}
+
+/// `(target, measured, verdict)` rows.
+fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    if let Some(r) = res.row("pawl", "idle") {
+        let cpu = r.num("runtime_ns");
+        let ticks = r.num("cpu_ticks");
+        let cs = r.num("vcsw") + r.num("ivcsw");
+        let sc = r.num("syscr") + r.num("syscw");
+        out.push((
+            format!(
+                "idle growth 0 (CPU, context switches, syscalls) over {} s",
+                f(r.num("secs"), 0)
+            ),
+            format!("CPU {cpu} ns ({ticks} ticks), {cs} context switches, {sc} syscalls"),
+            verdict(
+                cpu == 0.0 && ticks == 0.0 && cs == 0.0 && sc == 0.0,
+                format!("by {cpu} ns CPU, {cs} context switches, {sc} syscalls"),
+            ),
+        ));
+    }
+    if let Some(r) = res.row("pawl", "movement") {
+        let p = per_frame(r);
+        out.push((
+            "exactly 1 read + 1 write per forwarded frame (movement)".into(),
+            format!(
+                "{} reads + {} writes per frame",
+                f(p.reads, 3),
+                f(p.writes, 3)
+            ),
+            verdict(
+                r.num("syscr") == r.num("frames_in") && r.num("syscw") == r.num("frames_in"),
+                format!(
+                    "by {:+} reads and {:+} writes over {} frames",
+                    r.num("syscr") - r.num("frames_in"),
+                    r.num("syscw") - r.num("frames_in"),
+                    r.num("frames_in")
+                ),
+            ),
+        ));
+    }
+    match engine_instructions(bench) {
+        Some(i) => out.push((
+            format!("≤ {TARGET_INSTRUCTIONS} engine instructions per motion event"),
+            format!("{} (callgrind)", f(i, 1)),
+            verdict(
+                i <= TARGET_INSTRUCTIONS,
+                format!("by {} instructions", f(i - TARGET_INSTRUCTIONS, 1)),
+            ),
+        )),
+        None => out.push((
+            format!("≤ {TARGET_INSTRUCTIONS} engine instructions per motion event"),
+            "no figure (see the bench-instructions section)".into(),
+            "unknown".into(),
+        )),
+    }
+    let pawl_rows: Vec<&Row> = res.rows.iter().filter(|r| r.tool == "pawl").collect();
+    if !pawl_rows.is_empty() {
+        let max = |key: &str| {
+            pawl_rows
+                .iter()
+                .map(|r| r.num(key))
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max)
+        };
+        let (hwm, smaps) = (max("hwm_kib"), max("rss_smaps_kib"));
+        let peak = hwm.max(smaps);
+        out.push((
+            "RSS ≤ 4 MiB".into(),
+            format!(
+                "VmHWM (peak) {} MiB, largest page-table Rss (smaps_rollup) {} MiB",
+                kib_to_mib(hwm),
+                kib_to_mib(smaps)
+            ),
+            verdict(
+                peak <= TARGET_RSS_KIB,
+                format!("by {} MiB", kib_to_mib(peak - TARGET_RSS_KIB)),
+            ),
+        ));
+        let threads = pawl_rows
+            .iter()
+            .map(|r| r.num("threads"))
+            .fold(0.0, f64::max);
+        out.push((
+            "≤ 2 threads".into(),
+            format!("{threads}"),
+            verdict(
+                threads <= TARGET_THREADS,
+                format!("by {}", threads - TARGET_THREADS),
+            ),
+        ));
+    }
+    if let (Some(r), Some(b)) = (res.row("pawl", "movement"), best_peer(res, "movement")) {
+        let (p, q) = (per_frame(r).cpu_us, per_frame(b).cpu_us);
+        let floor = res
+            .row("c-forwarder", "movement")
+            .map_or(String::new(), |c| {
+                format!(" (the C forwarder: {})", ratio(per_frame(c).cpu_us, q))
+            });
+        out.push((
+            format!("CPU per frame ≤ {TARGET_CPU_RATIO}× the best peer (movement)"),
+            format!(
+                "{} µs vs {} {} µs: {}{floor}",
+                f(p, 1),
+                b.tool,
+                f(q, 1),
+                ratio(p, q)
+            ),
+            verdict(
+                p <= TARGET_CPU_RATIO * q,
+                format!(
+                    "by {} µs per frame ({} instead of ≤ {TARGET_CPU_RATIO}×)",
+                    f(p - TARGET_CPU_RATIO * q, 1),
+                    ratio(p, q)
+                ),
+            ),
+        ));
+    }
+    out
+}
+
+/// Statements of what was measured, nothing more.
+fn conclusion(res: &Results, bench: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let checks: Vec<String> = res
+        .rows
+        .iter()
+        .filter(|r| r.tool == "pawl" && r.workload != "stress-equal")
+        .map(|r| {
+            if r.check == "ok" {
+                format!("{} ok", r.workload)
+            } else {
+                format!("{} {}", r.workload, r.check)
+            }
+        })
+        .collect();
+    out.push(format!("pawl's output checks: {}.", checks.join("; ")));
+    let missed: Vec<String> = targets(res, bench)
+        .into_iter()
+        .filter(|(_, _, v)| v != "met")
+        .map(|(t, m, v)| format!("{t} ({m}: {v})"))
+        .collect();
+    let met = targets(res, bench)
+        .iter()
+        .filter(|(_, _, v)| v == "met")
+        .count();
+    out.push(if missed.is_empty() {
+        format!("All {met} targets met in this run.")
+    } else {
+        format!("{met} targets met; not met: {}.", missed.join("; "))
+    });
+    if let Some(r) = res.row("pawl", "movement") {
+        let p = per_frame(r);
+        let mut cmp = Vec::new();
+        for t in ["c-forwarder", "kanata", "xremap"] {
+            if let Some(q) = res.row(t, "movement") {
+                let q = per_frame(q);
+                cmp.push(format!(
+                    "{t} {} µs, {} + {} syscalls, {} context switches per frame (pawl {})",
+                    f(q.cpu_us, 1),
+                    f(q.reads, 2),
+                    f(q.writes, 2),
+                    f(q.vcsw + q.ivcsw, 2),
+                    ratio(p.cpu_us, q.cpu_us)
+                ));
+            }
+        }
+        out.push(format!(
+            "Movement, per frame: pawl {} µs of TCG CPU, {} reads + {} writes, {} context switches; {}.",
+            f(p.cpu_us, 1),
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.vcsw + p.ivcsw, 2),
+            if cmp.is_empty() {
+                "no peer measured".into()
+            } else {
+                cmp.join("; ")
+            }
+        ));
+    }
+    let unavailable: Vec<String> = res
+        .tools
+        .iter()
+        .filter(|(_, (f, _))| f.get("status").map(String::as_str) != Some("ok"))
+        .map(|(t, (_, note))| format!("{t} ({note})"))
+        .collect();
+    if !unavailable.is_empty() {
+        out.push(format!("Not measured: {}.", unavailable.join("; ")));
+    }
+    let equal: Vec<String> = TOOLS
+        .iter()
+        .filter_map(|t| res.row(t, "stress-equal"))
+        .map(|r| {
+            format!(
+                "{} {} of {}",
+                r.tool,
+                r.fields.get("motion_out").map_or("?", String::as_str),
+                res.env.get("stress_motion").map_or("?", String::as_str)
+            )
+        })
+        .collect();
+    if !equal.is_empty() {
+        let drops: f64 = TOOLS
+            .iter()
+            .filter_map(|t| res.row(t, "stress-equal"))
+            .map(|r| r.num("dropped"))
+            .sum();
+        out.push(format!(
+            "Stress at equal priority (reported, not required), motion frames out: {}; SYN_DROPPED at the outputs' readers: {drops}. The C forwarder writes every event it reads, so what it lost was dropped by the kernel at the grabbed device.",
+            equal.join(", ")
+        ));
+    }
+    let peer_fails: Vec<String> = res
+        .rows
+        .iter()
+        .filter(|r| r.tool != "pawl" && r.workload != "stress-equal" && r.check != "ok")
+        .map(|r| format!("{} {}: {}", r.tool, r.workload, r.check))
+        .collect();
+    if !peer_fails.is_empty() {
+        out.push(format!(
+            "Peers' outputs that were not a faithful pass-through: {}.",
+            peer_fails.join("; ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SERIAL: &str = "\
+PERF-ENV kernel=6.1.0-57-amd64 cpus=1 cpu_model=QEMU_TCG_CPU clk_tck=100 idle_secs=150 movement=12000 held=200 scroll=2000 stress_motion=4000 stress_wheel=1000
+PERF-TOOL tool=pawl status=ok source=/dev/input/event3 version=pawl_0.0.0
+PERF-TOOL tool=kanata status=ok source=/dev/input/event5 version=kanata_1.11.0
+PERF-TOOL tool=xremap status=unavailable version=xremap note=exited (exit status: 1) | boom
+PERF tool=pawl workload=idle frames_in=0 frames_out=0 secs=150.0 cpu_ticks=0 runtime_ns=0 vcsw=0 ivcsw=0 syscr=0 syscw=0 rss_kib=1800 hwm_kib=1900 threads=1 dropped=0 check=ok
+PERF tool=pawl workload=movement frames_in=12000 frames_out=12000 secs=60.0 cpu_ticks=50 runtime_ns=600000000 vcsw=12000 ivcsw=10 syscr=12000 syscw=12000 rss_kib=1800 hwm_kib=1900 threads=1 dropped=0 check=ok
+PERF tool=kanata workload=movement frames_in=12000 frames_out=12000 secs=60.0 cpu_ticks=200 runtime_ns=2400000000 vcsw=24000 ivcsw=10 syscr=12000 syscw=48000 rss_kib=5000 hwm_kib=6000 threads=4 dropped=0 check=ok
+PERF tool=pawl workload=stress frames_in=5000 frames_out=4990 secs=5.0 cpu_ticks=5 runtime_ns=1 vcsw=1 ivcsw=1 syscr=1 syscw=1 rss_kib=1 hwm_kib=1 threads=1 dropped=2 wheel_out=990 check=FAIL 2 SYN_DROPPED at the output's reader
+PERF-STOP tool=pawl status=0
+PERF-END
+";
+
+    #[test]
+    fn driver_lines_parse_into_rows_tools_and_the_end_marker() {
+        let r = Results::parse(SERIAL);
+        assert!(r.ended);
+        assert_eq!(r.env["kernel"], "6.1.0-57-amd64");
+        assert_eq!(r.tools["xremap"].1, "exited (exit status: 1) | boom");
+        let m = r.row("pawl", "movement").unwrap();
+        assert_eq!(m.num("syscw"), 12000.0);
+        assert_eq!(
+            r.row("pawl", "stress").unwrap().check,
+            "FAIL 2 SYN_DROPPED at the output's reader"
+        );
+        assert_eq!(r.stops["pawl"], "0");
+    }
+
+    #[test]
+    fn targets_compare_pawl_with_the_best_peer_and_state_misses() {
+        let r = Results::parse(SERIAL);
+        let bench =
+            "target: <= 150 instructions per motion frame with the button up (engine): met (42.0)";
+        let t = targets(&r, bench);
+        let find = |p: &str| t.iter().find(|(n, _, _)| n.contains(p)).unwrap().2.clone();
+        assert_eq!(find("idle growth"), "met");
+        assert_eq!(find("1 read + 1 write"), "met");
+        assert_eq!(find("instructions"), "met");
+        assert_eq!(find("RSS"), "met");
+        assert_eq!(find("threads"), "met");
+        // 50 µs vs kanata's 200 µs: 0.25×.
+        assert_eq!(find("best peer"), "met");
+        let report = render(
+            &Env {
+                commit: "abc".into(),
+                dirty: false,
+                date: "today".into(),
+                host_cpu: "cpu".into(),
+                qemu: "QEMU 7.2".into(),
+                kernel: "6.1".into(),
+                boot_secs: Some(3.0),
+                vm_secs: 500.0,
+                quick: false,
+            },
+            &[],
+            &r,
+            bench,
+            &[],
+        );
+        assert!(report.contains("| pawl | 12000 | 50.0 |"));
+        assert!(report.contains("stress FAIL 2 SYN_DROPPED"));
+        assert!(report.contains("Not measured: xremap"));
+    }
+
+    #[test]
+    fn a_missed_target_says_by_how_much() {
+        let mut r = Results::parse(SERIAL);
+        for row in &mut r.rows {
+            if row.tool == "pawl" && row.workload == "movement" {
+                row.fields.insert("syscw".into(), "24000".into());
+                row.fields.insert("hwm_kib".into(), "5120".into());
+            }
+        }
+        let t = targets(&r, "");
+        let find = |p: &str| t.iter().find(|(n, _, _)| n.contains(p)).unwrap().2.clone();
+        assert_eq!(
+            find("1 read + 1 write"),
+            "**missed**: by +0 reads and +12000 writes over 12000 frames"
+        );
+        assert_eq!(find("RSS"), "**missed**: by 1.00 MiB");
+        assert_eq!(find("instructions"), "unknown");
+    }
+}
