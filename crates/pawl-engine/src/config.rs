@@ -407,6 +407,14 @@ pub struct HidppConfig {
     /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
     /// logid or Solaar).
     pub enabled: bool,
+    /// With `enabled`: divert the MX Master's thumb wheel (HID++ 0x2150, temporarily,
+    /// undone on exit) while its pointer node is grabbed with scroll transformed, and send
+    /// its rotation through that node's scroll settings as horizontal scroll, in steps of
+    /// 1/120 turn instead of whole ratchets (an MX Master 3 has 18 per turn). Its
+    /// direction is the one it has without pawl, flipped by `invert_horizontal` like any
+    /// horizontal wheel. `false` leaves the thumb wheel to the kernel (and to logid or
+    /// Solaar). Default `true`.
+    pub thumb_wheel: bool,
 }
 
 /// What the config decides for one device.
@@ -464,7 +472,10 @@ impl Config {
             devices: Vec::new(),
             chords: Vec::new(),
             commands: Vec::new(),
-            hidpp: HidppConfig { enabled: false },
+            hidpp: HidppConfig {
+                enabled: false,
+                thumb_wheel: true,
+            },
         }
     }
 
@@ -1152,7 +1163,10 @@ impl Validator<'_> {
     }
 
     fn hidpp(&mut self, h: &DeTable<'_>) {
-        self.known_keys(h, "hidpp", &["enabled"]);
+        self.known_keys(h, "hidpp", &["enabled", "thumb_wheel"]);
+        if let Some(b) = self.bool(h, "hidpp", "thumb_wheel") {
+            self.config.hidpp.thumb_wheel = b;
+        }
         match self.bool(h, "hidpp", "enabled") {
             Some(true) if self.platform != Platform::Linux => {
                 let span = get(h, "enabled").map_or(0..0, |v| v.span());
@@ -1711,6 +1725,12 @@ glide_interval_ms = 16
 # "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
 # Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
 enabled = false
+# With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
+# its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
+# [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).
+# It scrolls the way it does without pawl, flipped by invert_horizontal like any
+# horizontal wheel. false leaves it to the kernel's REL_HWHEEL (and to logid or Solaar).
+thumb_wheel = true
 
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus;
 # set handle = false to never touch a device, handle = true / mx_master = true to take
@@ -1768,6 +1788,23 @@ mod tests {
         let text = default_config_text(Platform::Linux);
         assert!(text.contains("\n[hidpp]\n"), "{text}");
         assert!(text.contains("\nenabled = false\n"), "{text}");
+    }
+
+    #[test]
+    fn hidpp_thumb_wheel_is_on_by_default_and_can_be_left_to_the_kernel() {
+        let default = Config::default_for(Platform::Linux);
+        assert!(default.hidpp.thumb_wheel);
+        let c = Config::parse(
+            "[hidpp]\nenabled = true\nthumb_wheel = false\n",
+            "c.toml",
+            Platform::Linux,
+        )
+        .unwrap();
+        assert!(c.hidpp.enabled && !c.hidpp.thumb_wheel);
+        let e = Config::parse("[hidpp]\nthumb_wheel = 1\n", "c.toml", Platform::Linux).unwrap_err();
+        assert!(e.to_string().contains("c.toml:2:15"), "{e}");
+        let text = default_config_text(Platform::Linux);
+        assert!(text.contains("\nthumb_wheel = true\n"), "{text}");
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! The feature indices, control list and resolutions are the emulator's own (shaped like
 //! what Solaar shows for an MX Master 3S: controls 0x50 0x51 0x52 0x53 0x56 0xC3 0xC4, the
 //! gesture button divertable with raw XY); pawl looks every index up, so none is assumed.
+//! The thumb wheel answers like logid reports an MX Master 3's (18 ratchets per turn
+//! natively, 120 increments diverted; PixlOne/logiops#145), and its one direction setting
+//! (default direction, invert bit) applies to both reporting modes: a turn has the same
+//! sign as an AC Pan count and as a diverted increment (see `pawl_hidpp::session`, "Thumb
+//! wheel").
 
 use crate::controls::{self, ControlInfo, Reporting, additional_flags, info_flags};
 use crate::error::{HIDPP10_ERROR, HIDPP10_INVALID_SUBID, HIDPP20_ERROR};
@@ -56,6 +61,8 @@ pub struct Emulator {
     wheel_mode_writes: u32,
     persistent_writes: u32,
     thumb_diverted: bool,
+    thumb_inverted: bool,
+    thumb_info: [u8; 8],
     hidpp10_only: bool,
     failures: Vec<(u16, u8, Failure)>,
     requests: u32,
@@ -136,6 +143,10 @@ impl Emulator {
             wheel_mode_writes: 0,
             persistent_writes: 0,
             thumb_diverted: false,
+            thumb_inverted: false,
+            // native 18, diverted 120, default direction right/front, capabilities
+            // timestamp | touch | proximity | single tap, time unit 0.
+            thumb_info: [0, 18, 0, 120, 1, 0x0F, 0, 0],
             hidpp10_only: false,
             failures: Vec::new(),
             requests: 0,
@@ -156,6 +167,11 @@ impl Emulator {
     /// The device index.
     pub fn device(&self) -> u8 {
         self.device
+    }
+
+    /// The index of feature `id` in the emulated feature table.
+    pub fn feature_index(&self, id: u16) -> Option<u8> {
+        self.features.iter().position(|&f| f == id).map(|i| i as u8)
     }
 
     /// The controls and their current state.
@@ -183,13 +199,30 @@ impl Emulator {
         self.thumb_diverted
     }
 
+    /// Whether the thumb wheel's direction is inverted (0x2150 invert bit).
+    pub fn thumb_inverted(&self) -> bool {
+        self.thumb_inverted
+    }
+
+    /// Sets the thumb wheel's invert bit, as Logitech's software or Solaar would.
+    pub fn set_thumb_inverted(&mut self, inverted: bool) {
+        self.thumb_inverted = inverted;
+    }
+
+    /// Makes the thumb wheel report `native` ratchets and `diverted` increments per turn.
+    pub fn with_thumb_resolution(mut self, native: u16, diverted: u16) -> Emulator {
+        self.thumb_info[..2].copy_from_slice(&native.to_be_bytes());
+        self.thumb_info[2..4].copy_from_slice(&diverted.to_be_bytes());
+        self
+    }
+
     /// How many HID++ requests arrived.
     pub fn requests(&self) -> u32 {
         self.requests
     }
 
-    /// A power cycle or reconnection: every temporary diversion is forgotten and nothing
-    /// is held.
+    /// A power cycle or reconnection: every temporary diversion is forgotten (the thumb
+    /// wheel's too; its invert bit is a setting and stays) and nothing is held.
     pub fn reset(&mut self) {
         for c in &mut self.controls {
             c.reporting.divert = false;
@@ -301,12 +334,16 @@ impl Emulator {
                 p[0] = self.wheel_mode;
             }
             (feature::THUMB_WHEEL, thumb_wheel::GET_INFO) => {
-                p[..6].copy_from_slice(&[0, 18, 0, 144, 1, 0]);
+                p[..8].copy_from_slice(&self.thumb_info);
             }
-            (feature::THUMB_WHEEL, 1) => p[0] = u8::from(self.thumb_diverted),
+            (feature::THUMB_WHEEL, thumb_wheel::GET_STATUS) => {
+                p[0] = u8::from(self.thumb_diverted) * thumb_wheel::MODE_DIVERTED;
+                p[1] = u8::from(self.thumb_inverted) * thumb_wheel::DIRECTION_BIT;
+            }
             (feature::THUMB_WHEEL, thumb_wheel::SET_REPORTING) => {
-                self.thumb_diverted = req.params[0] != 0;
-                p[0] = u8::from(self.thumb_diverted);
+                // The reply carries no data (Logitech's definition: an empty response).
+                self.thumb_diverted = req.params[0] == thumb_wheel::MODE_DIVERTED;
+                self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
             }
             _ => return Some(self.error(&req, Failure::V20(0x07))),
         }
@@ -353,16 +390,48 @@ impl Emulator {
         Motion::RawXy(self.notification(feature::REPROG_CONTROLS_V4, reprog::EVENT_RAW_XY, &params))
     }
 
-    /// A thumb wheel rotation notification (diverted-resolution increments), when the thumb
-    /// wheel is diverted.
-    pub fn thumb(&self, rotation: i16) -> Option<Message> {
+    /// The thumb wheel turns by `increments` (diverted resolution, positive in the default
+    /// direction): the rotation notification (rotation status "active", touch) when it is
+    /// diverted, `None` when it is not (see [`Emulator::thumb_native`]). The invert bit
+    /// flips the sign.
+    pub fn thumb(&self, increments: i16) -> Option<Message> {
         if !self.thumb_diverted {
             return None;
         }
+        let rotation = if self.thumb_inverted {
+            increments.saturating_neg()
+        } else {
+            increments
+        };
         let mut params = [0u8; LONG_PARAMS];
         params[..2].copy_from_slice(&rotation.to_be_bytes());
         params[4] = 2;
+        params[5] = 0x02;
         Some(self.notification(feature::THUMB_WHEEL, thumb_wheel::EVENT_ROTATION, &params))
+    }
+
+    /// The thumb wheel turns by `ratchets` (native resolution, positive in the default
+    /// direction) while it is not diverted: the AC Pan count of the HID mouse report (the
+    /// caller sends it); `None` when it is diverted. The invert bit flips the sign, as
+    /// for [`Emulator::thumb`].
+    pub fn thumb_native(&self, ratchets: i8) -> Option<i8> {
+        if self.thumb_diverted {
+            return None;
+        }
+        Some(if self.thumb_inverted {
+            ratchets.saturating_neg()
+        } else {
+            ratchets
+        })
+    }
+
+    /// Diverted increments per native ratchet of the thumb wheel, as a fraction
+    /// (`diverted`, `native`).
+    pub fn thumb_resolution(&self) -> (u16, u16) {
+        (
+            u16::from_be_bytes([self.thumb_info[2], self.thumb_info[3]]),
+            u16::from_be_bytes([self.thumb_info[0], self.thumb_info[1]]),
+        )
     }
 
     /// The 0x1D4B status broadcast a device sends after it (re)connects: status 1

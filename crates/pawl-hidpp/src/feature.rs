@@ -77,14 +77,31 @@ pub mod hires_wheel {
     pub const EVENT_WHEEL: u8 = 0;
 }
 
-/// Thumb wheel (0x2150) functions and events.
+/// Thumb wheel (0x2150) functions and events. Layouts: Logitech's `x2150_thumbwheel_v0`
+/// definition as Logitech's own test framework encodes it (`pyhid.hidpp.features.mouse.
+/// thumbwheel`: `getThumbwheelInfo`, `getThumbwheelStatus`, `setThumbwheelReporting`,
+/// `thumbwheelEvent`); logiops `backend/hidpp20/features/ThumbWheel.cpp` reads the same
+/// bytes.
 pub mod thumb_wheel {
-    /// `getThumbwheelInfo() → native res u16, diverted res u16, default direction, …`.
+    /// `getThumbwheelInfo() → nativeRes u16, divertedRes u16, defaultDirection (bit 0),
+    /// capabilities, timeUnit u16`. `nativeRes`: ratchets per turn in native (HID) mode,
+    /// one AC Pan count each; `divertedRes`: rotation increments per turn when diverted.
     pub const GET_INFO: u8 = 0;
-    /// `setThumbwheelReporting(diverted, invert)`.
+    /// `getThumbwheelStatus() → reportingMode (0 HID, 1 HID++), status (bit 0 invert,
+    /// bit 1 touch, bit 2 proximity)`.
+    pub const GET_STATUS: u8 = 1;
+    /// `setThumbwheelReporting(reportingMode, invert (bit 0))`; the reply carries no data.
     pub const SET_REPORTING: u8 = 2;
-    /// Event 0: rotation i16, timestamp u16, rotation status, flags.
+    /// Event 0: rotation i16 (diverted increments), timestamp u16, rotation status
+    /// (0 inactive, 1 start, 2 active, 3 stop), flags (bit 3 single tap, bit 2 proximity,
+    /// bit 1 touch).
     pub const EVENT_ROTATION: u8 = 0;
+    /// `reportingMode` 1: rotation comes as HID++ events instead of HID reports.
+    pub const MODE_DIVERTED: u8 = 1;
+    /// `defaultDirection` / status / `setThumbwheelReporting` bit 0: in the info, positive
+    /// rotation is toward the right or front of the device (0: left or back); in the
+    /// status and the request, the direction is inverted relative to that default.
+    pub const DIRECTION_BIT: u8 = 0x01;
 }
 
 /// Wireless device status (0x1D4B) events.

@@ -56,4 +56,7 @@ pub mod feature;
 pub mod report;
 pub mod session;
 
-pub use session::{Control, DivertSpec, Event, Output, Phase, Request, Session, SessionConfig};
+pub use session::{
+    Control, DivertSpec, Event, Output, Phase, Request, Session, SessionConfig, ThumbInfo,
+    ThumbStatus, ThumbWheel,
+};

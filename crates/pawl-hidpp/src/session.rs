@@ -5,15 +5,40 @@
 //! Setup, one request in flight at a time (HID++ devices answer in order, one by one):
 //! Root ping (protocol version; a HID++ 1.0 device answers "invalid sub id") → Root
 //! `getFeature` for 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150 → device name → the 0x1B04
-//! control list → 0x2121 `getWheelMode` (read only) → 0x2150 info → `setCidReporting` for
-//! each configured control (temporary divert, raw XY while held) → [`Event::Ready`].
+//! control list → `setCidReporting` for each configured control (temporary divert, raw XY
+//! while held) → 0x2121 `getWheelMode` (read only) → 0x2150 info and status → 0x2150
+//! `setThumbwheelReporting` when [`ThumbWheel`] asks for a change → [`Event::Ready`].
 //!
 //! Afterwards, notifications become engine input: diverted-buttons events become button
 //! transitions, raw-XY events become motion (the first one after a press is dropped: the
 //! MX Master 3S reports motion from before the press in it), thumb-wheel events become
-//! horizontal scroll. A receiver's connection notification (0x41) or the device's wireless
+//! horizontal scroll (see [`Session::set_thumb_wheel`]; the daemon feeds it to the pointer
+//! node's engine). A receiver's connection notification (0x41) or the device's wireless
 //! status broadcast (0x1D4B) restarts the setup, because a device that slept, lost power or
 //! reconnected has forgotten every temporary diversion.
+//!
+//! # Thumb wheel
+//!
+//! Diverted ([`ThumbWheel::Divert`]), the MX Master's thumb wheel reports rotation in
+//! increments of `1/divertedRes` turn instead of HID AC Pan counts (ratchets) of
+//! `1/nativeRes` turn. A ratchet is one `REL_HWHEEL` detent, 120 v120, so an increment is
+//! `120 × nativeRes / divertedRes` v120 (MX Master 3: native 18, diverted 120 → 18 v120,
+//! per logid's debug output in PixlOne/logiops#145; MX Master 4: 20/120 per OpenLogi's
+//! `thumbwheel.rs`).
+//!
+//! Sign: kept as the device reports it, not normalised to the 0x2150 default direction
+//! the way logiops does ("make right positive"). 0x2150 has one default direction and one
+//! invert bit for the wheel in both reporting modes (Logitech's definition: the feature
+//! diverts the HID reports "or inverts the rotation direction"; Mouser flips native scroll
+//! with that bit without diverting), and pawl diverts with the invert bit the device had,
+//! so a diverted increment has the sign of the AC Pan count the same turn sends natively:
+//! with `[scroll] invert_horizontal = false` the thumb wheel scrolls the way it does
+//! without pawl. Consistent with the recording `mx1-thumb-wheel.events` (an MX Master
+//! thumb wheel rolled up gives `REL_HWHEEL` −1) and Solaar's rule conditions (a diverted
+//! rotation < 0 is `thumb_wheel_up`); not verified on hardware by pawl. Normalising
+//! instead would turn every wheel whose default direction is "left or back" against what
+//! it does without pawl. pawl's own inversion (`invert_horizontal`) is the engine's,
+//! exactly as for the native `REL_HWHEEL`.
 //!
 //! **Never written:** persistent diversion (no field for it in [`Reporting`]) and the
 //! 0x2121 wheel mode (the kernel's `hid-logitech-hidpp` owns its resolution bit; two
@@ -23,7 +48,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use pawl_engine::frame::{Buttons, FrameIn, WheelIn};
-use pawl_engine::units::{Button, Micros};
+use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
 use crate::controls::{self, ControlInfo, Held, Reporting};
 use crate::error::{self, ErrorReply};
@@ -44,15 +69,28 @@ pub struct DivertSpec {
     pub raw_xy: bool,
 }
 
+/// What a session does with the thumb wheel (HID++ 0x2150).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ThumbWheel {
+    /// Leave its reporting as it is (read it only; `[hidpp] thumb_wheel = false`,
+    /// queries); set after [`ThumbWheel::Divert`], pawl's own diversion is undone.
+    #[default]
+    Leave,
+    /// Keep it native (its HID reports reach the kernel as `REL_HWHEEL`): un-divert it if
+    /// it is found diverted (left over from a pawl that was killed).
+    Native,
+    /// Divert it (temporarily, reporting mode 1 with the device's own invert bit kept):
+    /// rotation comes as HID++ events and becomes horizontal scroll frames.
+    Divert,
+}
+
 /// What a session does with a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionConfig {
     /// Controls to divert (temporarily), in order.
     pub divert: Vec<DivertSpec>,
-    /// Divert the thumb wheel (0x2150) and report it as horizontal scroll.
-    pub thumb_wheel: bool,
-    /// Flip the thumb wheel's direction (after normalising it to "positive = right").
-    pub invert_thumb_wheel: bool,
+    /// The thumb wheel (0x2150); changed later with [`Session::set_thumb_wheel`].
+    pub thumb_wheel: ThumbWheel,
     /// Read every control's current reporting (`getCidReporting`), to show what is
     /// diverted by anyone (`pawl devices`).
     pub read_reporting: bool,
@@ -71,8 +109,7 @@ impl SessionConfig {
                 button: gesture_button,
                 raw_xy: true,
             }],
-            thumb_wheel: false,
-            invert_thumb_wheel: false,
+            thumb_wheel: ThumbWheel::Leave,
             read_reporting: false,
             sw_id: SOFTWARE_ID_DAEMON,
             reply_timeout_us: 2_000_000,
@@ -83,8 +120,7 @@ impl SessionConfig {
     pub fn query(sw_id: u8) -> SessionConfig {
         SessionConfig {
             divert: Vec::new(),
-            thumb_wheel: false,
-            invert_thumb_wheel: false,
+            thumb_wheel: ThumbWheel::Leave,
             read_reporting: true,
             sw_id,
             reply_timeout_us: 1_000_000,
@@ -115,7 +151,9 @@ pub enum Request {
     WheelMode,
     /// 0x2150 `getThumbwheelInfo`.
     ThumbInfo,
-    /// 0x2150 `setThumbwheelReporting(diverted, invert = 0)`.
+    /// 0x2150 `getThumbwheelStatus`.
+    ThumbStatus,
+    /// 0x2150 `setThumbwheelReporting(diverted, invert as the device had it)`.
     ThumbReporting(bool),
 }
 
@@ -144,6 +182,7 @@ impl fmt::Display for Request {
             ),
             Request::WheelMode => write!(f, "wheel mode (0x2121 getWheelMode)"),
             Request::ThumbInfo => write!(f, "thumb wheel info (0x2150)"),
+            Request::ThumbStatus => write!(f, "thumb wheel status (0x2150)"),
             Request::ThumbReporting(on) => write!(
                 f,
                 "{} thumb wheel (0x2150)",
@@ -183,6 +222,9 @@ pub enum Event {
     Disconnected,
     /// The device (re)connected or woke: setup restarts; cancel the engine's gesture.
     Reconnected,
+    /// After setup, the thumb wheel was diverted (`true`) or returned to native HID
+    /// reporting (`false`) by [`Session::set_thumb_wheel`].
+    ThumbWheel(bool),
 }
 
 impl fmt::Display for Event {
@@ -206,6 +248,12 @@ impl fmt::Display for Event {
             ),
             Event::Disconnected => write!(f, "link lost"),
             Event::Reconnected => write!(f, "reconnected: diverting again"),
+            Event::ThumbWheel(true) => {
+                write!(f, "diverted thumb wheel (0x2150) as horizontal scroll")
+            }
+            Event::ThumbWheel(false) => {
+                write!(f, "thumb wheel (0x2150) back to native HID reporting")
+            }
         }
     }
 }
@@ -268,15 +316,29 @@ struct Indices {
     thumb: u8,
 }
 
-/// Thumb wheel resolution (0x2150 `getThumbwheelInfo`).
+/// Thumb wheel resolution and direction (0x2150 `getThumbwheelInfo`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThumbInfo {
-    /// Increments per turn when reported through HID (one increment = one detent).
+    /// Ratchets per turn when reported through HID; one ratchet is one AC Pan count, i.e.
+    /// one `REL_HWHEEL` detent (120 v120). MX Master 3: 18 (logid's debug output in
+    /// PixlOne/logiops#145).
     pub native_res: u16,
-    /// Increments per turn when diverted.
+    /// Rotation increments per turn when diverted. MX Master 3: 120 (same source).
     pub diverted_res: u16,
-    /// Whether a positive rotation means "right" (the device's default direction).
-    pub positive_is_right: bool,
+    /// The device's default direction: positive rotation is toward its right or front
+    /// (`false`: left or back). Informational: pawl keeps the sign the device reports
+    /// (module documentation, "Thumb wheel").
+    pub positive_right_or_front: bool,
+}
+
+/// The thumb wheel's reporting as read (0x2150 `getThumbwheelStatus`) or as set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThumbStatus {
+    /// Diverted (reporting mode 1): rotation comes as HID++ events, not HID reports.
+    pub diverted: bool,
+    /// The direction is inverted relative to the device's default (set by Logitech's
+    /// software or Solaar's "thumb-scroll-invert"); pawl writes it back unchanged.
+    pub inverted: bool,
 }
 
 /// The HID++ session of one device (one device index on one hidraw node).
@@ -295,7 +357,11 @@ pub struct Session {
     controls: Vec<Control>,
     wheel_mode: Option<u8>,
     thumb: Option<ThumbInfo>,
-    thumb_diverted: bool,
+    /// The thumb wheel's reporting; `None` until its status was read (or failed to be).
+    thumb_status: Option<ThumbStatus>,
+    /// The thumb wheel's diversion is pawl's: pawl diverted it, or found it diverted while
+    /// asked to divert it (left over from a pawl that was killed).
+    thumb_ours: bool,
     thumb_carry: i64,
     held: Held,
     drop_raw_xy: bool,
@@ -319,7 +385,8 @@ impl Session {
             controls: Vec::new(),
             wheel_mode: None,
             thumb: None,
-            thumb_diverted: false,
+            thumb_status: None,
+            thumb_ours: false,
             thumb_carry: 0,
             held: Held::default(),
             drop_raw_xy: false,
@@ -339,7 +406,8 @@ impl Session {
         self.controls.clear();
         self.wheel_mode = None;
         self.thumb = None;
-        self.thumb_diverted = false;
+        self.thumb_status = None;
+        self.thumb_ours = false;
         self.thumb_carry = 0;
         self.held = Held::default();
         self.drop_raw_xy = false;
@@ -385,9 +453,66 @@ impl Session {
         self.wheel_mode
     }
 
-    /// Whether the thumb wheel is diverted.
+    /// Whether the thumb wheel is diverted (by pawl, or by anyone as read in setup).
     pub fn thumb_diverted(&self) -> bool {
-        self.thumb_diverted
+        self.thumb_status.is_some_and(|t| t.diverted)
+    }
+
+    /// The thumb wheel's resolution and direction, once read; `None` for a device without
+    /// one (no 0x2150).
+    pub fn thumb_info(&self) -> Option<ThumbInfo> {
+        self.thumb
+    }
+
+    /// The thumb wheel's reporting as last read or set; `None` before setup read it.
+    pub fn thumb_status(&self) -> Option<ThumbStatus> {
+        self.thumb_status
+    }
+
+    /// The config the session runs with (its thumb wheel mode as last set).
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// Changes what the session does with the thumb wheel. Before setup has read the
+    /// thumb wheel's status, the setup follows the new mode by itself; afterwards (also
+    /// once setup is done) the `setThumbwheelReporting` request that makes the device match
+    /// is written now (`out.request`), and [`Event::ThumbWheel`] follows its reply. A
+    /// device without a thumb wheel, or one not reachable now, only remembers the mode for
+    /// its next setup.
+    pub fn set_thumb_wheel(&mut self, mode: ThumbWheel, now: Micros, out: &mut Output) {
+        if self.config.thumb_wheel == mode {
+            return;
+        }
+        self.config.thumb_wheel = mode;
+        let in_flight = matches!(self.pending, Some((Request::ThumbReporting(_), _, _)))
+            || self
+                .queue
+                .iter()
+                .any(|r| matches!(r, Request::ThumbReporting(_)));
+        // An answer in flight reconciles when it arrives.
+        if self.thumb_status.is_some() && !in_flight {
+            self.reconcile_thumb();
+            self.send_next(now, out);
+        }
+    }
+
+    /// Queues (first) the `setThumbwheelReporting` that makes the device's reporting what
+    /// [`SessionConfig::thumb_wheel`] asks for, if it differs. [`ThumbWheel::Leave`] undoes
+    /// only pawl's own diversion (the mode was [`ThumbWheel::Divert`] before).
+    fn reconcile_thumb(&mut self) {
+        let Some(status) = self.thumb_status else {
+            return;
+        };
+        let want = match self.config.thumb_wheel {
+            ThumbWheel::Leave if self.thumb_ours => false,
+            ThumbWheel::Leave => return,
+            ThumbWheel::Native => false,
+            ThumbWheel::Divert => true,
+        };
+        if status.diverted != want {
+            self.queue.push_front(Request::ThumbReporting(want));
+        }
     }
 
     /// When [`Session::timeout`] must be called (a request is waiting for its reply);
@@ -409,8 +534,9 @@ impl Session {
     }
 
     /// The requests that undo pawl's diversions (for a clean exit): each diverted control
-    /// back to native reporting without raw XY, the thumb wheel back to HID. Write them
-    /// all; their replies need no waiting.
+    /// back to native reporting without raw XY, the thumb wheel back to HID (when the
+    /// diversion is pawl's; its invert bit as the device had it). Write them all; their
+    /// replies need no waiting.
     pub fn undivert(&mut self) -> Vec<Message> {
         let mut res = Vec::new();
         for i in 0..self.controls.len() {
@@ -428,10 +554,13 @@ impl Session {
                 self.controls[i].reporting = Some(off);
             }
         }
-        if self.thumb_diverted {
+        if self.thumb_ours && self.thumb_diverted() {
             res.push(self.message(Request::ThumbReporting(false)));
-            self.thumb_diverted = false;
+            if let Some(status) = self.thumb_status.as_mut() {
+                status.diverted = false;
+            }
         }
+        self.thumb_ours = false;
         self.pending = None;
         self.queue.clear();
         res
@@ -511,8 +640,9 @@ impl Session {
             out.event(Event::Reconnected);
             self.start(now, out);
         } else if m.sub_id == idx.thumb
-            && self.thumb_diverted
             && m.function() == thumb_wheel::EVENT_ROTATION
+            && self.config.thumb_wheel == ThumbWheel::Divert
+            && self.thumb_diverted()
         {
             let v120 = self.thumb_v120(m.i16_at(0));
             if v120 != 0 {
@@ -520,7 +650,7 @@ impl Session {
                     time: now,
                     hwheel: WheelIn {
                         v120,
-                        detents: v120 / 120,
+                        detents: v120 / V120_PER_DETENT,
                     },
                     ..FrameIn::default()
                 });
@@ -559,25 +689,22 @@ impl Session {
         for c in &mut self.controls {
             c.reporting = None;
         }
-        self.thumb_diverted = false;
+        // A device that lost its link forgets the diversion; setup reads it again.
+        self.thumb_status = None;
+        self.thumb_ours = false;
+        self.thumb_carry = 0;
         self.phase = Phase::Offline;
         out.event(Event::Disconnected);
     }
 
-    /// Converts a diverted thumb wheel rotation (diverted-resolution increments) to v120,
-    /// normalised to "positive = right" and then flipped if configured; the remainder is
-    /// carried so slow turns are not lost. One native increment is one detent (120).
+    /// Converts a diverted thumb wheel rotation (diverted-resolution increments) to v120
+    /// with the sign the device reports (see the module documentation, "Thumb wheel"); the
+    /// remainder is carried so slow turns lose nothing.
     fn thumb_v120(&mut self, rotation: i16) -> i32 {
         let Some(t) = self.thumb else { return 0 };
-        let mut r = i64::from(rotation);
-        if !t.positive_is_right {
-            r = -r;
-        }
-        if self.config.invert_thumb_wheel {
-            r = -r;
-        }
         let diverted = i64::from(t.diverted_res.max(1));
-        self.thumb_carry += r * 120 * i64::from(t.native_res.max(1));
+        self.thumb_carry +=
+            i64::from(rotation) * i64::from(V120_PER_DETENT) * i64::from(t.native_res.max(1));
         let v = self.thumb_carry / diverted;
         self.thumb_carry -= v * diverted;
         v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
@@ -608,6 +735,14 @@ impl Session {
                 }
                 self.send_next(now, out);
             }
+            (Request::ThumbStatus, _) => {
+                // Unknown: taken as native and not inverted (what a device has after it
+                // powers up).
+                out.event(Event::Error { request, error: e });
+                self.thumb_status = Some(ThumbStatus::default());
+                self.reconcile_thumb();
+                self.send_next(now, out);
+            }
             _ => {
                 out.event(Event::Error { request, error: e });
                 // Keep the setup's shape: a failed last lookup or last control entry still
@@ -635,12 +770,9 @@ impl Session {
                     feature::REPROG_CONTROLS_V4,
                     feature::WIRELESS_DEVICE_STATUS,
                     feature::HIRES_WHEEL,
+                    feature::THUMB_WHEEL,
                 ] {
                     self.queue.push_back(Request::GetFeature(id));
-                }
-                if self.config.thumb_wheel {
-                    self.queue
-                        .push_back(Request::GetFeature(feature::THUMB_WHEEL));
                 }
             }
             Request::GetFeature(id) => {
@@ -702,13 +834,33 @@ impl Session {
                 self.thumb = Some(ThumbInfo {
                     native_res: m.u16_at(0),
                     diverted_res: m.u16_at(2),
-                    positive_is_right: m.params[4] != 0,
+                    positive_right_or_front: m.params[4] & thumb_wheel::DIRECTION_BIT != 0,
                 });
-                if self.config.thumb_wheel {
-                    self.queue.push_front(Request::ThumbReporting(true));
-                }
+                self.queue.push_front(Request::ThumbStatus);
             }
-            Request::ThumbReporting(on) => self.thumb_diverted = on && m.params[0] != 0,
+            Request::ThumbStatus => {
+                let status = ThumbStatus {
+                    diverted: m.params[0] == thumb_wheel::MODE_DIVERTED,
+                    inverted: m.params[1] & thumb_wheel::DIRECTION_BIT != 0,
+                };
+                self.thumb_status = Some(status);
+                // Found diverted while asked to divert: pawl's from now on (undone on exit).
+                self.thumb_ours = status.diverted && self.config.thumb_wheel == ThumbWheel::Divert;
+                self.reconcile_thumb();
+            }
+            Request::ThumbReporting(on) => {
+                // The reply carries no data: success means the device took it.
+                if let Some(status) = self.thumb_status.as_mut() {
+                    status.diverted = on;
+                }
+                self.thumb_ours = on;
+                self.thumb_carry = 0;
+                if self.phase == Phase::Ready {
+                    out.event(Event::ThumbWheel(on));
+                }
+                // The mode may have changed while the request was in flight.
+                self.reconcile_thumb();
+            }
         }
     }
 
@@ -723,7 +875,7 @@ impl Session {
         if idx.hires != 0 {
             self.queue.push_back(Request::WheelMode);
         }
-        if idx.thumb != 0 && self.config.thumb_wheel {
+        if idx.thumb != 0 {
             self.queue.push_back(Request::ThumbInfo);
         }
     }
@@ -752,8 +904,9 @@ impl Session {
         }
     }
 
+    /// Writes the next queued request (setup, or a thumb wheel change after it).
     fn send_next(&mut self, now: Micros, out: &mut Output) {
-        if self.pending.is_some() || self.phase != Phase::Setup {
+        if self.pending.is_some() || !matches!(self.phase, Phase::Setup | Phase::Ready) {
             return;
         }
         match self.queue.pop_front() {
@@ -762,10 +915,11 @@ impl Session {
                 self.pending = Some((request, m, now.plus(self.config.reply_timeout_us)));
                 out.request = Some(m);
             }
-            None => {
+            None if self.phase == Phase::Setup => {
                 self.phase = Phase::Ready;
                 out.event(Event::Ready);
             }
+            None => {}
         }
     }
 
@@ -793,11 +947,25 @@ impl Session {
             Request::SetReporting(r) => (idx.reprog, reprog::SET_CID_REPORTING, r.params()),
             Request::WheelMode => (idx.hires, hires_wheel::GET_MODE, [0; 5]),
             Request::ThumbInfo => (idx.thumb, thumb_wheel::GET_INFO, [0; 5]),
-            Request::ThumbReporting(on) => (
-                idx.thumb,
-                thumb_wheel::SET_REPORTING,
-                [u8::from(on), 0, 0, 0, 0],
-            ),
+            Request::ThumbStatus => (idx.thumb, thumb_wheel::GET_STATUS, [0; 5]),
+            Request::ThumbReporting(on) => {
+                let invert = self.thumb_status.is_some_and(|t| t.inverted);
+                (
+                    idx.thumb,
+                    thumb_wheel::SET_REPORTING,
+                    [
+                        if on { thumb_wheel::MODE_DIVERTED } else { 0 },
+                        if invert {
+                            thumb_wheel::DIRECTION_BIT
+                        } else {
+                            0
+                        },
+                        0,
+                        0,
+                        0,
+                    ],
+                )
+            }
         };
         let len = match request {
             Request::SetReporting(_) => 5,

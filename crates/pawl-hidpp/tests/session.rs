@@ -8,7 +8,7 @@ use pawl_hidpp::emulator::{Emulator, Failure, Motion};
 use pawl_hidpp::error::ErrorReply;
 use pawl_hidpp::feature;
 use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, Message};
-use pawl_hidpp::{Event, Output, Phase, Request, Session, SessionConfig};
+use pawl_hidpp::{Event, Output, Phase, Request, Session, SessionConfig, ThumbStatus, ThumbWheel};
 
 const BLUETOOTH: Framing = Framing {
     short: false,
@@ -378,32 +378,289 @@ fn query_session_reads_what_is_diverted_and_diverts_nothing() {
     assert_eq!(diverted, [CID_GESTURE_BUTTON]);
 }
 
-#[test]
-fn thumb_wheel_becomes_horizontal_scroll_normalised_to_right_and_invertible() {
-    for (invert, sign) in [(false, 1), (true, -1)] {
-        let mut config = SessionConfig::gesture(Button(5));
-        config.thumb_wheel = true;
-        config.invert_thumb_wheel = invert;
-        let mut rig = Rig::new(
-            Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT),
-            BLUETOOTH,
-            config,
-        );
-        assert!(rig.device.thumb_diverted());
-        // Emulator: 18 native increments (detents) per turn, 144 diverted: 8 diverted
-        // increments are one detent; 3 + 5 increments add up to exactly one.
-        let mut total = 0;
-        for rotation in [3, 5] {
-            let m = rig.device.thumb(rotation).unwrap();
-            let (bytes, len) = m.encode();
-            let mut out = Output::default();
-            rig.session.input(&bytes[..len], Micros(1), &mut out);
-            total += out.frame.map_or(0, |f| f.hwheel.v120);
-        }
-        assert_eq!(total, sign * 120);
-        let requests = rig.session.undivert();
-        assert_eq!(requests.len(), 2);
+/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
+/// `shared/recordings` found walking up from the workspace root (`../shared` for a clone,
+/// `../../shared` for a worktree under `wt/`).
+fn recordings_dir() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
+        return dir.into();
     }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    root.ancestors()
+        .skip(1)
+        .map(|a| a.join("shared/recordings"))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| root.join("../shared/recordings"))
+}
+
+/// A Bluetooth MX Master 3S whose session runs the thumb wheel in `mode`.
+fn thumb_rig(device: Emulator, mode: ThumbWheel) -> Rig {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.thumb_wheel = mode;
+    Rig::new(device, BLUETOOTH, config)
+}
+
+fn mx_master_3s() -> Emulator {
+    Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)
+}
+
+impl Rig {
+    /// The thumb wheel turns by `increments` (diverted); returns the v120 of the frames
+    /// the session made of it.
+    fn turn(&mut self, increments: i16) -> i32 {
+        let m = self
+            .device
+            .thumb(increments)
+            .expect("the thumb wheel is diverted");
+        self.now = self.now.plus(8_000);
+        let (bytes, len) = m.encode();
+        let mut out = Output::default();
+        self.session.input(&bytes[..len], self.now, &mut out);
+        let frame = out.frame.unwrap_or_default();
+        assert_eq!((frame.dx, frame.dy, frame.wheel.v120), (0, 0, 0));
+        assert!(frame.buttons.is_empty());
+        frame.hwheel.v120
+    }
+
+    fn set_thumb(&mut self, mode: ThumbWheel) {
+        let mut out = Output::default();
+        self.session.set_thumb_wheel(mode, self.now, &mut out);
+        self.settle(out);
+    }
+
+    fn thumb_writes(&self) -> usize {
+        let index = self.device.feature_index(feature::THUMB_WHEEL);
+        self.written
+            .iter()
+            .filter(|m| {
+                Some(m.sub_id) == index && m.function() == feature::thumb_wheel::SET_REPORTING
+            })
+            .count()
+    }
+}
+
+#[test]
+fn thumb_wheel_is_read_and_left_alone_unless_the_session_manages_it() {
+    let rig = thumb_rig(mx_master_3s(), ThumbWheel::Leave);
+    let info = rig.session.thumb_info().expect("0x2150 info");
+    assert_eq!((info.native_res, info.diverted_res), (18, 120));
+    assert!(info.positive_right_or_front);
+    assert_eq!(rig.session.thumb_status(), Some(ThumbStatus::default()));
+    assert!(!rig.device.thumb_diverted());
+    assert_eq!(rig.thumb_writes(), 0);
+    // Native: nothing to change either.
+    let rig = thumb_rig(mx_master_3s(), ThumbWheel::Native);
+    assert_eq!(rig.thumb_writes(), 0);
+}
+
+#[test]
+fn diverted_thumb_wheel_scrolls_with_the_sign_and_travel_of_its_native_reports() {
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted() && rig.session.thumb_diverted());
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    // One turn is 18 ratchets natively (18 AC Pan counts, 18 × 120 v120) and 120
+    // increments diverted: the same turn scrolls as far, in the same direction.
+    let ratchet = mx_master_3s().thumb_native(1).expect("not diverted");
+    let native_turn = 18 * 120 * i32::from(ratchet);
+    for sign in [1, -1] {
+        let v120: i32 = (0..6).map(|_| rig.turn(sign * 20)).sum();
+        assert_eq!(v120, i32::from(sign) * native_turn);
+    }
+    // One increment is 18 v120: a fraction of a detent, i.e. hi-res horizontal scroll.
+    assert_eq!(rig.turn(1), 18);
+}
+
+#[test]
+fn thumb_wheel_increments_carry_their_remainder() {
+    // 8 increments per ratchet: 3 + 5 increments are exactly one detent.
+    let device = mx_master_3s().with_thumb_resolution(18, 144);
+    let mut rig = thumb_rig(device, ThumbWheel::Divert);
+    assert_eq!(rig.turn(3) + rig.turn(5), 120);
+    assert_eq!(rig.turn(-1) + rig.turn(-7), -120);
+}
+
+#[test]
+fn the_mx1_recording_and_the_diverted_wheel_agree_on_direction() {
+    // `mx1-thumb-wheel.events`: the thumb wheel rolled up, then down, natively: REL_HWHEEL
+    // -1 then +1 (HI_RES -120, +120). The emulator's thumb wheel has one direction setting
+    // for both modes, as 0x2150 does: the same two ratchets, diverted, become the same
+    // v120 (a ratchet is 120/18 increments: three ratchets are 20 increments).
+    let path = recordings_dir().join("mx1-thumb-wheel.events");
+    let recording = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/recordings beside the repository)",
+            path.display()
+        )
+    });
+    let hwheel_hires: Vec<i32> = recording
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&"E:") && f[2] == "0002" && f[3] == "000c")
+                .then(|| f[4].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(hwheel_hires, [-120, 120]);
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    for native in hwheel_hires {
+        let ratchets = (native / 120) as i16;
+        let v120 = rig.turn(ratchets * 20) / 3;
+        assert_eq!(v120, native);
+    }
+}
+
+#[test]
+fn thumb_wheel_keeps_the_devices_invert_bit() {
+    let mut device = mx_master_3s();
+    device.set_thumb_inverted(true);
+    let native = i32::from(device.thumb_native(1).unwrap());
+    assert_eq!(native, -1);
+    let mut rig = thumb_rig(device, ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted());
+    assert!(
+        rig.device.thumb_inverted(),
+        "the divert request cleared the invert bit"
+    );
+    assert_eq!(rig.turn(20), native * 360);
+    for m in rig.session.undivert() {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]);
+    }
+    assert!(!rig.device.thumb_diverted());
+    assert!(
+        rig.device.thumb_inverted(),
+        "un-diverting cleared the invert bit"
+    );
+}
+
+#[test]
+fn thumb_wheel_follows_the_mode_after_setup() {
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Native);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert!(!rig.device.thumb_diverted());
+    rig.set_thumb(ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted());
+    assert!(rig.events.contains(&Event::ThumbWheel(true)));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.deadline(), None);
+    assert_eq!(rig.turn(10), 180);
+    rig.set_thumb(ThumbWheel::Native);
+    assert!(!rig.device.thumb_diverted());
+    assert!(rig.events.contains(&Event::ThumbWheel(false)));
+    // Leaving it alone writes nothing.
+    let before = rig.thumb_writes();
+    rig.set_thumb(ThumbWheel::Leave);
+    rig.set_thumb(ThumbWheel::Leave);
+    assert_eq!(rig.thumb_writes(), before);
+    // Left alone after pawl diverted it (`thumb_wheel = false` on SIGHUP): pawl's
+    // diversion is undone, once.
+    rig.set_thumb(ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted());
+    rig.set_thumb(ThumbWheel::Leave);
+    assert!(!rig.device.thumb_diverted());
+    assert_eq!(
+        rig.session.undivert().len(),
+        1,
+        "only the gesture button is left"
+    );
+    // The gesture button stayed diverted throughout.
+    assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
+
+#[test]
+fn thumb_wheel_mode_changed_during_setup_is_what_setup_applies() {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.thumb_wheel = ThumbWheel::Native;
+    let mut device = mx_master_3s();
+    let mut session = Session::new(config, BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let mut out = Output::default();
+    session.start(Micros(0), &mut out);
+    let mut changed = false;
+    let mut requests = 0;
+    while let Some(request) = out.request.take() {
+        requests += 1;
+        if requests == 3 && !changed {
+            // Mid-setup (feature lookups): the pointer node was grabbed.
+            session.set_thumb_wheel(ThumbWheel::Divert, Micros(1), &mut out);
+            assert_eq!(out.request, None, "a second request while one is in flight");
+            changed = true;
+        }
+        let (bytes, len) = request.encode();
+        let reply = device.answer(&bytes[..len]).unwrap();
+        let (bytes, len) = reply.encode();
+        out = Output::default();
+        session.input(&bytes[..len], Micros(2), &mut out);
+    }
+    assert!(changed);
+    assert_eq!(session.phase(), Phase::Ready);
+    assert!(device.thumb_diverted() && session.thumb_diverted());
+}
+
+#[test]
+fn thumb_wheel_diverted_again_after_a_reconnect_and_undone_on_exit() {
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    rig.device.reset();
+    assert!(!rig.device.thumb_diverted());
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert!(
+        rig.device.thumb_diverted(),
+        "not diverted again after the reconnection"
+    );
+    assert_eq!(rig.turn(-10), -180);
+    let requests = rig.session.undivert();
+    assert_eq!(requests.len(), 2, "gesture button and thumb wheel");
+    for m in requests {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]);
+    }
+    assert!(!rig.device.thumb_diverted());
+}
+
+#[test]
+fn leftover_thumb_diversion_is_undone_natively_and_others_diversions_are_left_alone() {
+    // A pawl killed with the thumb wheel diverted.
+    let killed = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    assert!(killed.device.thumb_diverted());
+    // Leave (`[hidpp] thumb_wheel = false`, `pawl devices`): seen, not touched, not undone.
+    let mut rig = thumb_rig(killed.device, ThumbWheel::Leave);
+    assert!(rig.session.thumb_diverted() && rig.device.thumb_diverted());
+    assert_eq!(rig.thumb_writes(), 0);
+    assert_eq!(
+        rig.session.undivert().len(),
+        1,
+        "only the gesture button is pawl's"
+    );
+    // Its notifications are not pawl's input then.
+    let m = rig.device.thumb(20).unwrap();
+    let (bytes, len) = m.encode();
+    let mut out = Output::default();
+    rig.session.input(&bytes[..len], Micros(1), &mut out);
+    assert_eq!(out.frame, None);
+    // Native: undone in setup.
+    let rig = thumb_rig(rig.device, ThumbWheel::Native);
+    assert!(!rig.device.thumb_diverted() && !rig.session.thumb_diverted());
+}
+
+#[test]
+fn thumb_wheel_status_error_is_reported_and_the_wheel_still_diverted() {
+    let mut device = mx_master_3s();
+    device.fail(
+        feature::THUMB_WHEEL,
+        feature::thumb_wheel::GET_STATUS,
+        Failure::V20(0x05),
+    );
+    let rig = thumb_rig(device, ThumbWheel::Divert);
+    assert!(rig.events.iter().any(|e| matches!(
+        e,
+        Event::Error {
+            request: Request::ThumbStatus,
+            ..
+        }
+    )));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert!(rig.device.thumb_diverted());
 }
 
 #[test]

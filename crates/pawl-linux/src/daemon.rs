@@ -8,7 +8,9 @@
 //! HID++ endpoints (`hidpp.rs`, `[hidpp] enabled`) have a table of their own, tokens
 //! `HIDPP_TOKEN_BASE + slot`; they are opened before the evdev scan, because an MX Master
 //! whose gesture button comes through HID++ needs no grab of its pointer node unless
-//! scroll or a mapped button needs one.
+//! scroll or a mapped button needs one. An endpoint is linked to its mouse's grabbed
+//! pointer node when that node's scroll is transformed ([`Daemon::relink_thumb_wheels`]):
+//! its diverted thumb wheel's rotation goes through that node's engine to its clone.
 //! Every way a device arrives — the startup scan, a node appearing or changing
 //! permissions, a config reload — goes through [`Daemon::consider`] on one `eventN` name.
 //! A device leaves when its read fails with `ENODEV` (unplug, suspend, Bluetooth drop) or
@@ -499,6 +501,7 @@ impl Daemon {
                 );
                 self.devices[slot] = Slot::Active(Box::new(device));
                 self.devices_changed = true;
+                self.relink_thumb_wheels();
             }
             Err(Activation::ButtonsDown(source, down)) => {
                 log::info!(
@@ -550,6 +553,7 @@ impl Daemon {
                     self.orphans.push((spec, clone));
                 }
                 self.devices_changed = true;
+                self.relink_thumb_wheels();
                 self.rearm();
             }
         }
@@ -844,6 +848,8 @@ impl Daemon {
             self.rematch(slot);
         }
         self.rescan(Trigger::Reload);
+        // The new config may switch the thumb wheel off, or a node's scroll transform.
+        self.relink_thumb_wheels();
         log::info!("SIGHUP: config reloaded");
     }
 
@@ -1047,8 +1053,9 @@ impl Daemon {
         self.notes.remove(node);
         log::info!("{label}: setting up");
         self.hidpp[slot] = Some(dev);
-        self.rearm();
         self.release_covered();
+        self.relink_thumb_wheels();
+        self.rearm();
     }
 
     /// Opens the HID++ endpoint of the HID device behind the new pointer node `node`
@@ -1105,20 +1112,101 @@ impl Daemon {
             .any(|d| d.node().hid_dir == hid_dir)
     }
 
+    /// Links each HID++ endpoint's thumb wheel to its mouse's pointer node when that node
+    /// is grabbed with scroll transformed (its engine and clone take the thumb wheel's
+    /// scroll; the thumb wheel is diverted), else to none (the thumb wheel stays native and
+    /// the kernel's `REL_HWHEEL` carries it). Run whenever a pointer node is taken or
+    /// released, an endpoint opens, or the config changes; cheap when nothing changed.
+    #[cold]
+    fn relink_thumb_wheels(&mut self) {
+        if self.hidpp.iter().all(Option::is_none) {
+            return;
+        }
+        let pointers: Vec<(usize, PathBuf)> = self
+            .devices
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, s)| match s {
+                Slot::Active(d) if d.source.decision.transform_scroll => {
+                    let dir = self
+                        .class_dir
+                        .join(&d.source.sys.node)
+                        .join("device/device");
+                    std::fs::canonicalize(dir).ok().map(|hid| (slot, hid))
+                }
+                _ => None,
+            })
+            .collect();
+        let now = monotonic_now();
+        for dev in self.hidpp.iter_mut().flatten() {
+            let target = pointers
+                .iter()
+                .find(|(_, hid)| *hid == dev.node().hid_dir)
+                .map(|(slot, _)| *slot);
+            if target != dev.thumb_target() {
+                match target {
+                    Some(slot) => log::debug!(
+                        "{}: thumb wheel scroll goes to {}",
+                        dev.node().dev_path().display(),
+                        self.devices[slot]
+                            .path()
+                            .map_or("?".into(), |p| p.display().to_string())
+                    ),
+                    None => log::debug!(
+                        "{}: no grabbed pointer node with scroll transformed; thumb wheel native",
+                        dev.node().dev_path().display()
+                    ),
+                }
+            }
+            dev.set_thumb_target(target, &self.config, now);
+        }
+        self.rearm();
+    }
+
     /// One report from a HID++ endpoint; an endpoint whose read fails (the mouse went
     /// away) is closed, and opened again when its node comes back.
     #[inline]
     fn on_hidpp(&mut self, slot: usize) {
         let Daemon {
-            hidpp, performer, ..
+            hidpp,
+            performer,
+            devices,
+            ..
         } = self;
         let Some(dev) = hidpp.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
         let before = dev.deadline();
         match dev.on_readable(monotonic_now(), performer) {
-            Ok(()) => {
-                if dev.deadline() != before {
+            Ok(scroll) => {
+                let mut rearm = dev.deadline() != before;
+                if let Some(frame) = scroll
+                    && let Some(Slot::Active(device)) =
+                        dev.thumb_target().and_then(|t| devices.get_mut(t))
+                {
+                    // The thumb wheel, through its pointer node's engine to its clone.
+                    let Device {
+                        source,
+                        clone,
+                        pipeline,
+                        deadline,
+                        ..
+                    } = &mut **device;
+                    pipeline.inject(
+                        &frame,
+                        &mut IoSink {
+                            clone,
+                            source: source.fd.as_fd(),
+                            performer,
+                        },
+                    );
+                    let next = pipeline.next_deadline();
+                    if next != *deadline {
+                        *deadline = next;
+                        rearm = true;
+                    }
+                }
+                if rearm {
                     self.rearm();
                 }
             }

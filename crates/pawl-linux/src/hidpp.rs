@@ -3,6 +3,12 @@
 //! makes of the device's notifications (the diverted gesture button, raw XY while it is
 //! held) to a gesture engine of its own, whose actions go to the daemon's performer.
 //!
+//! Thumb wheel (0x2150, `[hidpp] thumb_wheel`): diverted only while the mouse's pointer
+//! node is grabbed with its scroll transformed ([`HidppDevice::set_thumb_target`]); its
+//! rotation then comes back from [`HidppDevice::on_readable`] as horizontal wheel input,
+//! which the daemon runs through that pointer node's engine and writes to its clone.
+//! Otherwise the thumb wheel stays native and reaches the kernel's `REL_HWHEEL`.
+//!
 //! Endpoints: `/sys/class/hidraw/hidrawN/device/` is the HID device; its `uevent` names it
 //! (`HID_ID=0005:0000046D:0000B034`, `HID_NAME`, `HID_PHYS`) and its `report_descriptor`
 //! says whether it declares the HID++ reports. Bluetooth devices are device index 0xFF;
@@ -16,10 +22,11 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use pawl_engine::frame::FrameIn;
 use pawl_engine::units::{Button, Micros};
 use pawl_engine::{Action, Config, DeviceEngine, FrameOut, Verdict};
 use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, hidpp_framing};
-use pawl_hidpp::{Event, Output, Phase, Session, SessionConfig};
+use pawl_hidpp::{Event, Output, Phase, Session, SessionConfig, ThumbWheel};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
@@ -176,9 +183,24 @@ pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
 }
 
 /// The session config the daemon uses: the gesture button (CID 0x00C3) diverted with raw
-/// XY as the config's gesture button.
+/// XY as the config's gesture button; the thumb wheel as [`thumb_wheel_mode`] says for a
+/// mouse whose pointer node is not (yet) grabbed.
 pub fn session_config(config: &Config) -> SessionConfig {
-    SessionConfig::gesture(config.gesture.button)
+    let mut c = SessionConfig::gesture(config.gesture.button);
+    c.thumb_wheel = thumb_wheel_mode(config, false);
+    c
+}
+
+/// What the daemon does with an MX Master's thumb wheel: nothing with `[hidpp]
+/// thumb_wheel = false`; else divert it while its pointer node is grabbed with scroll
+/// transformed (`pointer`: there is a clone to write its scroll to) and keep it native
+/// otherwise (undoing a diversion a killed pawl left).
+pub fn thumb_wheel_mode(config: &Config, pointer: bool) -> ThumbWheel {
+    match (config.hidpp.thumb_wheel, pointer) {
+        (false, _) => ThumbWheel::Leave,
+        (true, false) => ThumbWheel::Native,
+        (true, true) => ThumbWheel::Divert,
+    }
 }
 
 /// Whether the config needs the evdev node of a device grabbed for something other than
@@ -197,10 +219,14 @@ pub fn buttons_need_grab(config: &Config) -> bool {
 pub struct HidppDevice {
     node: HidrawNode,
     fd: OwnedFd,
-    /// What `session` was started with (to tell whether a reload changes it).
+    /// What `session` was started with, its thumb wheel mode aside (to tell whether a
+    /// reload changes what to divert).
     session_config: SessionConfig,
     session: Session,
     engine: DeviceEngine,
+    /// The daemon's slot of the pointer node whose engine and clone take the thumb
+    /// wheel's scroll (grabbed, scroll transformed), if any.
+    thumb_target: Option<usize>,
 }
 
 /// Something the daemon must do after a HID++ wake-up.
@@ -232,22 +258,27 @@ impl HidppDevice {
             session_config,
             session,
             engine,
+            thumb_target: None,
         };
         dev.restart(now);
         Ok(dev)
     }
 
     /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
-    /// cancelled); when what to divert changed, pawl's diversions are undone and the setup
-    /// runs again with the new controls.
+    /// cancelled); when the controls to divert changed, pawl's diversions are undone and
+    /// the setup runs again with the new controls. The thumb wheel keeps its current mode
+    /// here; the daemon sets it for the new config with [`HidppDevice::set_thumb_target`].
     pub fn reconfigure(&mut self, config: &Config, now: Micros) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
         self.engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let wanted = session_config(config);
+        let mut wanted = session_config(config);
+        wanted.thumb_wheel = self.session_config.thumb_wheel;
         if wanted != self.session_config {
             self.undivert();
-            self.session = Session::new(wanted.clone(), self.node.framing, self.node.device_index);
+            let mut next = wanted.clone();
+            next.thumb_wheel = self.session.config().thumb_wheel;
+            self.session = Session::new(next, self.node.framing, self.node.device_index);
             self.session_config = wanted;
             self.restart(now);
         }
@@ -258,6 +289,27 @@ impl HidppDevice {
         let mut out = Output::default();
         self.session.start(now, &mut out);
         self.apply(out, &mut NoPerform);
+    }
+
+    /// Links the thumb wheel to the pointer node in the daemon's `slot` (grabbed, scroll
+    /// transformed), or to none: with `[hidpp] thumb_wheel` on it is diverted while there
+    /// is one and native otherwise; a change is written to the device now (or applied by
+    /// the setup in progress, and again after every reconnection).
+    pub fn set_thumb_target(&mut self, slot: Option<usize>, config: &Config, now: Micros) {
+        self.thumb_target = slot;
+        let mode = thumb_wheel_mode(config, slot.is_some());
+        if self.session.config().thumb_wheel == mode {
+            return;
+        }
+        let mut out = Output::default();
+        self.session.set_thumb_wheel(mode, now, &mut out);
+        self.apply(out, &mut NoPerform);
+    }
+
+    /// The daemon slot of the pointer node that takes the thumb wheel's scroll.
+    #[inline]
+    pub fn thumb_target(&self) -> Option<usize> {
+        self.thumb_target
     }
 
     /// The node.
@@ -280,21 +332,26 @@ impl HidppDevice {
         self.session.deadline()
     }
 
-    /// One read (one report), through the session and the engine. `Err(NODEV)` when the
-    /// device is gone.
+    /// One read (one report), through the session and the engine. Returns the thumb
+    /// wheel's rotation as horizontal wheel input (v120) for the pointer node's engine
+    /// ([`HidppDevice::thumb_target`]). `Err(NODEV)` when the device is gone.
     #[inline]
-    pub fn on_readable(&mut self, now: Micros, performer: &mut dyn Perform) -> Result<(), Errno> {
+    pub fn on_readable(
+        &mut self,
+        now: Micros,
+        performer: &mut dyn Perform,
+    ) -> Result<Option<FrameIn>, Errno> {
         let mut buf = [0u8; 64];
         match rustix::io::read(&self.fd, &mut buf) {
             Ok(n) => {
                 let mut out = Output::default();
                 self.session.input(&buf[..n], now, &mut out);
                 if out != Output::default() {
-                    self.apply(out, performer);
+                    return Ok(self.apply(out, performer));
                 }
-                Ok(())
+                Ok(None)
             }
-            Err(Errno::AGAIN | Errno::INTR) => Ok(()),
+            Err(Errno::AGAIN | Errno::INTR) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -303,7 +360,8 @@ impl HidppDevice {
     pub fn on_timer(&mut self, now: Micros, performer: &mut dyn Perform) {
         let mut out = Output::default();
         self.session.timeout(now, &mut out);
-        self.apply(out, performer);
+        // A timeout makes no input.
+        let _ = self.apply(out, performer);
     }
 
     /// Clean exit (or HID++ switched off): a held gesture is cancelled and every diversion
@@ -337,33 +395,42 @@ impl HidppDevice {
         )
     }
 
-    fn apply(&mut self, out: Output, performer: &mut dyn Perform) {
+    /// Writes the request, runs button and motion input through the gesture engine, logs
+    /// the events; returns horizontal scroll (the thumb wheel) for the pointer's engine.
+    fn apply(&mut self, out: Output, performer: &mut dyn Perform) -> Option<FrameIn> {
         if let Some(m) = out.request {
             let (bytes, len) = m.encode();
             if let Err(e) = rustix::io::write(&self.fd, &bytes[..len]) {
                 log::error!("{}: cannot write a HID++ request: {e}", self.label());
             }
         }
-        if let Some(frame) = out.frame {
-            let mut res = FrameOut::default();
-            if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
-                for &a in res.actions.as_slice() {
-                    performer.perform(a);
+        let scroll = match out.frame {
+            // The thumb wheel: the pointer node's engine takes it.
+            Some(frame) if frame.hwheel.v120 != 0 => Some(frame),
+            Some(frame) => {
+                let mut res = FrameOut::default();
+                if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
+                    for &a in res.actions.as_slice() {
+                        performer.perform(a);
+                    }
+                    // Pointer output (a gesture click passed through) has no virtual device
+                    // here: the pointer node is not pawl's.
                 }
-                // Pointer output (a gesture click passed through) has no virtual device
-                // here: the pointer node is not pawl's.
+                None
             }
-        }
+            None => None,
+        };
         for event in out.events() {
             self.log_event(event);
         }
+        scroll
     }
 
     fn log_event(&mut self, event: Event) {
         let label = self.label();
         match event {
             Event::Ready => {
-                let diverted: Vec<String> = self
+                let mut diverted: Vec<String> = self
                     .session
                     .diverted()
                     .map(|r| {
@@ -375,6 +442,11 @@ impl HidppDevice {
                         )
                     })
                     .collect();
+                if self.session.config().thumb_wheel == ThumbWheel::Divert
+                    && self.session.thumb_diverted()
+                {
+                    diverted.push(THUMB_WHEEL_DIVERTED.to_owned());
+                }
                 if diverted.is_empty() {
                     log::warn!("{label}: HID++ ready, nothing diverted");
                 } else {
@@ -391,6 +463,7 @@ impl HidppDevice {
                 log::info!("{label}: {event}");
             }
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
+            Event::ThumbWheel(_) => log::info!("{label}: {event}"),
             Event::Error { .. } | Event::Unsupported | Event::ControlMissing(_) => {
                 log::error!("{label}: {event}")
             }
@@ -403,6 +476,9 @@ impl HidppDevice {
         self.session.phase() == Phase::Ready && self.session.diverted().next().is_some()
     }
 }
+
+/// How logs and `pawl devices` name a diverted thumb wheel.
+const THUMB_WHEEL_DIVERTED: &str = "thumb wheel (0x2150) as horizontal scroll";
 
 struct NoPerform;
 
@@ -464,14 +540,19 @@ pub struct QueryReport {
     pub protocol: Option<(u8, u8)>,
     /// Every control with its current reporting (diverted by anyone: pawl, logid, Solaar).
     pub controls: Vec<pawl_hidpp::Control>,
+    /// The thumb wheel (0x2150): whether it is diverted now (by anyone); `None` when the
+    /// device has none or did not say.
+    pub thumb_wheel_diverted: Option<bool>,
     /// Why the query stopped short, if it did.
     pub problem: Option<String>,
 }
 
 impl QueryReport {
-    /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings.
+    /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings, then the thumb
+    /// wheel as `thumb wheel (0x2150)` when it is diverted.
     pub fn diverted(&self) -> Vec<String> {
-        self.controls
+        let mut res: Vec<String> = self
+            .controls
             .iter()
             .filter_map(|c| c.reporting)
             .filter(|r| r.divert)
@@ -483,7 +564,11 @@ impl QueryReport {
                     if r.raw_xy { " (raw XY)" } else { "" }
                 )
             })
-            .collect()
+            .collect();
+        if self.thumb_wheel_diverted == Some(true) {
+            res.push("thumb wheel (0x2150)".to_owned());
+        }
+        res
     }
 }
 
@@ -555,6 +640,7 @@ pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryRepo
         name: session.name().to_owned(),
         protocol: session.protocol(),
         controls: session.controls().to_vec(),
+        thumb_wheel_diverted: session.thumb_status().map(|t| t.diverted),
         problem,
         node,
     })

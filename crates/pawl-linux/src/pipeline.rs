@@ -212,6 +212,23 @@ impl Pipeline {
         })
     }
 
+    /// Processes one frame that did not come from the source — the MX Master's diverted
+    /// thumb wheel, as horizontal wheel input in v120 — through the engine like a source
+    /// frame, and writes what it makes to the clone (one write; no allocation).
+    #[inline]
+    pub fn inject(&mut self, frame: &FrameIn, sink: &mut impl Sink) {
+        match self.engine.frame(frame, &mut self.out) {
+            Verdict::Rewrite => {
+                write_encoded(&self.out, &[], &mut self.buf, sink);
+                for action in self.out.actions.as_slice() {
+                    sink.perform(*action);
+                }
+            }
+            // Nothing was read to forward: the frame itself is the output.
+            Verdict::Forward => write_encoded(&frame_out_of(frame), &[], &mut self.buf, sink),
+        }
+    }
+
     /// Makes the decoder discard up to the next `SYN_REPORT` and resyncs, as after a
     /// `SYN_DROPPED` (for a frame longer than the read buffer).
     pub fn drop_partial_frame(&mut self, sink: &mut impl Sink) {
@@ -404,6 +421,75 @@ mod tests {
         let pos = |code| w.iter().position(|e| e.0 == EV_REL && e.1 == code);
         if let (Some(h), Some(l)) = (pos(REL_WHEEL_HI_RES), pos(REL_WHEEL)) {
             assert!(h < l, "hi-res before lo-res: {w:?}");
+        }
+    }
+
+    /// The sums of `REL_HWHEEL_HI_RES` and `REL_HWHEEL` written.
+    fn hwheel_written(sink: &Recorder) -> (i32, i32) {
+        let all = sink.writes.concat();
+        let sum = |code| {
+            all.iter()
+                .filter(|e| e.0 == EV_REL && e.1 == code)
+                .map(|e| e.2)
+                .sum()
+        };
+        (sum(REL_HWHEEL_HI_RES), sum(REL_HWHEEL))
+    }
+
+    #[test]
+    fn injected_thumb_wheel_scroll_goes_out_like_the_sources_own_horizontal_wheel() {
+        // Native: the thumb wheel's REL_HWHEEL detents as the kernel reports them (the
+        // shape of `mx1-thumb-wheel.events`, 1.2 s apart); injected: the same travel as the
+        // diverted thumb wheel's v120 (18 per increment on an MX Master 3).
+        for invert in [false, true] {
+            let config = Config::parse(
+                &format!("[scroll]\ninvert_horizontal = {invert}\n"),
+                "c.toml",
+                Platform::Linux,
+            )
+            .unwrap();
+            let engine = || DeviceEngine::with_profile(&config, true, config.scroll);
+            let mut native = Pipeline::new(&mx_caps(), engine(), "native");
+            let mut native_sink = Recorder::default();
+            let mut injected = Pipeline::new(&mx_caps(), engine(), "injected");
+            let mut injected_sink = Recorder::default();
+            for (i, detents) in [-1, 1, 1, 1].into_iter().enumerate() {
+                let time = Micros(5_000_000 + 1_232_003 * i as u64);
+                let frame = [
+                    Event::new(EV_REL, REL_HWHEEL, detents),
+                    Event::new(EV_REL, REL_HWHEEL_HI_RES, detents * 120),
+                    Event::new(EV_SYN, SYN_REPORT, 0),
+                ]
+                .map(|e| Event { time, ..e }.to_bytes())
+                .concat();
+                native.feed(&frame, &mut native_sink);
+                // 120 v120 as diverted increments of 18: 6 of them and a remainder of 12.
+                for v120 in [18, 18, 18, 18, 18, 18, 12] {
+                    let input = FrameIn {
+                        time,
+                        hwheel: pawl_engine::frame::WheelIn {
+                            v120: detents * v120,
+                            detents: 0,
+                        },
+                        ..FrameIn::default()
+                    };
+                    injected.inject(&input, &mut injected_sink);
+                }
+            }
+            let (native_hires, native_detents) = hwheel_written(&native_sink);
+            let (hires, detents) = hwheel_written(&injected_sink);
+            let sign = if invert { -1 } else { 1 };
+            assert_eq!(native_hires.signum(), sign, "{:?}", native_sink.writes);
+            assert_eq!(hires.signum(), sign, "{:?}", injected_sink.writes);
+            assert_eq!(detents.signum(), native_detents.signum());
+            assert!(
+                injected_sink
+                    .writes
+                    .iter()
+                    .all(|w| w.last() == Some(&(EV_SYN, SYN_REPORT, 0))),
+                "every injected write is a whole frame"
+            );
+            assert!(injected_sink.actions.is_empty());
         }
     }
 

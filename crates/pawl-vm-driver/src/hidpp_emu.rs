@@ -2,7 +2,8 @@
 //! descriptor (which declares HID++ long report 0x11, so its hidraw node carries HID++),
 //! with `pawl_hidpp::emulator::Emulator` answering every report pawl writes to hidraw
 //! (`UHID_OUTPUT`) with a `UHID_INPUT2` reply, and sending the notifications a diverted
-//! gesture button and raw-XY motion produce. hid-generic binds the device, so the kernel
+//! gesture button, raw-XY motion and a diverted thumb wheel produce (a native thumb wheel
+//! turn is an AC Pan count in the mouse report). hid-generic binds the device, so the kernel
 //! itself never talks HID++ to it: every request the emulator sees is pawl's.
 
 use std::time::{Duration, Instant};
@@ -101,6 +102,31 @@ impl HidppMouse {
         self.emu
             .reporting(CID_GESTURE_BUTTON)
             .is_some_and(|r| r.divert)
+    }
+
+    /// Whether the thumb wheel is diverted now.
+    pub fn thumb_diverted(&self) -> bool {
+        self.emu.thumb_diverted()
+    }
+
+    /// Turns the thumb wheel by `increments` (1/120 turn each, positive in its default
+    /// direction) while it is diverted: one HID++ rotation notification.
+    pub fn thumb_diverted_turn(&self, increments: i16) -> anyhow::Result<()> {
+        let m = self
+            .emu
+            .thumb(increments)
+            .context("the thumb wheel is not diverted")?;
+        self.send(&m)
+    }
+
+    /// Turns the thumb wheel by `ratchets` (1/18 turn each, positive in its default
+    /// direction) while it is native: one mouse report with that AC Pan count.
+    pub fn thumb_native_turn(&self, ratchets: i8) -> anyhow::Result<()> {
+        let pan = self
+            .emu
+            .thumb_native(ratchets)
+            .context("the thumb wheel is diverted: it sends no AC Pan")?;
+        self.mouse.pan(pan)
     }
 
     /// Sends one HID++ report to the host.

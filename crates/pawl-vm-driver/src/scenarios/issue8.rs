@@ -11,11 +11,11 @@ use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 use pawl_hidpp::emulator::Failure;
 use pawl_hidpp::feature;
 
-use crate::evdev::{self, EvdevNode, NodeInfo};
+use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
-use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
+use crate::scenarios::rig::{check_wheel, expect_keys};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
@@ -24,6 +24,18 @@ const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
 const SCOPE_NONE: &str = "[hidpp]\nenabled = true\n[scroll]\nscope = \"none\"\n";
 /// HID++ off, scroll not transformed: the pointer node is grabbed for the gesture button.
 const SCOPE_NONE_HIDPP_OFF: &str = "[hidpp]\nenabled = false\n[scroll]\nscope = \"none\"\n";
+/// HID++ on, the thumb wheel left to the kernel.
+const THUMB_WHEEL_OFF: &str = "[hidpp]\nenabled = true\nthumb_wheel = false\n";
+/// HID++ on, horizontal scroll inverted.
+const INVERT_HORIZONTAL: &str = "[hidpp]\nenabled = true\n[scroll]\ninvert_horizontal = true\n";
+/// What pawl logs once it has the thumb wheel diverted (in its setup line, or on its own).
+const THUMB_DIVERTED: &str = "thumb wheel (0x2150) as horizontal scroll";
+/// Diverted thumb wheel increments per native ratchet × 120: v120 per increment of the
+/// emulated wheel (18 ratchets, 120 increments per turn, like an MX Master 3).
+const V120_PER_INCREMENT: i32 = 18;
+/// Between wheel reports, as a hand turns a wheel (reports within 2 ms are a free-spin
+/// burst that shares one max step).
+const NOTCH_GAP: Duration = Duration::from_millis(10);
 /// What pawl logs when a HID++ endpoint's read fails (the mouse went away).
 const GONE: &str = "gone (";
 /// What pawl logs when it leaves (or releases) a pointer node whose gesture button HID++
@@ -131,6 +143,15 @@ impl HidppRig {
         Ok(())
     }
 
+    /// Answers pawl's requests until the thumb wheel is diverted and pawl has logged it
+    /// `n` times (so it takes the thumb wheel's notifications from now on).
+    fn wait_thumb_diverted(&mut self, n: usize) -> anyhow::Result<()> {
+        self.dev
+            .pump_until("thumb wheel diverted", T_EVENT, HidppMouse::thumb_diverted)
+            .with_context(|| format!("pawl log: {}", self.pawl.log()))?;
+        self.wait_log_count(THUMB_DIVERTED, n)
+    }
+
     /// Answers pawl's requests until its log contains `text` `n` times.
     fn wait_log_count(&mut self, text: &str, n: usize) -> anyhow::Result<()> {
         let deadline = Instant::now() + T_EVENT;
@@ -179,6 +200,10 @@ pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::
     const REPORTS: u64 = 50;
     let mut rig = HidppRig::start(ctx, SCOPE_NONE, |_| {}, true)?;
     rig.wait_log("not grabbing")?;
+    ensure!(
+        !rig.dev.thumb_diverted(),
+        "the thumb wheel is diverted with no clone to scroll on"
+    );
     let mut reader = EvdevNode::open(&rig.source.path)?;
     ensure!(
         reader.is_free_to_grab()?,
@@ -229,7 +254,7 @@ pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::
 
 /// `hidpp_divert_reapplied_after_reconnect`: the mouse loses its temporary diversion (power
 /// cycle / reconnection) and sends its 0x1D4B wireless status broadcast; pawl diverts the
-/// gesture button again and gestures work.
+/// gesture button and the thumb wheel again and gestures work.
 pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     rig.dev.emu.reset();
@@ -243,6 +268,7 @@ pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
         .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
     rig.wait_log("reconnected: diverting again")?;
     rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
+    rig.wait_thumb_diverted(2)?;
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
@@ -251,9 +277,15 @@ pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
 }
 
 /// `hidpp_undivert_on_exit`: on SIGTERM pawl exits 0 and the gesture button is back to
-/// native reporting, raw XY off.
+/// native reporting, raw XY off, and so is the thumb wheel (its invert bit untouched).
 pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
-    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let mut rig = HidppRig::start(
+        ctx,
+        DEFAULT_CONFIG,
+        |d| d.emu.set_thumb_inverted(true),
+        true,
+    )?;
+    rig.wait_thumb_diverted(1)?;
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     // pawl's last writes were queued by the kernel before it exited.
@@ -268,7 +300,90 @@ pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
         "still diverted after exit: {r:?}; log: {}",
         rig.pawl.log()
     );
+    ensure!(
+        !rig.dev.thumb_diverted(),
+        "thumb wheel still diverted after exit; log: {}",
+        rig.pawl.log()
+    );
+    ensure!(
+        rig.dev.emu.thumb_inverted(),
+        "pawl cleared the thumb wheel's invert bit"
+    );
     ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    Ok(())
+}
+
+/// The frames pawl's clone emits for the diverted thumb wheel turning by each of
+/// `increments` (one notification each, [`NOTCH_GAP`] apart): one frame per notification.
+fn diverted_turns(
+    rig: &HidppRig,
+    clone: &mut EvdevNode,
+    increments: &[i16],
+) -> anyhow::Result<Vec<Frame>> {
+    clone.drain()?;
+    for &n in increments {
+        rig.dev.thumb_diverted_turn(n)?;
+        std::thread::sleep(NOTCH_GAP);
+    }
+    clone
+        .frames(increments.len(), T_EVENT)
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))
+}
+
+/// `hidpp_thumb_wheel_scrolls_horizontally`: with the MX Master's pointer node grabbed
+/// (scroll transformed by default) pawl diverts its thumb wheel (0x2150) too, and each
+/// rotation notification comes out of pawl's clone as one frame of `REL_HWHEEL_HI_RES`
+/// (18 v120 per 1/120 turn: the wheel has 18 ratchets per turn) with `REL_HWHEEL` derived,
+/// smoothed like any wheel, in the direction of the AC Pan counts the same turn sends
+/// natively: with `thumb_wheel = false` (SIGHUP) pawl un-diverts it and native ratchets
+/// of the same direction come out with the same sign; with `invert_horizontal = true`
+/// (SIGHUP) it is diverted again and scrolls the other way.
+pub fn hidpp_thumb_wheel_scrolls_horizontally(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.wait_thumb_diverted(1)?;
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
+    let increments = [5i16, 10, 10, 10, 20];
+    let v120: Vec<i32> = increments
+        .iter()
+        .map(|&n| i32::from(n) * V120_PER_INCREMENT)
+        .collect();
+    let frames = diverted_turns(&rig, &mut clone, &increments)?;
+    ctx.notes.push(format!(
+        "diverted thumb wheel {increments:?} increments -> clone {}",
+        evdev::show(&frames)
+    ));
+    check_wheel(&frames, false, &v120, false).context("diverted thumb wheel")?;
+
+    // Without pawl's diversion: native AC Pan, same direction, same sign out.
+    rig.reload(THUMB_WHEEL_OFF)?;
+    rig.dev
+        .pump_until("thumb wheel back to native", T_EVENT, |d| {
+            !d.thumb_diverted()
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("config reloaded")?;
+    rig.wait_log("thumb wheel (0x2150) back to native")?;
+    clone.drain()?;
+    let ratchets = [1i8, 1];
+    for &r in &ratchets {
+        rig.dev.thumb_native_turn(r)?;
+        std::thread::sleep(NOTCH_GAP);
+    }
+    let frames = clone.frames(ratchets.len(), T_EVENT)?;
+    ctx.notes.push(format!(
+        "native thumb wheel {ratchets:?} ratchets -> clone {}",
+        evdev::show(&frames)
+    ));
+    check_wheel(&frames, false, &[120, 120], false).context("native thumb wheel")?;
+
+    // Diverted again, horizontal scroll inverted.
+    rig.reload(INVERT_HORIZONTAL)?;
+    rig.wait_log_count("config reloaded", 2)?;
+    rig.wait_thumb_diverted(2)?;
+    let frames = diverted_turns(&rig, &mut clone, &increments)?;
+    check_wheel(&frames, false, &v120, true).context("diverted thumb wheel, inverted")?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
     Ok(())
 }
 
@@ -414,13 +529,15 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 
 /// `hidpp_devices_shows_diverted_controls`: with the worker running and the gesture button
-/// diverted, `pawl devices` lists the MX Master's HID++ endpoint and the diverted control,
+/// and thumb wheel diverted, `pawl devices` lists the MX Master's HID++ endpoint and what
+/// is diverted,
 /// asking the device itself (with a software id of its own: the worker ignores the
 /// replies, and gestures keep working afterwards).
 pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()> {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.wait_thumb_diverted(1)?;
     let home = ctx.subdir("devices-home")?;
     let mut child = Command::new(&ctx.pawl)
         .arg("--config")
@@ -466,8 +583,9 @@ pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()
     ensure!(
         out.lines().any(|l| l.contains("/dev/hidraw")
             && l.contains("\"MX Master 3S\"")
-            && l.contains("diverted 0x00C3 gesture button (raw XY)")),
-        "the diverted gesture button is not listed: {out}{err}"
+            && l.contains("diverted 0x00C3 gesture button (raw XY)")
+            && l.contains("thumb wheel (0x2150)")),
+        "the diverted gesture button and thumb wheel are not listed: {out}{err}"
     );
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])

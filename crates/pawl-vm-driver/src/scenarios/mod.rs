@@ -228,6 +228,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "hidpp_devices_shows_diverted_controls",
         run: issue8::hidpp_devices_shows_diverted_controls,
     },
+    Scenario {
+        name: "hidpp_thumb_wheel_scrolls_horizontally",
+        run: issue8::hidpp_thumb_wheel_scrolls_horizontally,
+    },
 ];
 
 /// Where things are inside the VM.
