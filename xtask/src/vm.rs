@@ -144,9 +144,13 @@ fn version_key(v: &str) -> Vec<u64> {
         .collect()
 }
 
+/// `$PAWL_RECORDINGS` when set (as the test suites read it), else
 /// `<workspace root>/../shared/recordings`; in a git worktree elsewhere, the same path next
 /// to the main checkout (from `git rev-parse --git-common-dir`).
 pub(crate) fn recordings_dir(root: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
+        return Ok(PathBuf::from(dir));
+    }
     let beside_root = root.join("../shared/recordings");
     if beside_root.is_dir() {
         return Ok(beside_root);
