@@ -230,14 +230,8 @@ impl DeviceEngine {
                         .step(s, s.invert_horizontal, input.hwheel.v120, input.time);
             }
         } else {
-            out.wheel = crate::frame::WheelOut {
-                v120: input.wheel.v120,
-                detents: input.wheel.detents,
-            };
-            out.hwheel = crate::frame::WheelOut {
-                v120: input.hwheel.v120,
-                detents: input.hwheel.detents,
-            };
+            out.wheel = input.wheel.into();
+            out.hwheel = input.hwheel.into();
         }
         if changed || !out.actions.is_empty() {
             Verdict::Rewrite

@@ -105,6 +105,17 @@ pub struct WheelOut {
     pub detents: i32,
 }
 
+impl From<WheelIn> for WheelOut {
+    /// The same travel and detents, unchanged.
+    #[inline]
+    fn from(w: WheelIn) -> WheelOut {
+        WheelOut {
+            v120: w.v120,
+            detents: w.detents,
+        }
+    }
+}
+
 impl WheelOut {
     /// Whether nothing moves.
     #[inline]
@@ -182,6 +193,20 @@ pub struct FrameOut {
 }
 
 impl FrameOut {
+    /// The output frame that reproduces `input` unchanged (motion, wheels, buttons; no
+    /// actions).
+    #[inline]
+    pub fn unchanged(input: &FrameIn) -> FrameOut {
+        FrameOut {
+            dx: input.dx,
+            dy: input.dy,
+            wheel: input.wheel.into(),
+            hwheel: input.hwheel.into(),
+            buttons: input.buttons,
+            actions: Actions::default(),
+        }
+    }
+
     /// Whether the pointer part is empty (nothing to write; actions may still be present).
     #[inline]
     pub fn pointer_is_empty(&self) -> bool {

@@ -22,7 +22,7 @@ use std::fmt;
 
 use pawl_engine::config::Scope;
 use pawl_engine::units::Micros;
-use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Verdict, WheelOut};
+use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Verdict};
 
 use crate::frames::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
 use crate::record::{Recording, evemu_line};
@@ -305,40 +305,25 @@ impl Ctx<'_> {
         }
         let verdict = engine.frame(frame, &mut out);
         let transform = engine.profile().transform_scroll;
-        match verdict {
-            Verdict::Forward => {
-                if !self.fixup.is_nothing() && !transform {
-                    let mut fixed = forwarded(frame);
-                    let FrameOut { wheel, hwheel, .. } = &mut fixed;
-                    if self.fixup.apply([wheel, hwheel]) {
-                        self.res.summary.forwarded += 1;
-                        self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fixed);
-                        self.write(&fixed, raw, frame.time);
-                        return;
-                    }
-                }
-                self.forward(frame, raw);
-            }
-            Verdict::Rewrite => {
-                if !transform {
-                    let FrameOut { wheel, hwheel, .. } = &mut out;
-                    self.fixup.apply([wheel, hwheel]);
-                }
-                self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &out);
-                if self.write(&out, raw, frame.time) {
-                    self.res.summary.rewritten += 1;
-                } else {
-                    self.res.summary.swallowed += 1;
-                }
-                for a in out.actions.as_slice() {
-                    let label = action_label(self.config, *a);
-                    self.res.lines.push(format!("# action {label}"));
-                    let actions = &mut self.res.summary.actions;
-                    match actions.iter_mut().find(|(l, _)| *l == label) {
-                        Some((_, n)) => *n += 1,
-                        None => actions.push((label, 1)),
-                    }
-                }
+        if !self.fixup.settle(verdict, transform, frame, &mut out) {
+            self.forward(frame, raw);
+            return;
+        }
+        self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &out);
+        let written = self.write(&out, raw, frame.time);
+        match (verdict, written) {
+            // A forwarded frame the wheel fix-up rewrote still counts as forwarded.
+            (Verdict::Forward, _) => self.res.summary.forwarded += 1,
+            (Verdict::Rewrite, true) => self.res.summary.rewritten += 1,
+            (Verdict::Rewrite, false) => self.res.summary.swallowed += 1,
+        }
+        for a in out.actions.as_slice() {
+            let label = action_label(self.config, *a);
+            self.res.lines.push(format!("# action {label}"));
+            let actions = &mut self.res.summary.actions;
+            match actions.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, n)) => *n += 1,
+                None => actions.push((label, 1)),
             }
         }
     }
@@ -346,7 +331,7 @@ impl Ctx<'_> {
     /// Writes the frame's own bytes, unchanged.
     fn forward(&mut self, frame: &FrameIn, raw: &[u8]) {
         self.res.summary.forwarded += 1;
-        let fwd = forwarded(frame);
+        let fwd = FrameOut::unchanged(frame);
         self.count_out(&fwd);
         self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &fwd);
         for chunk in raw.chunks_exact(EVENT_SIZE) {
@@ -407,24 +392,6 @@ impl Ctx<'_> {
             self.res.lines.push(evemu_line(&e));
         }
         true
-    }
-}
-
-/// The output frame that reproduces `frame` unchanged.
-fn forwarded(frame: &FrameIn) -> FrameOut {
-    FrameOut {
-        dx: frame.dx,
-        dy: frame.dy,
-        wheel: WheelOut {
-            v120: frame.wheel.v120,
-            detents: frame.wheel.detents,
-        },
-        hwheel: WheelOut {
-            v120: frame.hwheel.v120,
-            detents: frame.hwheel.detents,
-        },
-        buttons: frame.buttons,
-        ..FrameOut::default()
     }
 }
 

@@ -3,7 +3,7 @@
 //! the daemon writes: the kernel's "release every key" frame, and the wheel codes a clone
 //! has but its source lacks.
 
-use pawl_engine::frame::WheelOut;
+use pawl_engine::frame::{FrameIn, FrameOut, Verdict, WheelOut};
 use pawl_engine::units::V120_PER_DETENT;
 
 use crate::codes::{EV_KEY, EV_SYN, REL_HWHEEL, REL_HWHEEL_HI_RES, REL_WHEEL, REL_WHEEL_HI_RES};
@@ -78,6 +78,37 @@ impl WheelFixup {
             };
         }
         f
+    }
+
+    /// Settles what is written for a frame after the engine's `verdict` on it: returns
+    /// `true` when `out` is to be encoded and written — a rewritten frame (its wheel codes
+    /// fixed), or a forwarded frame whose missing wheel code now has a value (copied into
+    /// `out` and fixed; no actions) — and `false` when the frame's raw bytes are written
+    /// unchanged. Nothing is fixed while the engine transforms scroll: its output always
+    /// carries both codes. The forwarded fast path costs one check when nothing is missing.
+    #[inline]
+    pub fn settle(
+        &mut self,
+        verdict: Verdict,
+        transform_scroll: bool,
+        frame: &FrameIn,
+        out: &mut FrameOut,
+    ) -> bool {
+        match verdict {
+            Verdict::Rewrite => {
+                if !transform_scroll {
+                    self.apply([&mut out.wheel, &mut out.hwheel]);
+                }
+                true
+            }
+            Verdict::Forward => {
+                if transform_scroll || self.is_nothing() {
+                    return false;
+                }
+                *out = FrameOut::unchanged(frame);
+                self.apply([&mut out.wheel, &mut out.hwheel])
+            }
+        }
     }
 
     /// Whether nothing is ever fixed.

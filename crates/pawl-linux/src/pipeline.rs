@@ -7,7 +7,7 @@
 //! not empty) and then performs its actions. One write per output frame, no allocation,
 //! no formatting unless debug logging is on.
 
-use pawl_engine::frame::{FrameIn, FrameOut, Verdict, WheelOut};
+use pawl_engine::frame::{FrameIn, FrameOut, Verdict};
 use pawl_engine::units::{ButtonSet, Micros};
 use pawl_engine::{Action, DeviceEngine};
 use pawl_evdev::codes::{EV_MSC, EV_SYN, MSC_SCAN, SYN_DROPPED};
@@ -87,25 +87,6 @@ impl ReadBuf {
     }
 }
 
-/// The output frame that reproduces `input` unchanged (for a frame the engine forwards
-/// but whose wheel codes must be fixed).
-pub fn frame_out_of(input: &FrameIn) -> FrameOut {
-    FrameOut {
-        dx: input.dx,
-        dy: input.dy,
-        wheel: WheelOut {
-            v120: input.wheel.v120,
-            detents: input.wheel.detents,
-        },
-        hwheel: WheelOut {
-            v120: input.hwheel.v120,
-            detents: input.hwheel.detents,
-        },
-        buttons: input.buttons,
-        ..FrameOut::default()
-    }
-}
-
 /// Bytes of the output buffer: one encoded frame of at most [`MAX_OUT_EVENTS`] events.
 pub const OUT_BUF_BYTES: usize = MAX_OUT_EVENTS * EVENT_SIZE;
 
@@ -175,28 +156,13 @@ impl Pipeline {
                     log_frame(label, &frame, verdict, out);
                 }
                 let transform = engine.profile().transform_scroll;
-                match verdict {
-                    Verdict::Forward => {
-                        if !fixup.is_nothing() && !transform {
-                            let mut fixed = frame_out_of(&frame);
-                            let FrameOut { wheel, hwheel, .. } = &mut fixed;
-                            if fixup.apply([wheel, hwheel]) {
-                                write_encoded(&fixed, raw, buf, sink);
-                                return;
-                            }
-                        }
-                        sink.write_clone(raw);
+                if fixup.settle(verdict, transform, &frame, out) {
+                    write_encoded(out, raw, buf, sink);
+                    for action in out.actions.as_slice() {
+                        sink.perform(*action);
                     }
-                    Verdict::Rewrite => {
-                        if !transform {
-                            let FrameOut { wheel, hwheel, .. } = &mut *out;
-                            fixup.apply([wheel, hwheel]);
-                        }
-                        write_encoded(out, raw, buf, sink);
-                        for action in out.actions.as_slice() {
-                            sink.perform(*action);
-                        }
-                    }
+                } else {
+                    sink.write_clone(raw);
                 }
             }
             Decoded::Dropped => {
@@ -225,7 +191,9 @@ impl Pipeline {
                 }
             }
             // Nothing was read to forward: the frame itself is the output.
-            Verdict::Forward => write_encoded(&frame_out_of(frame), &[], &mut self.buf, sink),
+            Verdict::Forward => {
+                write_encoded(&FrameOut::unchanged(frame), &[], &mut self.buf, sink)
+            }
         }
     }
 
