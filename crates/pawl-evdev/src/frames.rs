@@ -41,18 +41,34 @@ impl Event {
     /// Reads one event from its native-endian `struct input_event` bytes.
     #[inline]
     pub fn from_bytes(b: &[u8; EVENT_SIZE]) -> Event {
-        let sec = i64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        let usec = i64::from_ne_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
         Event {
-            time: Micros(
-                (sec.max(0) as u64)
-                    .saturating_mul(1_000_000)
-                    .saturating_add(usec.max(0) as u64),
-            ),
+            time: Event::time_of(b),
+            ..Event::untimed(b)
+        }
+    }
+
+    /// The event's type, code and value, with a zero time: the hot path reads the time of
+    /// the `SYN_REPORT` only ([`Event::time_of`]).
+    #[inline]
+    pub fn untimed(b: &[u8; EVENT_SIZE]) -> Event {
+        Event {
+            time: Micros(0),
             type_: u16::from_ne_bytes([b[16], b[17]]),
             code: u16::from_ne_bytes([b[18], b[19]]),
             value: i32::from_ne_bytes([b[20], b[21], b[22], b[23]]),
         }
+    }
+
+    /// The timestamp of an event's bytes, µs (negative fields read as 0, saturating).
+    #[inline]
+    pub fn time_of(b: &[u8; EVENT_SIZE]) -> Micros {
+        let sec = i64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+        let usec = i64::from_ne_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        Micros(
+            (sec.max(0) as u64)
+                .saturating_mul(1_000_000)
+                .saturating_add(usec.max(0) as u64),
+        )
     }
 
     /// The native-endian `struct input_event` bytes.
@@ -140,11 +156,10 @@ impl Decoder {
         let mut frame = FrameIn::default();
         let mut pos = 0;
         while pos + EVENT_SIZE <= buf.len() {
-            let ev = Event::from_bytes(
-                buf[pos..pos + EVENT_SIZE]
-                    .try_into()
-                    .unwrap_or(&[0; EVENT_SIZE]),
-            );
+            let bytes: &[u8; EVENT_SIZE] = buf[pos..pos + EVENT_SIZE]
+                .try_into()
+                .unwrap_or(&[0; EVENT_SIZE]);
+            let ev = Event::untimed(bytes);
             pos += EVENT_SIZE;
             if ev.type_ == EV_SYN {
                 match ev.code {
@@ -152,7 +167,7 @@ impl Decoder {
                         if self.dropping {
                             self.dropping = false;
                         } else {
-                            frame.time = ev.time;
+                            frame.time = Event::time_of(bytes);
                             f(Decoded::Frame(frame, &buf[consumed..pos]));
                         }
                         frame = FrameIn::default();
