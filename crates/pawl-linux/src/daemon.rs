@@ -369,20 +369,30 @@ impl Daemon {
             .collect()
     }
 
+    /// Whether what pawl noted about `node` (an `eventN` or `hidrawN` name) already answers
+    /// `trigger`: permissions do not change what pawl decided about a skipped node, and a
+    /// failed open is retried when the permissions change, not on every event.
+    fn settled(&self, node: &str, trigger: Trigger) -> bool {
+        matches!(
+            (self.notes.get(node), trigger),
+            (Some(Note::Skipped), Trigger::Attrib)
+                | (
+                    Some(Note::Failed { .. }),
+                    Trigger::Startup | Trigger::Created
+                )
+        )
+    }
+
     /// Looks at one `eventN` node: never opens it unless sysfs shows a pointer that the
     /// config handles; then opens it, and grabs and clones it once no button is down.
     pub fn consider(&mut self, node: &str, trigger: Trigger) {
         if !sysfs::is_event_node(node) {
             return;
         }
-        let note = self.notes.get(node).copied();
-        match (note, trigger) {
-            // Permissions do not change what pawl decides about a skipped node.
-            (Some(Note::Skipped), Trigger::Attrib) => return,
-            // A failed open is retried when the permissions change, not on every event.
-            (Some(Note::Failed { .. }), Trigger::Startup | Trigger::Created) => return,
-            _ => {}
+        if self.settled(node, trigger) {
+            return;
         }
+        let note = self.notes.get(node).copied();
         let path = Path::new(sysfs::DEV_INPUT).join(node);
         if self.devices.iter().any(|s| s.path() == Some(&path)) {
             return;
@@ -1010,11 +1020,8 @@ impl Daemon {
         if !self.config.hidpp.enabled || !hidpp::is_hidraw_name(node) {
             return;
         }
-        let note = self.notes.get(node).copied();
-        match (note, trigger) {
-            (Some(Note::Skipped), Trigger::Attrib) => return,
-            (Some(Note::Failed { .. }), Trigger::Startup | Trigger::Created) => return,
-            _ => {}
+        if self.settled(node, trigger) {
+            return;
         }
         if self.hidpp.iter().flatten().any(|d| d.node().node == node) {
             return;
