@@ -165,11 +165,11 @@ impl Key {
     /// Num_Lock, Caps_Lock (a toggle macOS does not take from posted key events), and F21–F24
     /// (kVK codes stop at F20). `pawl-evdev` and `pawl-macos` test that their key code tables
     /// agree with this.
-    pub fn available_on(self, platform: crate::config::Platform) -> bool {
+    pub fn available_on(self, platform: crate::platform::Platform) -> bool {
         use Key::*;
         match platform {
-            crate::config::Platform::Linux => self != Fn,
-            crate::config::Platform::MacOs => !matches!(
+            crate::platform::Platform::Linux => self != Fn,
+            crate::platform::Platform::MacOs => !matches!(
                 self,
                 Back | Forward
                     | Print

@@ -42,6 +42,7 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod frame;
+pub mod platform;
 pub mod scroll;
 pub mod units;
 
