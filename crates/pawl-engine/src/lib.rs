@@ -44,6 +44,7 @@ pub mod engine;
 pub mod frame;
 pub mod platform;
 pub mod scroll;
+mod text;
 pub mod units;
 
 pub use action::{Action, Chord, Desktop, Key};

@@ -8,6 +8,7 @@ mod control;
 mod devices;
 #[cfg(test)]
 mod generated;
+mod input;
 mod inspect;
 mod lifecycle;
 #[cfg(target_os = "macos")]

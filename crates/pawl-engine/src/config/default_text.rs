@@ -93,7 +93,9 @@ allow_root_commands = false
 [actions.chords]
 # desktop-left = "Super+Page_Up"
 
-# Or run a command instead (Hyprland, sway, niri: see README):
+# Or run a command instead (Hyprland, sway, niri: see README). An action has one override,
+# a chord or a command, and it applies with every backend; the backend decides only what
+# an action without one does. At most 256 strings of at most 4096 bytes, no NUL byte.
 [actions.commands]
 # desktop-left = ["hyprctl", "dispatch", "workspace", "e-1"]
 
@@ -145,8 +147,9 @@ enabled = false
 # horizontal wheel. false leaves it to the kernel's REL_HWHEEL (and to logid or Solaar).
 thumb_wheel = true
 
-# Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus;
-# set handle = false to never touch a device, handle = true / mx_master = true to take
+# Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus
+# (at least one of them: name = "*" for every device);
+# set handle = false to never touch a device (no other setting then), handle = true / mx_master = true to take
 # one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
 # key but scope). When several rules match, a later rule overrides only the keys it sets.
 # [[device]]

@@ -43,3 +43,5 @@ impl fmt::Display for ConfigErrors {
         Ok(())
     }
 }
+
+impl std::error::Error for ConfigErrors {}

@@ -517,3 +517,200 @@ fn duplicate_tables_name_the_duplicate_key() {
     );
     assert!(e[0].contains("duplicate key `gesture`"), "{e:?}");
 }
+
+// ---- Configs that passed `check` but surprised (issue 11, item 5) ----
+
+#[test]
+fn a_device_rule_without_a_match_key_is_rejected_as_matching_every_device() {
+    let e = errors("[[device]]\nhandle = false\n", Platform::Linux);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("c.toml:1:1: device[0]: this [[device]] rule matches every device"),
+        "{e:?}"
+    );
+    // Meaning it is written out.
+    parse("[[device]]\nname = \"*\"\nhandle = false\n").unwrap();
+}
+
+#[test]
+fn an_empty_scope_matcher_is_rejected_as_matching_every_device() {
+    let e = errors("[scroll]\nscope = [{}]\n", Platform::Linux);
+    assert_eq!(
+        e,
+        [
+            "c.toml:2:10: scroll.scope[0]: an empty matcher matches every device: give it name, id or bus, or write scope = \"all-wheels\""
+        ]
+    );
+}
+
+#[test]
+fn a_nul_byte_in_a_command_is_rejected_at_the_argument() {
+    let e = errors(
+        "[gesture]\nleft = { command = [\"echo\", \"a\\u0000b\"] }\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("c.toml:2:29: gesture.left.command[1]: \"a\\0b\" contains a NUL byte"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn commands_are_limited_in_argument_count_and_length() {
+    let many = vec!["\"x\""; MAX_COMMAND_ARGS + 1].join(",");
+    let e = errors(
+        &format!("[actions.commands]\noverview = [{many}]\n"),
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:2:12: actions.commands.overview: a command of 257 strings: at most 256 (program and arguments)"
+        ]
+    );
+    let long = "a".repeat(MAX_COMMAND_ARG_BYTES + 1);
+    let e = errors(
+        &format!("[actions.commands]\noverview = [\"sh\", \"{long}\"]\n"),
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("is 4097 bytes long: at most 4096"), "{e:?}");
+    assert!(e[0].len() < 200, "the argument is not echoed whole: {e:?}");
+    let fine = vec!["\"x\""; MAX_COMMAND_ARGS].join(",");
+    parse(&format!("[actions.commands]\noverview = [{fine}]\n")).unwrap();
+}
+
+#[test]
+fn a_chord_naming_a_key_twice_is_rejected() {
+    assert_eq!(
+        errors(
+            "[gesture]\nleft = { key = \"Super+Super+Super\" }\n",
+            Platform::Linux
+        ),
+        [
+            "c.toml:2:16: gesture.left: chord \"Super+Super+Super\" names Super twice: each key is pressed once"
+        ]
+    );
+    // Two spellings of one key are one key.
+    assert_eq!(
+        errors(
+            "[actions.chords]\noverview = \"ctrl+Control\"\n",
+            Platform::Linux
+        ),
+        [
+            "c.toml:2:12: actions.chords.overview: chord \"ctrl+Control\" names Ctrl twice: each key is pressed once"
+        ]
+    );
+}
+
+#[test]
+fn a_huge_chord_gives_a_short_error() {
+    let chord = vec!["Super"; 5000].join("+");
+    let e = errors(
+        &format!("[gesture]\nleft = {{ key = \"{chord}\" }}\n"),
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1);
+    assert!(e[0].contains("has 5000 keys, at most 6"), "{e:?}");
+    assert!(e[0].len() < 200, "{} bytes: {}", e[0].len(), e[0]);
+}
+
+#[test]
+fn device_scroll_settings_under_handle_false_are_rejected() {
+    let e = errors(
+        "[[device]]\nname = \"PixArt*\"\nhandle = false\ntransform_scroll = true\n[device.scroll]\ninvert_vertical = false\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:1: device[0].transform_scroll: transform_scroll = true would never apply: handle = false (line 3) means pawl never touches the device; remove one of them",
+            "c.toml:5:9: device[0].scroll: its [device.scroll] settings would never apply: handle = false (line 3) means pawl never touches the device; remove one of them",
+        ]
+    );
+    parse("[[device]]\nname = \"PixArt*\"\nhandle = false\ntransform_scroll = false\n").unwrap();
+}
+
+#[test]
+fn actions_commands_apply_with_the_keys_backend_but_not_beside_a_chord_for_the_same_action() {
+    // Documented meaning: an override applies with every backend.
+    let c = parse(
+        "[actions.commands]\noverview = [\"niri\", \"msg\", \"action\", \"toggle-overview\"]\n",
+    )
+    .unwrap();
+    assert_eq!(c.actions.backend, ActionBackend::Keys);
+    assert_eq!(c.actions.commands, [(Action::Overview, 0)]);
+    assert!(default_config_text(Platform::Linux).contains("it applies with every backend"));
+    // Two overrides for one action would depend on the backend: refused.
+    let e = errors(
+        "[actions.chords]\noverview = \"Super+W\"\n[actions.commands]\noverview = [\"x\"]\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(
+            "c.toml:4:1: actions.commands.overview: overview has a chord in [actions.chords] too"
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_located_at_its_line_and_column() {
+    let e = Config::parse_bytes(
+        b"[gesture]\nthreshold = 5\n# caf\xe9\n",
+        "c.toml",
+        Platform::Linux,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "c.toml:3:6: byte 0xe9 is not UTF-8: a config is UTF-8 text"
+    );
+}
+
+#[test]
+fn deep_nesting_is_a_located_error_in_plain_words() {
+    let deep = format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let e = errors(&deep, Platform::Linux);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("c.toml:1:"), "{e:?}");
+    assert!(
+        e[0].ends_with("arrays or inline tables are nested too deeply"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn huge_numbers_are_echoed_short() {
+    assert_eq!(
+        errors("[scroll]\nmax_step = 1e308\n", Platform::Linux),
+        ["c.toml:2:12: scroll.max_step: 1e308 is out of range: allowed 0.1..=100 detents"]
+    );
+    let digits = format!("1{}", "0".repeat(300));
+    assert_eq!(
+        errors(&format!("[scroll]\nmax_step = {digits}\n"), Platform::Linux),
+        ["c.toml:2:12: scroll.max_step: 1e300 is out of range: allowed 0.1..=100 detents"]
+    );
+    assert_eq!(
+        errors(
+            &format!("[gesture]\nthreshold = {digits}\n"),
+            Platform::Linux
+        ),
+        ["c.toml:2:13: gesture.threshold: 1e300 is out of range: allowed 1..=10000 px"]
+    );
+}
+
+#[test]
+fn a_config_larger_than_the_limit_is_one_error() {
+    let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES));
+    assert_eq!(
+        errors(&big, Platform::Linux),
+        [format!(
+            "c.toml:1:1: the config is larger than the 1 MiB limit ({} bytes)",
+            big.len()
+        )]
+    );
+}

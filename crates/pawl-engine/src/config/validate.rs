@@ -11,6 +11,7 @@ use super::*;
 use crate::action::{Action, BUILTIN_ACTIONS, Chord, Desktop, Key};
 use crate::device::{Bus, DeviceMatcher};
 use crate::platform::Platform;
+use crate::text::{clip, quoted};
 use crate::units::Button;
 
 /// [`Config::parse`]: every problem, located.
@@ -25,6 +26,17 @@ pub(super) fn parse(text: &str, file: &str, platform: Platform) -> Result<Config
             message,
         }
     };
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigErrors(vec![located(
+            None,
+            "",
+            format!(
+                "the config is larger than the {} limit ({} bytes)",
+                MAX_CONFIG_SIZE,
+                text.len()
+            ),
+        )]));
+    }
     let (doc, syntax) = DeTable::parse_recoverable(text);
     if !syntax.is_empty() {
         // The document is broken: report every syntax error, check nothing else (a
@@ -35,7 +47,12 @@ pub(super) fn parse(text: &str, file: &str, platform: Platform) -> Result<Config
                 let mut message = e.message().trim().replace('\n', " ");
                 let what = e.span().and_then(|s| text.get(s)).unwrap_or("");
                 if message == "duplicate key" && !what.is_empty() {
-                    message = format!("duplicate key `{what}`: each key and table may appear once");
+                    message = format!(
+                        "duplicate key `{}`: each key and table may appear once",
+                        clip(what)
+                    );
+                } else if message.contains("max recursion depth") {
+                    message = "arrays or inline tables are nested too deeply".into();
                 }
                 located(e.span(), "", message)
             })
@@ -59,10 +76,8 @@ pub(super) fn parse(text: &str, file: &str, platform: Platform) -> Result<Config
     }
 }
 
-impl std::error::Error for ConfigErrors {}
-
 /// 1-based (line, column) of byte offset `pos` in `text`.
-fn line_col(text: &str, pos: usize) -> (usize, usize) {
+pub(super) fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -74,14 +89,26 @@ type Span = Range<usize>;
 /// `"a string \"220\""`, `"an integer (5)"`: what a value is, for type errors.
 fn describe(v: &DeValue<'_>) -> String {
     match v {
-        DeValue::String(s) => format!("a string {:?}", s.as_ref()),
-        DeValue::Integer(i) => format!("an integer ({i})"),
-        DeValue::Float(f) => format!("a number ({f})"),
+        DeValue::String(s) => format!("a string {}", quoted(s)),
+        DeValue::Integer(i) => format!("an integer ({})", integer_shown(i)),
+        DeValue::Float(f) => format!(
+            "a number ({})",
+            crate::text::number(f.as_str(), f.as_str().parse().unwrap_or(f64::NAN))
+        ),
         DeValue::Boolean(b) => format!("a boolean ({b})"),
         DeValue::Datetime(d) => format!("a date-time ({d})"),
         DeValue::Array(_) => "an array".into(),
         DeValue::Table(_) => "a table".into(),
     }
+}
+
+/// A TOML integer as written, or in scientific notation when it is long.
+fn integer_shown(i: &toml::de::DeInteger<'_>) -> String {
+    let written = i.to_string();
+    let value = i64::from_str_radix(i.as_str(), i.radix())
+        .map(|n| n as f64)
+        .unwrap_or_else(|_| i.as_str().parse().unwrap_or(f64::NAN));
+    crate::text::number(&written, value)
 }
 
 /// `path.key`, or `key` at the top level.
@@ -138,7 +165,7 @@ impl Validator<'_> {
             file: self.file.to_owned(),
             line,
             column,
-            key: key.to_owned(),
+            key: clip(key),
             message,
         });
     }
@@ -233,7 +260,10 @@ impl Validator<'_> {
                 self.error(
                     v.span(),
                     &name,
-                    format!("{i} is out of range: allowed {lo}..={hi}{unit}"),
+                    format!(
+                        "{} is out of range: allowed {lo}..={hi}{unit}",
+                        integer_shown(i)
+                    ),
                 );
                 None
             }
@@ -266,7 +296,8 @@ impl Validator<'_> {
             Some(n)
         } else {
             let shown = match v.get_ref() {
-                DeValue::Integer(i) => i.to_string(),
+                DeValue::Integer(i) => integer_shown(i),
+                DeValue::Float(_) => crate::text::number(&n.to_string(), n),
                 _ => n.to_string(),
             };
             self.error(
@@ -347,7 +378,10 @@ impl Validator<'_> {
                 self.error(
                     span,
                     &join(path, key),
-                    format!("{value:?} only works on {other}: allowed on {this} {allowed}"),
+                    format!(
+                        "{} only works on {other}: allowed on {this} {allowed}",
+                        quoted(value)
+                    ),
                 );
                 None
             }
@@ -355,7 +389,7 @@ impl Validator<'_> {
                 self.error(
                     span,
                     &join(path, key),
-                    format!("unknown value {value:?}: allowed {allowed}"),
+                    format!("unknown value {}: allowed {allowed}", quoted(value)),
                 );
                 None
             }
@@ -378,35 +412,65 @@ impl Validator<'_> {
                 }
                 (p, k) => format!("{} has no key code on {}", k.name(), p.name()),
             };
-            self.error(span, key, format!("chord {text:?}: {why}"));
+            self.error(span, key, format!("chord {}: {why}", quoted(text)));
             return None;
         }
         self.config.chords.push(chord);
         Some((self.config.chords.len() - 1) as u16)
     }
 
+    /// A `command` value: a non-empty array of strings, the program first; at most
+    /// [`MAX_COMMAND_ARGS`] strings of at most [`MAX_COMMAND_ARG_BYTES`] bytes, none with a
+    /// NUL byte (`exec` would end the string there).
     fn argv(&mut self, v: &Item<'_>, key: &str) -> Option<u16> {
-        let argv: Option<Vec<String>> = match v.get_ref() {
-            DeValue::Array(a) => a
-                .iter()
-                .map(|s| s.get_ref().as_str().map(str::to_owned))
-                .collect(),
-            _ => None,
+        let usage = "a command is a non-empty array of strings: [\"program\", \"arg\", …]";
+        let DeValue::Array(items) = v.get_ref() else {
+            self.error(v.span(), key, usage.into());
+            return None;
         };
-        match argv {
-            Some(argv) if !argv.is_empty() && !argv[0].is_empty() => {
-                self.config.commands.push(argv);
-                Some((self.config.commands.len() - 1) as u16)
-            }
-            _ => {
-                self.error(
-                    v.span(),
-                    key,
-                    "a command is a non-empty array of strings: [\"program\", \"arg\", …]".into(),
-                );
-                None
-            }
+        if items.len() > MAX_COMMAND_ARGS {
+            self.error(
+                v.span(),
+                key,
+                format!(
+                    "a command of {} strings: at most {MAX_COMMAND_ARGS} (program and arguments)",
+                    items.len()
+                ),
+            );
+            return None;
         }
+        let mut argv = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let Some(arg) = item.get_ref().as_str() else {
+                self.error(v.span(), key, usage.into());
+                return None;
+            };
+            let problem = if arg.contains('\0') {
+                Some("contains a NUL byte, which no program can receive (exec ends the string there)".to_owned())
+            } else if arg.len() > MAX_COMMAND_ARG_BYTES {
+                Some(format!(
+                    "is {} bytes long: at most {MAX_COMMAND_ARG_BYTES}",
+                    arg.len()
+                ))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                self.error(
+                    item.span(),
+                    &format!("{key}[{i}]"),
+                    format!("{} {problem}", quoted(arg)),
+                );
+                return None;
+            }
+            argv.push(arg.to_owned());
+        }
+        if argv.first().is_none_or(|p| p.is_empty()) {
+            self.error(v.span(), key, usage.into());
+            return None;
+        }
+        self.config.commands.push(argv);
+        Some((self.config.commands.len() - 1) as u16)
     }
 
     /// An action value: a built-in name, `{ key = "…" }` or `{ command = [argv…] }`.
@@ -423,8 +487,8 @@ impl Validator<'_> {
                 Some(a) => Some(a),
                 None => {
                     let msg = format!(
-                        "unknown action {:?}: allowed {}, {{ key = \"Super+Page_Up\" }}, {{ command = [\"prog\", \"arg\"] }}",
-                        s.as_ref(),
+                        "unknown action {}: allowed {}, {{ key = \"Super+Page_Up\" }}, {{ command = [\"prog\", \"arg\"] }}",
+                        quoted(s),
                         builtin_names()
                     );
                     self.error(v.span(), key, msg);
@@ -525,7 +589,7 @@ impl Validator<'_> {
                 None => self.error(
                     span,
                     &join(path, "id"),
-                    format!("{id:?} is not a device id: use \"vvvv:pppp\" or \"vvvv\" in hex, e.g. \"046d:b034\""),
+                    format!("{} is not a device id: use \"vvvv:pppp\" or \"vvvv\" in hex, e.g. \"046d:b034\"", quoted(id)),
                 ),
             }
         }
@@ -535,7 +599,7 @@ impl Validator<'_> {
                 None => self.error(
                     span,
                     &join(path, "bus"),
-                    format!("unknown bus {b:?}: allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number"),
+                    format!("unknown bus {}: allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number", quoted(b)),
                 ),
             }
         }
@@ -681,8 +745,8 @@ impl Validator<'_> {
                         k.span(),
                         &key,
                         format!(
-                            "{:?} is not a button number: allowed 0..={max} on {}",
-                            k.get_ref().as_ref(),
+                            "{} is not a button number: allowed 0..={max} on {}",
+                            quoted(k.get_ref()),
                             self.platform.name()
                         ),
                     );
@@ -861,8 +925,8 @@ impl Validator<'_> {
                             k.span(),
                             &key,
                             format!(
-                                "{:?} is not a built-in action with a shortcut: allowed {}",
-                                k.get_ref().as_ref(),
+                                "{} is not a built-in action with a shortcut: allowed {}",
+                                quoted(k.get_ref()),
                                 names.join(", ")
                             ),
                         );
@@ -878,6 +942,17 @@ impl Validator<'_> {
                         self.config.actions.chords.push((action, i));
                     }
                 } else if let Some(i) = self.argv(v, &key) {
+                    if self.config.actions.chords.iter().any(|(a, _)| *a == action) {
+                        self.error(
+                            k.span(),
+                            &key,
+                            format!(
+                                "{} has a chord in [actions.chords] too: an action has one override, a chord or a command (both apply with every backend)",
+                                k.get_ref().as_ref()
+                            ),
+                        );
+                        continue;
+                    }
                     self.config.actions.commands.push((action, i));
                 }
             }
@@ -907,7 +982,7 @@ impl Validator<'_> {
                 other => self.error(
                     scope.span(),
                     key,
-                    format!("unknown scope {other:?}: allowed \"mx-master-only\", \"all-wheels\", \"none\" or an array of matchers like [{{ id = \"046d:b034\" }}, {{ name = \"*MX Master*\" }}]"),
+                    format!("unknown scope {}: allowed \"mx-master-only\", \"all-wheels\", \"none\" or an array of matchers like [{{ id = \"046d:b034\" }}, {{ name = \"*MX Master*\" }}]", quoted(other)),
                 ),
             },
             DeValue::Array(items) => {
@@ -917,7 +992,15 @@ impl Validator<'_> {
                     match item.get_ref() {
                         DeValue::Table(t) => {
                             self.known_keys(t, &path, &["name", "id", "bus"]);
-                            ms.push(self.matcher(t, &path));
+                            let m = self.matcher(t, &path);
+                            if t.is_empty() {
+                                self.error(
+                                    item.span(),
+                                    &path,
+                                    "an empty matcher matches every device: give it name, id or bus, or write scope = \"all-wheels\"".into(),
+                                );
+                            }
+                            ms.push(m);
                         }
                         _ => self.wrong_type(
                             item,
@@ -977,6 +1060,39 @@ impl Validator<'_> {
             transform_scroll: self.bool(d, &path, "transform_scroll"),
             line: line_col(self.text, span.start).0,
         };
+        if !["name", "id", "bus"].iter().any(|k| d.contains_key(*k)) {
+            // A rule without a match key would apply to every device (keyboards aside):
+            // `handle = false` alone would switch pawl off, `handle = true` grab every
+            // pointer. Almost certainly a forgotten key; `name = "*"` says it on purpose.
+            self.error(
+                span.clone(),
+                &path,
+                "this [[device]] rule matches every device: add a match key (name, id or bus; name = \"*\" to mean every device)".into(),
+            );
+        }
+        if rule.handle == Some(false) {
+            for (k, what) in [
+                ("scroll", "its [device.scroll] settings"),
+                ("transform_scroll", "transform_scroll = true"),
+                ("mx_master", "mx_master = true"),
+            ] {
+                let set = match get(d, k).map(|v| v.get_ref()) {
+                    Some(DeValue::Boolean(b)) => *b,
+                    Some(_) => true,
+                    None => false,
+                };
+                if let Some((key, _)) = d.get_key_value(k).filter(|_| set) {
+                    let line = get(d, "handle").map_or(String::new(), |h| {
+                        format!(" (line {})", line_col(self.text, h.span().start).0)
+                    });
+                    self.error(
+                        key.span(),
+                        &join(&path, k),
+                        format!("{what} would never apply: handle = false{line} means pawl never touches the device; remove one of them"),
+                    );
+                }
+            }
+        }
         self.config.devices.push(rule);
     }
 }
