@@ -78,6 +78,22 @@ pub struct WheelIn {
     pub detents: i32,
 }
 
+impl WheelIn {
+    /// The travel the engine scrolls by, v120: [`WheelIn::v120`], or, when only `detents`
+    /// is set, `detents × 120` (saturating at the `i32` limits). The kernel never sends a
+    /// hi-res device's `REL_WHEEL` without its `REL_WHEEL_HI_RES`, so such a frame is forged
+    /// or broken input (a uinput device, a lone `REL_WHEEL -2147483648`): it is scrolled
+    /// like any other, inverted, smoothed and clamped to `max_step`, never forwarded raw.
+    #[inline]
+    pub fn travel(self) -> i32 {
+        if self.v120 != 0 {
+            self.v120
+        } else {
+            self.detents.saturating_mul(crate::units::V120_PER_DETENT)
+        }
+    }
+}
+
 /// What a backend passes in: one frame of one device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameIn {

@@ -46,6 +46,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             desc,
             summary,
             plot,
+            device_index,
         } => {
             let loaded = config_file::load(cli.config.as_deref())?;
             replay::run(
@@ -56,6 +57,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     desc: desc.as_deref(),
                     summary,
                     plot: plot.as_deref(),
+                    device_index,
                 },
             )?;
             Ok(ExitCode::SUCCESS)

@@ -25,11 +25,13 @@ pub struct Args<'a> {
     pub summary: bool,
     /// Where to draw the plot (`.svg` or `.png`).
     pub plot: Option<&'a Path>,
+    /// Which device of a `libinput record` with several (0-based).
+    pub device_index: Option<usize>,
 }
 
 /// Runs the replay and prints to stdout.
 pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
-    let (recording, mut notes) = load(args.file, args.desc)?;
+    let (recording, mut notes) = load(args.file, args.desc, args.device_index)?;
     let device = args.device.map(parse_device).transpose()?;
     let res = replay(&recording, config, device.as_ref());
     notes.extend(res.notes.iter().cloned());
@@ -61,9 +63,23 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
 const FORMATS: &str =
     "an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace";
 
-/// Reads a file as text; a binary file is reported as not a recording.
+/// Reads a file (`-`: standard input) as text, at most [`record::MAX_TEXT_BYTES`] (256
+/// MiB: an endless source fails after reading one byte more); a binary file is reported
+/// as not a recording.
 fn read_text(file: &Path) -> anyhow::Result<String> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    read_text_with(file, std::io::stdin().lock())
+}
+
+/// [`read_text`] with `stdin` standing for `-`.
+fn read_text_with(file: &Path, stdin: impl std::io::Read) -> anyhow::Result<String> {
+    let (limit, size) = (record::MAX_TEXT_BYTES, record::MAX_TEXT_SIZE);
+    let bytes = if file == Path::new("-") {
+        crate::input::read_limited(stdin, Path::new("standard input"), limit, size)?
+    } else {
+        let f =
+            std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+        crate::input::read_limited(f, file, limit, size)?
+    };
     String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not text, so not {FORMATS}", file.display()))
 }
@@ -75,10 +91,23 @@ fn read_text(file: &Path) -> anyhow::Result<String> {
 /// Errors: unreadable or binary files, parse errors (with the line), and a file in which
 /// nothing was recognized (no event and no device header: any text parses as evemu with
 /// unknown lines skipped). A recording with a header but no events is accepted, with a note.
-fn load(file: &Path, desc: Option<&Path>) -> anyhow::Result<(Recording, Vec<String>)> {
+fn load(
+    file: &Path,
+    desc: Option<&Path>,
+    device_index: Option<usize>,
+) -> anyhow::Result<(Recording, Vec<String>)> {
     let text = read_text(file)?;
-    let mut rec =
-        record::parse(&text).with_context(|| format!("cannot parse {}", file.display()))?;
+    let mut rec = record::parse_with(&text, device_index)
+        .with_context(|| format!("cannot parse {}", file.display()))?;
+    if rec.events.is_empty()
+        && rec.device.is_empty()
+        && rec.format == record::Format::LibinputRecord
+    {
+        bail!(
+            "{}: the libinput record's device has no events (and no name or id)",
+            file.display()
+        );
+    }
     if rec.events.is_empty() && rec.device.is_empty() {
         bail!("no events found: {} is not {FORMATS}", file.display());
     }
@@ -424,7 +453,7 @@ mod tests {
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, contents).unwrap();
-            let e = load(&path, None).unwrap_err().to_string();
+            let e = load(&path, None, None).unwrap_err().to_string();
             assert_eq!(
                 e,
                 format!(
@@ -435,7 +464,7 @@ mod tests {
         }
         let bin = dir.path().join("random.bin");
         std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x94]).unwrap();
-        let e = load(&bin, None).unwrap_err().to_string();
+        let e = load(&bin, None, None).unwrap_err().to_string();
         assert!(e.ends_with("is not text, so not an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace"), "{e}");
         // A header without events is a valid, empty recording.
         let header = dir.path().join("header.events");
@@ -444,11 +473,50 @@ mod tests {
             "N: Logitech MX Master 3S\nI: 0005 046d b034 0011\n",
         )
         .unwrap();
-        let (rec, notes) = load(&header, None).unwrap();
+        let (rec, notes) = load(&header, None, None).unwrap();
         assert!(rec.events.is_empty());
         assert!(
             notes.iter().any(|n| n.contains("header but no events")),
             "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_dash_reads_the_recording_from_standard_input_with_the_size_limit() {
+        let text = std::fs::read(example("hires-scroll.events")).unwrap();
+        let read = read_text_with(Path::new("-"), &text[..]).unwrap();
+        assert_eq!(read.as_bytes(), &text[..]);
+        let e = read_text_with(Path::new("-"), std::io::repeat(b'#')).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "standard input is larger than the 256 MiB limit (268435456 bytes)"
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn replay_of_dev_zero_fails_at_the_limit_naming_the_path() {
+        let e = load(Path::new("/dev/zero"), None, None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/dev/zero is larger than the 256 MiB limit (268435456 bytes)"
+        );
+    }
+
+    #[test]
+    fn a_libinput_record_without_events_or_identity_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.yaml");
+        std::fs::write(&path, "version: 1\ndevices:\n- node: /dev/input/event7\n").unwrap();
+        let e = load(&path, None, None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: the libinput record's device has no events (and no name or id)",
+                path.display()
+            )
         );
     }
 
@@ -459,7 +527,7 @@ mod tests {
     }
 
     fn replayed(name: &str) -> Replay {
-        let (rec, _) = load(&example(name), None).unwrap();
+        let (rec, _) = load(&example(name), None, None).unwrap();
         replay(&rec, &Config::default_for(Platform::Linux), None)
     }
 
@@ -517,7 +585,7 @@ mod tests {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "events" || x == "yaml") {
-                let (rec, _) = load(&p, None).unwrap();
+                let (rec, _) = load(&p, None, None).unwrap();
                 assert!(!rec.events.is_empty(), "{}", p.display());
                 n += 1;
             }
@@ -551,7 +619,7 @@ mod tests {
             if !p.extension().is_some_and(|x| x == "events" || x == "json") {
                 continue;
             }
-            let (rec, _) = load(&p, None).unwrap();
+            let (rec, _) = load(&p, None, None).unwrap();
             let res = replay(&rec, &config, None);
             let svg = out.join(format!("{n}.svg"));
             plot(&res, &p.display().to_string(), &svg).unwrap();
@@ -567,12 +635,23 @@ mod tests {
     }
 
     #[test]
-    fn gesture_drag_example_fires_desktop_left() {
+    fn gesture_drag_example_fires_desktop_left_and_passes_its_click_through_as_it_says() {
         let res = replayed("gesture-drag-right.events");
         assert!(
             res.lines.contains(&"# action desktop-left".to_owned()),
             "{:?}",
             res.lines
+        );
+        assert_eq!(res.summary.cancels, 0, "{:?}", res.lines);
+        // The final click of the gesture button, passed through at its release.
+        assert_eq!(
+            res.lines[res.lines.len() - 4..],
+            [
+                "E: 2.030000 0001 0115 1",
+                "E: 2.030000 0000 0000 0",
+                "E: 2.030000 0001 0115 0",
+                "E: 2.030000 0000 0000 0"
+            ]
         );
     }
 }
