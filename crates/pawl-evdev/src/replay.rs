@@ -42,6 +42,9 @@ pub struct Point {
 /// Raw and transformed scroll over time, per axis.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Series {
+    /// The recorded time of the recording's first event, µs: `start_us + t_us` is a
+    /// point's time as the `E:` lines print it.
+    pub start_us: u64,
     /// Vertical wheel.
     pub wheel: Vec<Point>,
     /// Horizontal wheel.
@@ -202,6 +205,7 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
     let s = &mut res.summary;
     s.events_in = recording.events.len();
     let start = recording.events.first().map_or(Micros(0), |e| e.time);
+    res.series.start_us = start.0;
     s.duration_us = recording.events.last().map_or(0, |e| e.time.since(start));
     let bytes: Vec<u8> = recording.events.iter().flat_map(|e| e.to_bytes()).collect();
     let mut decoder = Decoder::new(caps);
