@@ -127,12 +127,7 @@ impl DeviceEngine {
         // Fast path: plain motion (and untransformed wheel) with the gesture button up.
         if input.buttons.is_empty()
             && self.held.is_none()
-            && (!self.profile.transform_scroll
-                || (input.wheel.v120
-                    | input.wheel.detents
-                    | input.hwheel.v120
-                    | input.hwheel.detents)
-                    == 0)
+            && (!self.profile.transform_scroll || (input.wheel.v120 == 0 && input.hwheel.v120 == 0))
         {
             return Verdict::Forward;
         }
@@ -222,14 +217,17 @@ impl DeviceEngine {
         // Wheel.
         if self.profile.transform_scroll {
             let s = &self.profile.scroll;
-            let (v, h) = (input.wheel.travel(), input.hwheel.travel());
-            if v != 0 {
+            if input.wheel.v120 != 0 {
                 changed = true;
-                out.wheel = self.wheel.step(s, s.invert_vertical, v, input.time);
+                out.wheel = self
+                    .wheel
+                    .step(s, s.invert_vertical, input.wheel.v120, input.time);
             }
-            if h != 0 {
+            if input.hwheel.v120 != 0 {
                 changed = true;
-                out.hwheel = self.hwheel.step(s, s.invert_horizontal, h, input.time);
+                out.hwheel =
+                    self.hwheel
+                        .step(s, s.invert_horizontal, input.hwheel.v120, input.time);
             }
         } else {
             out.wheel = input.wheel.into();
@@ -580,37 +578,5 @@ mod tests {
             ..FrameIn::default()
         };
         assert_eq!(e.frame(&f, &mut out), Verdict::Forward);
-    }
-
-    #[test]
-    fn a_lone_lores_wheel_frame_on_a_hires_device_is_scrolled_inverted_and_clamped_without_overflow()
-     {
-        // A hi-res device's REL_WHEEL without REL_WHEEL_HI_RES (v120 stays 0): forged or
-        // broken input. It is scrolled like a detent count, never forwarded raw.
-        let c = Config::default_for(Platform::Linux);
-        let mut e = engine(&c);
-        let mut out = FrameOut::default();
-        let f = FrameIn {
-            wheel: WheelIn {
-                v120: 0,
-                detents: i32::MIN,
-            },
-            ..FrameIn::default()
-        };
-        assert_eq!(e.frame(&f, &mut out), Verdict::Rewrite);
-        // Inverted (down becomes up) and clamped to max_step (5 detents).
-        assert!(out.wheel.v120 > 0, "{out:?}");
-        assert!(out.wheel.v120 <= 5 * 120, "{out:?}");
-        let one = FrameIn {
-            time: crate::units::Micros(1_000_000),
-            wheel: WheelIn {
-                v120: 0,
-                detents: 1,
-            },
-            ..FrameIn::default()
-        };
-        let mut e = engine(&c);
-        assert_eq!(e.frame(&one, &mut out), Verdict::Rewrite);
-        assert!(out.wheel.v120 < 0, "{out:?}");
     }
 }

@@ -70,28 +70,13 @@ impl Buttons {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WheelIn {
     /// Travel in v120 units (120 = one detent). Linux: `REL_WHEEL_HI_RES`, or
-    /// `REL_WHEEL × 120` for a device without hi-res. Positive = up (vertical) / right
+    /// `REL_WHEEL × 120` for a device without hi-res (or a hi-res device's frame without
+    /// hi-res travel: `pawl_evdev`'s decoder). Positive = up (vertical) / right
     /// (horizontal), as evdev.
     pub v120: i32,
     /// Whole detents as the device reported them (`REL_WHEEL`), used only when the frame is
     /// rewritten without transforming scroll.
     pub detents: i32,
-}
-
-impl WheelIn {
-    /// The travel the engine scrolls by, v120: [`WheelIn::v120`], or, when only `detents`
-    /// is set, `detents × 120` (saturating at the `i32` limits). The kernel never sends a
-    /// hi-res device's `REL_WHEEL` without its `REL_WHEEL_HI_RES`, so such a frame is forged
-    /// or broken input (a uinput device, a lone `REL_WHEEL -2147483648`): it is scrolled
-    /// like any other, inverted, smoothed and clamped to `max_step`, never forwarded raw.
-    #[inline]
-    pub fn travel(self) -> i32 {
-        if self.v120 != 0 {
-            self.v120
-        } else {
-            self.detents.saturating_mul(crate::units::V120_PER_DETENT)
-        }
-    }
 }
 
 /// What a backend passes in: one frame of one device.

@@ -659,6 +659,28 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_rel_wheel_of_i32_min_on_a_hires_mouse_is_inverted_and_clamped_not_forwarded_raw() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_REL, REL_WHEEL, i32::MIN), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        let written = sink.writes.concat();
+        assert!(
+            !written.contains(&(EV_REL, REL_WHEEL, i32::MIN)),
+            "{written:?}"
+        );
+        let hires: i32 = written
+            .iter()
+            .filter(|(t, c, _)| (*t, *c) == (EV_REL, REL_WHEEL_HI_RES))
+            .map(|(_, _, v)| v)
+            .sum();
+        // Inverted (down becomes up), at most max_step = 5 detents.
+        assert!(hires > 0 && hires <= 600, "{written:?}");
+    }
+
+    #[test]
     fn gesture_click_without_drag_passes_through_as_two_frames() {
         let mut p = pipeline(&mx_caps(), true);
         let mut sink = Recorder::default();
