@@ -434,7 +434,7 @@ struct LiDevice {
 #[derive(Deserialize)]
 struct LiEvdev {
     name: Option<String>,
-    id: Option<Vec<u32>>,
+    id: Option<serde_saphyr::Spanned<Vec<u32>>>,
     codes: Option<std::collections::BTreeMap<u32, Option<Vec<u32>>>>,
 }
 
@@ -581,11 +581,12 @@ fn libinput(text: &str, device: Option<usize>, max: usize) -> Result<Recording, 
     let mut device = RecordedDevice::default();
     if let Some(evdev) = &dev.evdev {
         device.name = evdev.name.clone();
-        if let Some(id) = &evdev.id {
+        if let Some(spanned) = &evdev.id {
+            let (id, line) = (&spanned.value, spanned.referenced.line() as usize);
             let fits = id.iter().all(|v| *v <= u32::from(u16::MAX));
             let [bus, vendor, product, version] = id.as_slice() else {
                 return Err(err(
-                    0,
+                    line,
                     format!(
                         "evdev id {id:?} is not [bus, vendor, product, version] (four numbers)"
                     ),
@@ -593,7 +594,7 @@ fn libinput(text: &str, device: Option<usize>, max: usize) -> Result<Recording, 
             };
             if !fits {
                 return Err(err(
-                    0,
+                    line,
                     format!("evdev id {id:?}: each number fits 16 bits (0..=65535)"),
                 ));
             }
@@ -750,7 +751,11 @@ fn dom(text: &str, max: usize) -> Result<Recording, RecordError> {
                 0,
                 format!(
                     "wheel event {i}: timeStamp {} ms is out of range: 0..=1e13 ms",
-                    shown(&w.time_stamp.to_string())
+                    if w.time_stamp.abs() >= 1e6 {
+                        format!("{:e}", w.time_stamp)
+                    } else {
+                        w.time_stamp.to_string()
+                    }
                 ),
             ));
         }
@@ -1075,7 +1080,10 @@ devices:
         let one = |t: &str| format!(r#"{{"wheelEvents": [{{"deltaY": 1, "timeStamp": {t}}}]}}"#);
         for t in ["-5", "1e30"] {
             let e = parse(&one(t)).unwrap_err();
-            assert!(e.message.contains("out of range: 0..=1e13 ms"), "{t}: {e}");
+            assert_eq!(
+                e.message,
+                format!("wheel event 0: timeStamp {t} ms is out of range: 0..=1e13 ms")
+            );
         }
         let back =
             r#"{"wheelEvents": [{"deltaY": 1, "timeStamp": 20}, {"deltaY": 1, "timeStamp": 10}]}"#;
@@ -1119,8 +1127,8 @@ devices:
     fn libinput_id_must_be_four_16_bit_numbers() {
         let e = parse(&one_device("[5, 1133]", "[0, 0, 2, 11, 120]")).unwrap_err();
         assert_eq!(
-            e.message,
-            "evdev id [5, 1133] is not [bus, vendor, product, version] (four numbers)"
+            e.to_string(),
+            "line 4: evdev id [5, 1133] is not [bus, vendor, product, version] (four numbers)"
         );
         let e = parse(&one_device("[5, 1133, 70000, 1]", "[0, 0, 2, 11, 120]")).unwrap_err();
         assert!(e.message.contains("fits 16 bits"), "{e}");
