@@ -46,6 +46,7 @@ complete -c pawl -n "__fish_pawl_using_subcommand debug" -s h -l help -d 'Print 
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device -d 'Device identity, overriding the recording\'s header: `[BUS:]VVVV:PPPP[:NAME]`. VVVV and PPPP are the vendor and product ids, 4 hex digits each; BUS is usb, bluetooth, i2c, i8042, virtual or the bus number in hex as evemu writes it (3, 0005); NAME is the rest, colons allowed, quotes removed. E.g. `046d:b034`, `5:046d:b034`, `bluetooth:046d:b034:"MX Master 3S"`' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu device description (`.desc`) for a recording without header (default: `NAME.desc` beside `NAME.WHAT.events`, when present)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device-index -d 'Which device of a `libinput record` with several (0-based, in file order); without it, a record whose events come from several devices is an error' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l summary -d 'Print per-axis totals in and out, max steps and frame counts instead of the frames'
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -s h -l help -d 'Print help'
