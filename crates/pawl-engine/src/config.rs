@@ -396,11 +396,11 @@ pub struct Config {
     pub chords: Vec<Chord>,
     /// argv vectors referred to by [`Action::Command`] and [`ActionsConfig::commands`].
     pub commands: Vec<Vec<String>>,
-    /// Logitech HID++ (Linux).
+    /// Logitech HID++ (Linux: hidraw; macOS: IOHIDDevice).
     pub hidpp: HidppConfig,
 }
 
-/// Logitech HID++ settings (`[hidpp]`, Linux).
+/// Logitech HID++ settings (`[hidpp]`: Linux off by default, macOS on by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HidppConfig {
     /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
@@ -473,7 +473,9 @@ impl Config {
             chords: Vec::new(),
             commands: Vec::new(),
             hidpp: HidppConfig {
-                enabled: false,
+                // macOS: without HID++ the MX Master 3/3S gesture button never reaches
+                // the event tap (README, "The gesture button over HID++").
+                enabled: platform == Platform::MacOs,
                 thumb_wheel: true,
             },
         }
@@ -1167,20 +1169,8 @@ impl Validator<'_> {
         if let Some(b) = self.bool(h, "hidpp", "thumb_wheel") {
             self.config.hidpp.thumb_wheel = b;
         }
-        match self.bool(h, "hidpp", "enabled") {
-            Some(true) if self.platform != Platform::Linux => {
-                let span = get(h, "enabled").map_or(0..0, |v| v.span());
-                self.error(
-                    span,
-                    "hidpp.enabled",
-                    format!(
-                        "HID++ diversion only works on Linux: allowed on {} false",
-                        self.platform.name()
-                    ),
-                );
-            }
-            Some(b) => self.config.hidpp.enabled = b,
-            None => {}
+        if let Some(b) = self.bool(h, "hidpp", "enabled") {
+            self.config.hidpp.enabled = b;
         }
     }
 
@@ -1620,6 +1610,13 @@ pub fn default_config_text(platform: Platform) -> String {
         .replace("{on_forward}", on_forward)
         .replace("{buttons}", buttons)
         .replace("{desktop}", desktop)
+        .replace(
+            "{hidpp_enabled}",
+            match platform {
+                Platform::Linux => "false",
+                Platform::MacOs => "true",
+            },
+        )
 }
 
 const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
@@ -1724,7 +1721,9 @@ glide_interval_ms = 16
 # evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
 # "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
 # Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
-enabled = false
+# macOS (default true): the same through IOHIDDevice; a Bluetooth MX Master needs the
+# Input Monitoring permission for it (a Unifying/Bolt receiver needs none).
+enabled = {hidpp_enabled}
 # With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
 # its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
 # [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).
@@ -1788,6 +1787,15 @@ mod tests {
         let text = default_config_text(Platform::Linux);
         assert!(text.contains("\n[hidpp]\n"), "{text}");
         assert!(text.contains("\nenabled = false\n"), "{text}");
+    }
+
+    #[test]
+    fn hidpp_is_on_by_default_on_macos_and_can_be_switched_off() {
+        assert!(Config::default_for(Platform::MacOs).hidpp.enabled);
+        let off = Config::parse("[hidpp]\nenabled = false\n", "c.toml", Platform::MacOs).unwrap();
+        assert!(!off.hidpp.enabled);
+        let text = default_config_text(Platform::MacOs);
+        assert!(text.contains("\nenabled = true\n"), "{text}");
     }
 
     #[test]
@@ -2132,10 +2140,6 @@ mod tests {
         assert!(
             errors("[actions]\nbackend = \"keys\"\n", Platform::MacOs)[0]
                 .contains("only works on Linux")
-        );
-        assert!(
-            errors("[hidpp]\nenabled = true\n", Platform::MacOs)[0]
-                .contains("HID++ diversion only works on Linux")
         );
         // Valid on the platform that uses them.
         for (text, p) in [

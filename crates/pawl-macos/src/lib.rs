@@ -23,6 +23,7 @@
 pub mod actions;
 pub mod cg;
 pub mod devices;
+pub mod hidpp;
 pub mod keys;
 pub mod permissions;
 #[cfg(target_os = "macos")]
@@ -42,5 +43,9 @@ pub use sys::{Daemon, RunError, device_report, permissions, start};
 mod alloc_tests;
 #[cfg(test)]
 mod fake;
+#[cfg(test)]
+mod fake_hid;
+#[cfg(test)]
+mod fake_hid_tests;
 #[cfg(test)]
 mod fake_tap_tests;
