@@ -567,7 +567,6 @@ fn thumb_wheel_stays_native_when_scroll_is_not_transformed_or_switched_off() {
 #[test]
 fn status_names_input_monitoring_and_which_endpoint_needs_it() {
     let denied = HidppPermission {
-        enabled: true,
         input_monitoring: Access::Denied,
         endpoints: vec![
             ("MX Master 3S".into(), true),
@@ -576,7 +575,7 @@ fn status_names_input_monitoring_and_which_endpoint_needs_it() {
     };
     let text = denied.to_string();
     assert!(
-        text.contains("input monitoring (IOHIDCheckAccess, for [hidpp]): denied"),
+        text.contains("input monitoring (IOHIDCheckAccess; [hidpp] needs it for a Bluetooth MX Master): denied"),
         "{text}"
     );
     assert!(
@@ -603,9 +602,8 @@ fn status_names_input_monitoring_and_which_endpoint_needs_it() {
     };
     assert!(!receiver_only.to_string().contains("to fix"));
     let unknown = HidppPermission {
-        enabled: false,
         input_monitoring: Access::Unknown,
         endpoints: Vec::new(),
     };
-    assert!(unknown.to_string().contains("[hidpp], off): not asked yet"));
+    assert!(unknown.to_string().contains("Master): not asked yet"));
 }

@@ -190,12 +190,18 @@ pub enum Access {
     Unknown,
 }
 
-/// What `pawl status` says about HID++ on macOS: which permission it needs and whether
-/// it is granted.
+/// What `pawl status` and `pawl devices` say about HID++ on macOS: which permission it
+/// needs and whether it is granted.
+///
+/// IOHIDFamily marks every IOHIDDevice with a keyboard, mouse or touchpad collection
+/// `RequiresTCCAuthorization` (`IOHIDDevice.cpp`), and `IOHIDDeviceOpen` of such a device
+/// asks `IOHIDRequestAccess(kIOHIDRequestTypeListenEvent)` (Input Monitoring) first and
+/// fails with `kIOReturnNotPermitted` without it (`IOHIDDeviceClass.m`, "TCC deny
+/// IOHIDDeviceOpen"). A Bluetooth MX Master is one HID device with its mouse collection
+/// and its HID++ collection, so it needs Input Monitoring; a Unifying/Bolt receiver's
+/// HID++ interface has vendor collections only and needs none.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HidppPermission {
-    /// `[hidpp] enabled` in the config `pawl status` read.
-    pub enabled: bool,
     /// Input Monitoring.
     pub input_monitoring: Access,
     /// The HID++ endpoints connected now: name and whether opening it needs Input
@@ -213,8 +219,8 @@ impl fmt::Display for HidppPermission {
         };
         writeln!(
             f,
-            "input monitoring (IOHIDCheckAccess, for [hidpp]{}): {state}",
-            if self.enabled { "" } else { ", off" }
+            "input monitoring (IOHIDCheckAccess; [hidpp] needs it for a Bluetooth MX \
+             Master): {state}"
         )?;
         for (name, tcc) in &self.endpoints {
             writeln!(
@@ -228,7 +234,7 @@ impl fmt::Display for HidppPermission {
             )?;
         }
         let needed = self.endpoints.iter().any(|(_, tcc)| *tcc) || self.endpoints.is_empty();
-        if self.enabled && needed && self.input_monitoring == Access::Denied {
+        if needed && self.input_monitoring == Access::Denied {
             writeln!(
                 f,
                 "to fix: System Settings > Privacy & Security > Input Monitoring: turn pawl \

@@ -37,6 +37,8 @@ pub mod worker;
 mod sys;
 
 #[cfg(target_os = "macos")]
+pub use sys::hid::hidpp_permission;
+#[cfg(target_os = "macos")]
 pub use sys::{Daemon, RunError, device_report, permissions, start};
 
 #[cfg(test)]
