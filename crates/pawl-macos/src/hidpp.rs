@@ -79,8 +79,8 @@ const REGISTER_NOTIFICATIONS: u8 = 0x00;
 /// `hidpp10_constants.NotificationFlag.WIRELESS`.
 const WIRELESS_NOTIFICATIONS: u8 = 0x01;
 
-/// How long a reply may take before the device counts as unreachable (µs). The session's
-/// own default, repeated here only for the receiver's register step.
+/// How long the receiver's register step waits for each reply (µs): 1 s, as long as a
+/// one-shot `SessionConfig::query` waits; afterwards pawl goes on without the flag.
 const REGISTER_TIMEOUT_US: u64 = 1_000_000;
 
 /// A HID device as IOHIDManager describes it, nothing opened: the properties
