@@ -446,6 +446,21 @@ fn wake_diverts_again_what_a_sleeping_mouse_forgot() {
 }
 
 #[test]
+fn wake_sets_the_receiver_flag_again_and_exit_restores_the_first_value() {
+    let mut rig = Rig::bolt();
+    // The receiver lost power while the Mac slept, and so did the mouse's diversion.
+    rig.hid.endpoint(BOLT).flags = [0, 0, 0];
+    rig.hid.mouse(BOLT).reset();
+    rig.hidpp.on_wake(rig.now, &mut rig.hid, &mut rig.tap);
+    rig.pump();
+    assert_eq!(rig.hid.endpoint(BOLT).flags, [0x00, 0x01, 0x00]);
+    assert!(rig.diverted(BOLT));
+    rig.hidpp.shutdown(&mut rig.hid, &mut rig.tap);
+    rig.pump();
+    assert_eq!(rig.hid.endpoint(BOLT).flags, [0, 0, 0]);
+}
+
+#[test]
 fn exit_undoes_every_diversion_and_the_receiver_flags() {
     let mut bt = Rig::bluetooth();
     bt.hidpp.shutdown(&mut bt.hid, &mut bt.tap);

@@ -16,7 +16,8 @@
 //!   1–6; an empty or sleeping index answers the first ping with an error and waits for
 //!   the receiver's connection notification (0x41), which pawl has the receiver send by
 //!   setting its wireless-notification flag (HID++ 1.0 register 0x00, bit 0x000100; read
-//!   first, only that bit added, the old value written back on exit).
+//!   first, only that bit added, checked again after a wake, the first value found
+//!   written back on exit).
 //! - **Sessions**: one [`pawl_hidpp::Session`] per device index, unchanged: temporary
 //!   0x1B04 divert of the gesture button (0x00C3) with raw XY, re-divert when the device
 //!   reconnects (0x41 / 0x1D4B restart the setup inside the session) and when the Mac
@@ -276,17 +277,15 @@ struct Link {
     posted: ButtonSet,
 }
 
-/// The receiver's wireless-notification flag step.
+/// The receiver's wireless-notification flag step (after opening and after each wake).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Flags {
-    /// Not a receiver, or done without a change.
+    /// Not a receiver, or done.
     Done,
     /// The read of register 0x00 is in flight (until the deadline).
     Reading(Micros),
-    /// The write is in flight; the value to restore on exit.
-    Writing(Micros, [u8; 3]),
-    /// pawl set the bit; the value to restore on exit.
-    Set([u8; 3]),
+    /// The write is in flight (until the deadline).
+    Writing(Micros),
 }
 
 /// One open endpoint.
@@ -296,6 +295,8 @@ struct Open {
     endpoint: Endpoint,
     links: Vec<Link>,
     flags: Flags,
+    /// Register 0x00 as pawl found it, once pawl changed it: written back on exit.
+    restore: Option<[u8; 3]>,
 }
 
 /// Every open HID++ endpoint and what pawl does with it.
@@ -375,20 +376,28 @@ impl Hidpp {
                 posted: ButtonSet::default(),
             })
             .collect();
-        let id = desc.id;
         self.open.push(Open {
             desc,
             endpoint,
             links,
             flags: Flags::Done,
+            restore: None,
         });
         let i = self.open.len() - 1;
-        if endpoint.reach == Reach::Receiver {
-            let read = register(endpoint.framing, GET_REGISTER, [0; SHORT_PARAMS]);
-            send(port, id, &read);
-            self.open[i].flags = Flags::Reading(now.plus(REGISTER_TIMEOUT_US));
-        }
+        self.check_flags(i, now, port);
         self.restart(i, now, port, tap);
+    }
+
+    /// Asks a receiver for its notification flags (register 0x00): the bit that makes it
+    /// announce connections is added if missing. Nothing for a direct endpoint.
+    fn check_flags(&mut self, i: usize, now: Micros, port: &mut impl HidPort) {
+        let open = &mut self.open[i];
+        if open.endpoint.reach != Reach::Receiver {
+            return;
+        }
+        let read = register(open.endpoint.framing, GET_REGISTER, [0; SHORT_PARAMS]);
+        open.flags = Flags::Reading(now.plus(REGISTER_TIMEOUT_US));
+        send(port, open.desc.id, &read);
     }
 
     /// The gesture engine of a link: the config's gesture rules; scroll (the thumb wheel)
@@ -468,14 +477,16 @@ impl Hidpp {
                     new[1] |= WIRELESS_NOTIFICATIONS;
                     let write = register(open.endpoint.framing, SET_REGISTER, new);
                     let id = open.desc.id;
-                    open.flags = Flags::Writing(now.plus(REGISTER_TIMEOUT_US), old);
+                    open.flags = Flags::Writing(now.plus(REGISTER_TIMEOUT_US));
+                    // The value from before pawl's first change is the one to restore.
+                    open.restore.get_or_insert(old);
                     send(port, id, &write);
                 }
             }
-            Flags::Writing(_, old) if m.sub_id == SET_REGISTER && register_reply => {
-                open.flags = Flags::Set(old);
+            Flags::Writing(_) if m.sub_id == SET_REGISTER && register_reply => {
+                open.flags = Flags::Done;
             }
-            Flags::Writing(..) if error => open.flags = Flags::Done,
+            Flags::Writing(_) if error => open.flags = Flags::Done,
             _ => {}
         }
     }
@@ -498,6 +509,8 @@ impl Hidpp {
     /// gesture button and the thumb wheel are diverted again).
     pub fn on_wake(&mut self, now: Micros, port: &mut impl HidPort, tap: &mut impl Tap) {
         for i in 0..self.open.len() {
+            // A receiver that lost power while the Mac slept has lost its flags too.
+            self.check_flags(i, now, port);
             self.restart(i, now, port, tap);
         }
     }
@@ -509,8 +522,8 @@ impl Hidpp {
             .iter()
             .flat_map(|o| {
                 let flags = match o.flags {
-                    Flags::Reading(d) | Flags::Writing(d, _) => Some(d),
-                    Flags::Done | Flags::Set(_) => None,
+                    Flags::Reading(d) | Flags::Writing(d) => Some(d),
+                    Flags::Done => None,
                 };
                 o.links
                     .iter()
@@ -526,7 +539,7 @@ impl Hidpp {
     pub fn on_timer(&mut self, now: Micros, port: &mut impl HidPort, tap: &mut impl Tap) {
         for i in 0..self.open.len() {
             match self.open[i].flags {
-                Flags::Reading(d) | Flags::Writing(d, _) if d <= now => {
+                Flags::Reading(d) | Flags::Writing(d) if d <= now => {
                     self.open[i].flags = Flags::Done;
                 }
                 _ => {}
@@ -565,7 +578,7 @@ impl Hidpp {
                     undone += 1;
                 }
             }
-            if let Flags::Set(old) = self.open[i].flags {
+            if let Some(old) = self.open[i].restore {
                 send(
                     port,
                     id,
