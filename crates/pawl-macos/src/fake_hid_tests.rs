@@ -13,7 +13,8 @@ use crate::actions::Performer;
 use crate::fake::FakeTap;
 use crate::fake_hid::{FakeEndpoint, FakeHid};
 use crate::hidpp::{
-    Access, EndpointDesc, Hidpp, HidppPermission, Reach, classify, gesture_diverted,
+    Access, EndpointDesc, Hidpp, HidppPermission, OpenDecision, Reach, classify, gesture_diverted,
+    open_decision,
 };
 use crate::tap::Synthetic;
 
@@ -621,4 +622,17 @@ fn status_names_input_monitoring_and_which_endpoint_needs_it() {
         endpoints: Vec::new(),
     };
     assert!(unknown.to_string().contains("Master): not asked yet"));
+}
+
+#[test]
+fn a_device_needing_input_monitoring_is_opened_only_once_it_is_granted() {
+    // A receiver's HID++ interface needs nothing.
+    for access in [Access::Granted, Access::Denied, Access::Unknown] {
+        assert_eq!(open_decision(false, access), OpenDecision::Open);
+    }
+    // A Bluetooth MX Master: opened when granted; never asked → asked off the worker's
+    // thread, not opened (opening would block the worker on the prompt); denied → left.
+    assert_eq!(open_decision(true, Access::Granted), OpenDecision::Open);
+    assert_eq!(open_decision(true, Access::Unknown), OpenDecision::Ask);
+    assert_eq!(open_decision(true, Access::Denied), OpenDecision::Refused);
 }

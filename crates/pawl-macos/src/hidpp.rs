@@ -191,6 +191,31 @@ pub enum Access {
     Unknown,
 }
 
+/// Whether to open an endpoint now, given Input Monitoring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenDecision {
+    /// Open it (it needs no permission, or the permission is granted).
+    Open,
+    /// Never asked: ask off the worker's thread (`IOHIDRequestAccess` waits for the user,
+    /// and the worker's event taps must not wait with it), and do not open it now: macOS
+    /// applies a new Input Monitoring grant when pawl starts again.
+    Ask,
+    /// Denied: do not open it (the open would fail with `kIOReturnNotPermitted`).
+    Refused,
+}
+
+/// Whether to open an endpoint: a device marked `RequiresTCCAuthorization` (`tcc`) only
+/// with Input Monitoring granted. IOHIDDeviceOpen of such a device would otherwise call
+/// `IOHIDRequestAccess` itself, on the worker's run-loop thread, and block it (and with it
+/// every event tap) until the user answers the prompt.
+pub fn open_decision(tcc: bool, access: Access) -> OpenDecision {
+    match (tcc, access) {
+        (false, _) | (true, Access::Granted) => OpenDecision::Open,
+        (true, Access::Unknown) => OpenDecision::Ask,
+        (true, Access::Denied) => OpenDecision::Refused,
+    }
+}
+
 /// What `pawl status` and `pawl devices` say about HID++ on macOS: which permission it
 /// needs and whether it is granted.
 ///
@@ -216,7 +241,10 @@ impl fmt::Display for HidppPermission {
         let state = match self.input_monitoring {
             Access::Granted => "granted",
             Access::Denied => "denied",
-            Access::Unknown => "not asked yet (macOS asks when pawl first opens the mouse)",
+            Access::Unknown => {
+                "not asked yet (pawl asks when it finds a Bluetooth MX Master; restart pawl \
+                 after allowing it)"
+            }
         };
         writeln!(
             f,

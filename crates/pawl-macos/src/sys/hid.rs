@@ -7,11 +7,13 @@
 //! one CFRunLoopTimer that exists only while a reply is awaited or a glide runs.
 //!
 //! The manager is never opened (`IOHIDManagerOpen` would open every matched device):
-//! only the endpoints `crate::hidpp::Hidpp::wants` are opened, one by one. Opening a
-//! Bluetooth MX Master asks for Input Monitoring the first time (IOHIDFamily's
-//! `IOHIDDeviceClass.m` calls `IOHIDRequestAccess` for a device marked
-//! `RequiresTCCAuthorization`); refused, the open fails with `kIOReturnNotPermitted`,
-//! which is logged once with the fix.
+//! only the endpoints `crate::hidpp::Hidpp::wants` are opened, one by one. A Bluetooth MX
+//! Master is marked `RequiresTCCAuthorization`, and IOHIDFamily's `IOHIDDeviceClass.m`
+//! would call `IOHIDRequestAccess` inside `IOHIDDeviceOpen`, waiting for the user on the
+//! worker's thread (and every event tap with it); so such a device is opened only with
+//! Input Monitoring granted (`crate::hidpp::open_decision`): never asked, pawl asks on a
+//! thread of its own and logs that a restart applies the grant; denied, it logs the fix
+//! once.
 //!
 //! Type-checked for both Apple targets; never run in this project's CI.
 
@@ -24,9 +26,9 @@ use objc2_core_foundation::{
 };
 use objc2_io_kit::{
     IOHIDAccessType, IOHIDCheckAccess, IOHIDDevice, IOHIDManager, IOHIDReportType,
-    IOHIDRequestType, IORegistryEntryGetRegistryEntryID, IOReturn, kIOHIDOptionsTypeNone,
-    kIOReturnExclusiveAccess, kIOReturnNoDevice, kIOReturnNotPermitted, kIOReturnNotResponding,
-    kIOReturnOffline, kIOReturnSuccess, kIOReturnTimeout,
+    IOHIDRequestAccess, IOHIDRequestType, IORegistryEntryGetRegistryEntryID, IOReturn,
+    kIOHIDOptionsTypeNone, kIOReturnExclusiveAccess, kIOReturnNoDevice, kIOReturnNotPermitted,
+    kIOReturnNotResponding, kIOReturnOffline, kIOReturnSuccess, kIOReturnTimeout,
 };
 use pawl_engine::Config;
 use pawl_engine::units::Micros;
@@ -34,8 +36,8 @@ use pawl_hidpp::report::{REPORT_ID_LONG, REPORT_ID_SHORT};
 
 use crate::actions::Performer;
 use crate::hidpp::{
-    Access, EndpointDesc, HidPort, Hidpp, HidppPermission, LOGITECH, MAX_DESCRIPTOR,
-    USAGE_PAGE_BLUETOOTH, USAGE_PAGE_RECEIVER, classify,
+    Access, EndpointDesc, HidPort, Hidpp, HidppPermission, LOGITECH, MAX_DESCRIPTOR, OpenDecision,
+    USAGE_PAGE_BLUETOOTH, USAGE_PAGE_RECEIVER, classify, open_decision,
 };
 use crate::sys::cf::{number, string};
 use crate::sys::{Context, Host, now, with_context};
@@ -200,6 +202,40 @@ impl Hid {
         let Some(endpoint) = self.hidpp.wants(&desc) else {
             return;
         };
+        match open_decision(desc.requires_tcc, input_monitoring()) {
+            OpenDecision::Open => {}
+            OpenDecision::Ask => {
+                if !self.told_permission {
+                    self.told_permission = true;
+                    log::warn!(
+                        "{:?}: HID++ needs the Input Monitoring permission; macOS asks now: \
+                         allow it, then restart pawl (`pawl off && pawl on`); until then its \
+                         gesture button does nothing",
+                        desc.name
+                    );
+                    // IOHIDRequestAccess waits for the user's answer: never on this thread.
+                    let asked = std::thread::Builder::new()
+                        .name("pawl-input-monitoring".into())
+                        .spawn(|| IOHIDRequestAccess(IOHIDRequestType::ListenEvent));
+                    if let Err(e) = asked {
+                        log::error!("cannot ask for Input Monitoring: {e}");
+                    }
+                }
+                return;
+            }
+            OpenDecision::Refused => {
+                if !self.told_permission {
+                    self.told_permission = true;
+                    log::error!(
+                        "{:?}: HID++ needs the Input Monitoring permission, which is denied: \
+                         turn pawl on in System Settings > Privacy & Security > Input \
+                         Monitoring, then restart pawl; until then its gesture button does nothing",
+                        desc.name
+                    );
+                }
+                return;
+            }
+        }
         let ret = device.open(kIOHIDOptionsTypeNone);
         if ret != kIOReturnSuccess {
             if ret as u32 == kIOReturnNotPermitted {
@@ -413,14 +449,19 @@ fn usage_pairs(value: &CFType) -> Vec<(u32, u32)> {
     pairs
 }
 
-/// Input Monitoring and the HID++ endpoints connected now (nothing opened), for `pawl
-/// status` and `pawl devices`.
-pub fn hidpp_permission() -> HidppPermission {
-    let input_monitoring = match IOHIDCheckAccess(IOHIDRequestType::ListenEvent) {
+/// `IOHIDCheckAccess(kIOHIDRequestTypeListenEvent)`: Input Monitoring (never prompts).
+fn input_monitoring() -> Access {
+    match IOHIDCheckAccess(IOHIDRequestType::ListenEvent) {
         IOHIDAccessType::Granted => Access::Granted,
         IOHIDAccessType::Denied => Access::Denied,
         _ => Access::Unknown,
-    };
+    }
+}
+
+/// Input Monitoring and the HID++ endpoints connected now (nothing opened), for `pawl
+/// status` and `pawl devices`.
+pub fn hidpp_permission() -> HidppPermission {
+    let input_monitoring = input_monitoring();
     let manager = IOHIDManager::new(None, kIOHIDOptionsTypeNone);
     set_matching(&manager);
     let mut endpoints = Vec::new();
