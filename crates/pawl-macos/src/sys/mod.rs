@@ -147,8 +147,11 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
     if daemon.power.is_none() {
         log::warn!("no system power notifications: taps are not re-checked after wake");
     }
-    // SAFETY: the Context outlives the Hid (shut down and dropped in drop).
-    ctx.hid = unsafe { hid::Hid::start(config, hid_performer, &daemon.run_loop, info.cast()) };
+    // HID++ diverts controls: never while inspecting, which changes nothing.
+    if mode != Mode::Inspect {
+        // SAFETY: the Context outlives the Hid (shut down and dropped in drop).
+        ctx.hid = unsafe { hid::Hid::start(config, hid_performer, &daemon.run_loop, info.cast()) };
+    }
     daemon.devices = iokit::pointer_devices()
         .into_iter()
         .filter(|d| {
