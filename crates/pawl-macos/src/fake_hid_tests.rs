@@ -636,3 +636,39 @@ fn a_device_needing_input_monitoring_is_opened_only_once_it_is_granted() {
     assert_eq!(open_decision(true, Access::Unknown), OpenDecision::Ask);
     assert_eq!(open_decision(true, Access::Denied), OpenDecision::Refused);
 }
+
+#[test]
+fn thumb_wheel_glide_ticks_on_the_hidpp_timer_and_then_no_timer_is_left() {
+    let config =
+        Config::parse("[scroll]\ninertia = \"glide\"\n", "c.toml", Platform::MacOs).unwrap();
+    let mut rig = Rig::new(config);
+    rig.add(
+        bluetooth_desc(),
+        vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+        false,
+    );
+    // A fast flick: many increments in quick succession.
+    for _ in 0..12 {
+        let turn = rig.hid.mouse(BT).thumb(60).unwrap();
+        rig.hid.notify(BT, turn);
+        rig.now = rig.now.plus(6_000);
+        let (id, report) = rig.hid.pending.pop_front().unwrap();
+        rig.hidpp
+            .on_report(id, &report, rig.now, &mut rig.hid, &mut rig.tap);
+    }
+    let flick = rig.tap.posts().len();
+    assert!(flick > 0, "the turns were posted as scroll");
+    let mut ticks = 0;
+    while let Some(deadline) = rig.hidpp.deadline() {
+        rig.hidpp.on_timer(deadline, &mut rig.hid, &mut rig.tap);
+        ticks += 1;
+        assert!(ticks < 1_000, "the glide ends");
+    }
+    assert!(ticks > 0, "a fast flick glides");
+    assert!(rig.tap.posts().len() > flick, "the glide posted scroll");
+    assert!(
+        rig.tap.posts()[flick..]
+            .iter()
+            .all(|p| matches!(p, Synthetic::Scroll { wheel, .. } if wheel.v120 == 0))
+    );
+}
