@@ -1,6 +1,8 @@
 //! The worker's hot path allocates nothing: once a sender is known, wheel events, gesture
 //! presses, drags and releases go through [`crate::worker::Worker::on_event`] without one
-//! heap allocation (counted per thread by a wrapping global allocator).
+//! heap allocation, and once HID++ setup is done the gesture button's reports and the
+//! mouse's own reports go through [`crate::hidpp::Hidpp::on_report`] without one either
+//! (counted per thread by a wrapping global allocator).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -122,4 +124,84 @@ fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
         "every wheel event was rewritten"
     );
     assert_eq!(tap.posts().len(), 2, "the click was posted again");
+}
+
+#[test]
+fn hidpp_gesture_reports_and_mouse_reports_allocate_nothing_after_setup() {
+    use pawl_engine::units::Micros;
+    use pawl_hidpp::controls::CID_GESTURE_BUTTON;
+    use pawl_hidpp::emulator::{Emulator, Motion};
+    use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing};
+
+    use crate::fake_hid::{FakeEndpoint, FakeHid};
+    use crate::hidpp::{EndpointDesc, Hidpp};
+
+    const BT: u64 = 0x1_0000_0d01;
+    let bluetooth = Framing {
+        short: false,
+        long: true,
+    };
+    let config = Config::default_for(Platform::MacOs);
+    let performer = Performer::new(&config, |_| None).unwrap();
+    let mut hidpp = Hidpp::new(config, performer);
+    let mut hid = FakeHid::default();
+    let mut tap = FakeTap::trusted();
+    hid.endpoints.push(FakeEndpoint {
+        id: BT,
+        mice: vec![Emulator::mx_master_3s(bluetooth, DEVICE_INDEX_DIRECT)],
+        receiver: false,
+        flags: [0; 3],
+    });
+    // The HID++ collection of a Bluetooth MX Master 3S (vendor page 0xFF43, report 0x11).
+    let desc = EndpointDesc {
+        id: BT,
+        name: "MX Master 3S".into(),
+        vendor: 0x046d,
+        product: 0xb034,
+        transport: "Bluetooth Low Energy".into(),
+        usage_pairs: vec![(0x01, 0x02), (0xFF43, 0x0202)],
+        descriptor: vec![
+            0x06, 0x43, 0xFF, 0x0A, 0x02, 0x02, 0xA1, 0x01, 0x85, 0x11, 0x75, 0x08, 0x95, 0x13,
+            0x15, 0x00, 0x26, 0xFF, 0x00, 0x09, 0x02, 0x81, 0x00, 0x09, 0x02, 0x91, 0x00, 0xC0,
+        ],
+        requires_tcc: true,
+    };
+    let endpoint = hidpp.wants(&desc).unwrap();
+    let mut now = Micros(1_000_000);
+    hidpp.opened(desc, endpoint, now, &mut hid, &mut tap);
+    while let Some((id, report)) = hid.pending.pop_front() {
+        now = now.plus(1_000);
+        hidpp.on_report(id, &report, now, &mut hid, &mut tap);
+    }
+    // Every report prepared before counting: press, 20 raw-XY drags (below the gesture
+    // threshold), release, and 50 of the mouse's own motion reports (report 2).
+    let encode = |m: pawl_hidpp::report::Message| {
+        let (bytes, len) = m.encode();
+        (bytes, len)
+    };
+    let mouse = &mut hid.endpoints[0].mice[0];
+    let down = encode(mouse.set_held(CID_GESTURE_BUTTON, true).unwrap());
+    let drags: Vec<_> = (0..20)
+        .map(|_| match mouse.motion(3, 2) {
+            Motion::RawXy(m) => encode(m),
+            Motion::Hid => panic!("raw XY is diverted"),
+        })
+        .collect();
+    let up = encode(mouse.set_held(CID_GESTURE_BUTTON, false).unwrap());
+    let motion = [0x02u8, 0, 0, 5, 0, 3, 0, 0, 0];
+    tap.calls.reserve(64);
+
+    let before = allocations();
+    for (bytes, len) in std::iter::once(&down).chain(&drags).chain([&up]) {
+        now = now.plus(8_000);
+        hidpp.on_report(BT, &bytes[..*len], now, &mut hid, &mut tap);
+    }
+    for _ in 0..50 {
+        now = now.plus(8_000);
+        hidpp.on_report(BT, &motion, now, &mut hid, &mut tap);
+    }
+    let during = allocations() - before;
+
+    assert_eq!(during, 0, "allocations on the HID++ hot path");
+    assert_eq!(tap.posts().len(), 2, "the click was posted");
 }

@@ -42,9 +42,12 @@ pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyh
 }
 
 /// The permission report for `pawl status`, indented under its heading; probes an event
-/// tap to tell the stale-grant case apart.
+/// tap to tell the stale-grant case apart, and adds HID++'s Input Monitoring line (and
+/// each MX Master HID++ endpoint connected now with whether it needs it).
 pub fn permission_report() -> String {
-    let report = pawl_macos::permissions(true).to_string();
+    let mut report = pawl_macos::permissions(true).to_string();
+    // HID++ (the MX Master's gesture button): Input Monitoring, and which endpoint needs it.
+    report.push_str(&pawl_macos::hidpp_permission().to_string());
     let mut s = String::from("  permissions:\n");
     for line in report.lines() {
         s.push_str("    ");

@@ -33,6 +33,13 @@ pub fn default_config_text(platform: Platform) -> String {
         .replace("{on_forward}", on_forward)
         .replace("{buttons}", buttons)
         .replace("{desktop}", desktop)
+        .replace(
+            "{hidpp_enabled}",
+            match platform {
+                Platform::Linux => "false",
+                Platform::MacOs => "true",
+            },
+        )
 }
 
 const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
@@ -139,7 +146,9 @@ glide_interval_ms = 16
 # evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
 # "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
 # Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
-enabled = false
+# macOS (default true): the same through IOHIDDevice; a Bluetooth MX Master needs the
+# Input Monitoring permission for it (a Unifying/Bolt receiver needs none).
+enabled = {hidpp_enabled}
 # With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
 # its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
 # [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).

@@ -341,11 +341,11 @@ pub struct Config {
     pub chords: Vec<Chord>,
     /// argv vectors referred to by [`Action::Command`] and [`ActionsConfig::commands`].
     pub commands: Vec<Vec<String>>,
-    /// Logitech HID++ (Linux).
+    /// Logitech HID++ (Linux: hidraw; macOS: IOHIDDevice).
     pub hidpp: HidppConfig,
 }
 
-/// Logitech HID++ settings (`[hidpp]`, Linux).
+/// Logitech HID++ settings (`[hidpp]`: Linux off by default, macOS on by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HidppConfig {
     /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
@@ -418,7 +418,9 @@ impl Config {
             chords: Vec::new(),
             commands: Vec::new(),
             hidpp: HidppConfig {
-                enabled: false,
+                // macOS: without HID++ the MX Master 3/3S gesture button never reaches
+                // the event tap (README, "The gesture button over HID++").
+                enabled: platform == Platform::MacOs,
                 thumb_wheel: true,
             },
         }

@@ -47,6 +47,15 @@ fn hidpp_is_off_by_default_and_can_be_switched_on() {
 }
 
 #[test]
+fn hidpp_is_on_by_default_on_macos_and_can_be_switched_off() {
+    assert!(Config::default_for(Platform::MacOs).hidpp.enabled);
+    let off = Config::parse("[hidpp]\nenabled = false\n", "c.toml", Platform::MacOs).unwrap();
+    assert!(!off.hidpp.enabled);
+    let text = default_config_text(Platform::MacOs);
+    assert!(text.contains("\nenabled = true\n"), "{text}");
+}
+
+#[test]
 fn hidpp_thumb_wheel_is_on_by_default_and_can_be_left_to_the_kernel() {
     let default = Config::default_for(Platform::Linux);
     assert!(default.hidpp.thumb_wheel);
@@ -386,10 +395,6 @@ fn settings_only_another_platform_uses_are_errors_naming_what_this_one_allows() 
     assert!(
         errors("[actions]\nbackend = \"keys\"\n", Platform::MacOs)[0]
             .contains("only works on Linux")
-    );
-    assert!(
-        errors("[hidpp]\nenabled = true\n", Platform::MacOs)[0]
-            .contains("HID++ diversion only works on Linux")
     );
     // Valid on the platform that uses them.
     for (text, p) in [

@@ -648,20 +648,8 @@ impl Validator<'_> {
         if let Some(b) = self.bool(h, "hidpp", "thumb_wheel") {
             self.config.hidpp.thumb_wheel = b;
         }
-        match self.bool(h, "hidpp", "enabled") {
-            Some(true) if self.platform != Platform::Linux => {
-                let span = get(h, "enabled").map_or(0..0, |v| v.span());
-                self.error(
-                    span,
-                    "hidpp.enabled",
-                    format!(
-                        "HID++ diversion only works on Linux: allowed on {} false",
-                        self.platform.name()
-                    ),
-                );
-            }
-            Some(b) => self.config.hidpp.enabled = b,
-            None => {}
+        if let Some(b) = self.bool(h, "hidpp", "enabled") {
+            self.config.hidpp.enabled = b;
         }
     }
 

@@ -10,6 +10,7 @@
 //! project's CI.
 
 mod cf;
+pub mod hid;
 mod iokit;
 
 use std::ffi::c_void;
@@ -92,6 +93,7 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
         }
     })
     .map_err(RunError)?;
+    let hid_performer = performer.clone();
     let run_loop = CFRunLoop::current().ok_or_else(|| RunError("no run loop".into()))?;
     let source = CGEventSource::new(CGEventSourceStateID::HIDSystemState);
     CGEventSource::set_user_data(source.as_deref(), PAWL_MARKER);
@@ -106,6 +108,7 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
             children: Vec::new(),
             context: std::ptr::null_mut(),
         },
+        hid: None,
     });
     let mut daemon = Daemon {
         context: NonNull::from(Box::leak(context)),
@@ -144,6 +147,11 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
     if daemon.power.is_none() {
         log::warn!("no system power notifications: taps are not re-checked after wake");
     }
+    // HID++ diverts controls: never while inspecting, which changes nothing.
+    if mode != Mode::Inspect {
+        // SAFETY: the Context outlives the Hid (shut down and dropped in drop).
+        ctx.hid = unsafe { hid::Hid::start(config, hid_performer, &daemon.run_loop, info.cast()) };
+    }
     daemon.devices = iokit::pointer_devices()
         .into_iter()
         .filter(|d| {
@@ -177,6 +185,9 @@ impl Drop for Daemon {
             // SAFETY: the run loop is not running (run returned or never ran): no callback
             // holds the Context.
             let ctx = unsafe { &mut *info };
+            if let Some(hid) = ctx.hid.take() {
+                hid.shutdown(&mut ctx.host);
+            }
             ctx.worker.stop(&mut ctx.host);
             ctx.host.arm_timer(None);
             ctx.host.cancel_recheck();
@@ -198,6 +209,8 @@ impl Drop for Daemon {
 struct Context {
     worker: Worker,
     host: Host,
+    /// HID++ (`[hidpp] enabled`): the MX Master's gesture button over IOHIDDevice.
+    hid: Option<hid::Hid>,
 }
 
 /// One created tap.
@@ -577,6 +590,9 @@ unsafe fn on_wake(info: *mut c_void) {
         with_context(info, (), |ctx| {
             log::info!("system woke: re-checking the taps");
             ctx.worker.on_wake(&mut ctx.host);
+            if let Some(hid) = ctx.hid.as_mut() {
+                hid.on_wake(&mut ctx.host);
+            }
         })
     }
 }
