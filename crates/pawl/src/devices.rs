@@ -560,6 +560,31 @@ mod tests {
     }
 
     #[test]
+    fn devices_prints_names_with_control_characters_escaped() {
+        let evil = entry(
+            "/dev/input/event5",
+            "MX Master 3S\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}",
+            Bus::BLUETOOTH,
+            0x046d,
+            0xb034,
+            Grab::Other {
+                holders: vec![Holder {
+                    pid: 77,
+                    command: "x\u{1b}[31m".into(),
+                }],
+            },
+        );
+        let text = render_text(&config(), &[evil]);
+        for c in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!text.contains(c), "{c:?} reaches the terminal: {text:?}");
+        }
+        assert!(
+            text.contains("MX Master connected: MX Master 3S\\u{1b}]0;pwned"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn no_mx_master_exits_1_and_a_receiver_gets_a_hint() {
         let bolt = entry(
             "/dev/input/event7",

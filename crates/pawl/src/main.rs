@@ -26,7 +26,23 @@ use clap::Parser;
 use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` through `out`, so a closed pipe or a full disk is not a
+        // silent success (clap ignores write errors).
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            return match out::print(&e.render().to_string()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(w) => exit_for(&w.into()),
+            };
+        }
+        Err(e) => e.exit(),
+    };
     let debug = matches!(cli.command, Command::Run { debug: true } | Command::Debug);
     let default = if matches!(cli.command, Command::Run { .. } | Command::Debug) {
         log::LevelFilter::Info

@@ -502,6 +502,9 @@ fn printing_commands() -> Vec<Vec<String>> {
         s(&["devices", "--json"]),
         s(&["off"]),
         s(&["service", "install", "--dry-run"]),
+        s(&["--help"]),
+        s(&["status", "--help"]),
+        s(&["--version"]),
     ]
 }
 
