@@ -7,7 +7,16 @@ use clap::{Parser, Subcommand};
 
 /// A small, fast, event-driven mouse daemon: gestures, back/forward, per-device scroll.
 #[derive(Debug, Parser)]
-#[command(name = "pawl", version, about, long_about = None)]
+#[command(
+    name = "pawl",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status, every command: 141 when stdout is a pipe whose reader has gone \
+                  (nothing printed), 74 when stdout or stderr cannot be written (one message), \
+                  1 for other errors; `pawl status`, `pawl devices`, `pawl on`/`off`/`run` \
+                  document their own codes. Log level: -v/-q, else PAWL_LOG, else RUST_LOG."
+)]
 pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults).
     #[arg(long, global = true, value_name = "FILE")]
@@ -77,9 +86,6 @@ pub enum Command {
     /// worker runs (nothing is started). Exit 0 when a worker runs afterwards; 4 with
     /// "starting (pid …)" when the lock is held (or the new worker runs) but no worker has
     /// identified itself within --timeout.
-    ///
-    /// Exit status for every command: 141 when stdout is a pipe whose reader has gone
-    /// (nothing printed), 74 when stdout or stderr cannot be written (one message).
     On(OnArgs),
     /// Stop the background worker: SIGTERM, then wait for it to exit.
     ///

@@ -561,6 +561,35 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
         "pawl replay of the recording: exit {code}: {out} {err}"
     );
 
+    // Issue 11: a reader that went away ends inspect quietly (141), a full disk with one
+    // message (74); never a panic (101).
+    let (reader, writer) = std::io::pipe()?;
+    drop(reader);
+    let closed = env
+        .command(&["inspect", "--device", &path])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()?;
+    ensure!(
+        closed.status.code() == Some(141) && closed.stderr.is_empty(),
+        "inspect into a closed pipe: {} {:?}",
+        closed.status,
+        String::from_utf8_lossy(&closed.stderr)
+    );
+    let full = env
+        .command(&["inspect", "--device", &path])
+        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full")?)
+        .stderr(Stdio::piped())
+        .output()?;
+    let err = String::from_utf8_lossy(&full.stderr);
+    ensure!(
+        full.status.code() == Some(74)
+            && err.trim_end()
+                == "pawl: cannot write to stdout: No space left on device (os error 28)",
+        "inspect into /dev/full: {} {err:?}",
+        full.status
+    );
+
     // With the worker running, the source's events reach only pawl: inspect says so and
     // shows pawl's output on the clone.
     let pid = pid_in(&env.expect(&["on"], 0)?)?;
