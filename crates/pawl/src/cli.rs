@@ -7,11 +7,8 @@ use clap::{Parser, Subcommand};
 
 /// A small, fast, event-driven mouse daemon: gestures, back/forward, per-device scroll.
 #[derive(Debug, Parser)]
+#[command(name = "pawl", version, about, long_about = None)]
 #[command(
-    name = "pawl",
-    version,
-    about,
-    long_about = None,
     after_help = "Exit status, every command: 141 when stdout is a pipe whose reader has gone \
                   (nothing printed), 74 when stdout or stderr cannot be written (one message), \
                   1 for other errors; `pawl status`, `pawl devices`, `pawl on`/`off`/`run` \
