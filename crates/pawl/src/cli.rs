@@ -8,12 +8,6 @@ use clap::{Parser, Subcommand};
 /// A small, fast, event-driven mouse daemon: gestures, back/forward, per-device scroll.
 #[derive(Debug, Parser)]
 #[command(name = "pawl", version, about, long_about = None)]
-#[command(
-    after_help = "Exit status, every command: 141 when stdout is a pipe whose reader has gone \
-                  (nothing printed), 74 when stdout or stderr cannot be written (one message), \
-                  1 for other errors; `pawl status`, `pawl devices`, `pawl on`/`off`/`run` \
-                  document their own codes. Log level: -v/-q, else PAWL_LOG, else RUST_LOG."
-)]
 pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults).
     #[arg(long, global = true, value_name = "FILE")]
@@ -36,6 +30,12 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The end of `pawl --help` (added in `main`, beside the derived definition).
+pub const AFTER_HELP: &str = "Exit status, every command: 141 when stdout is a pipe whose \
+    reader has gone (nothing printed), 74 when stdout or stderr cannot be written (one \
+    message), 1 for other errors; `pawl status`, `pawl devices`, `pawl on`/`off`/`run` \
+    document their own codes. Log level: -v/-q, else PAWL_LOG, else RUST_LOG.";
 
 /// pawl's subcommands.
 #[derive(Debug, Subcommand)]

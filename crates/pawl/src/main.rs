@@ -21,12 +21,16 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .after_help(cli::AFTER_HELP)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         // `--help` and `--version` through `out`, so a closed pipe or a full disk is not a
         // silent success (clap ignores write errors).
