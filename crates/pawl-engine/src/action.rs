@@ -165,11 +165,11 @@ impl Key {
     /// Num_Lock, Caps_Lock (a toggle macOS does not take from posted key events), and F21–F24
     /// (kVK codes stop at F20). `pawl-evdev` and `pawl-macos` test that their key code tables
     /// agree with this.
-    pub fn available_on(self, platform: crate::config::Platform) -> bool {
+    pub fn available_on(self, platform: crate::platform::Platform) -> bool {
         use Key::*;
         match platform {
-            crate::config::Platform::Linux => self != Fn,
-            crate::config::Platform::MacOs => !matches!(
+            crate::platform::Platform::Linux => self != Fn,
+            crate::platform::Platform::MacOs => !matches!(
                 self,
                 Back | Forward
                     | Print
@@ -218,30 +218,40 @@ impl Chord {
     /// The most keys a chord may have.
     pub const MAX: usize = 6;
 
-    /// Parses `Super+Page_Up`, `Ctrl+Meta+Left`, `Super`. Errors name the unknown key.
+    /// Parses `Super+Page_Up`, `Ctrl+Meta+Left`, `Super`: at most [`Chord::MAX`] keys, each
+    /// once. Errors name the unknown or repeated key; a long chord is shortened in them
+    /// (its first characters and its length).
     pub fn parse(s: &str) -> Result<Chord, String> {
-        let mut keys = Vec::new();
+        let shown = crate::text::quoted(s);
+        let parts = s.split('+').count();
+        if parts > Chord::MAX {
+            return Err(format!(
+                "chord {shown} has {parts} keys, at most {}",
+                Chord::MAX
+            ));
+        }
+        let mut keys: Vec<Key> = Vec::new();
         for part in s.split('+') {
             let part = part.trim();
             // "Ctrl++" would mean the plus key; pawl spells it "equal"/"plus" instead.
             if part.is_empty() {
-                return Err(format!("empty key name in chord {s:?}"));
+                return Err(format!("empty key name in chord {shown}"));
             }
             match Key::parse(part) {
+                Some(k) if keys.contains(&k) => {
+                    return Err(format!(
+                        "chord {shown} names {} twice: each key is pressed once",
+                        k.name()
+                    ));
+                }
                 Some(k) => keys.push(k),
                 None => {
                     return Err(format!(
-                        "unknown key name {part:?} in chord {s:?} (`pawl config keys` lists every name)"
+                        "unknown key name {} in chord {shown} (`pawl config keys` lists every name)",
+                        crate::text::quoted(part)
                     ));
                 }
             }
-        }
-        if keys.len() > Chord::MAX {
-            return Err(format!(
-                "chord {s:?} has {} keys, at most {}",
-                keys.len(),
-                Chord::MAX
-            ));
         }
         Ok(Chord(keys))
     }

@@ -70,7 +70,8 @@ impl Buttons {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WheelIn {
     /// Travel in v120 units (120 = one detent). Linux: `REL_WHEEL_HI_RES`, or
-    /// `REL_WHEEL × 120` for a device without hi-res. Positive = up (vertical) / right
+    /// `REL_WHEEL × 120` for a device without hi-res (or a hi-res device's frame without
+    /// hi-res travel: `pawl_evdev`'s decoder). Positive = up (vertical) / right
     /// (horizontal), as evdev.
     pub v120: i32,
     /// Whole detents as the device reported them (`REL_WHEEL`), used only when the frame is

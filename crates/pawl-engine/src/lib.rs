@@ -42,7 +42,9 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod frame;
+pub mod platform;
 pub mod scroll;
+mod text;
 pub mod units;
 
 pub use action::{Action, Chord, Desktop, Key};

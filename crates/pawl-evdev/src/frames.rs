@@ -5,7 +5,7 @@
 //! came from so a [`pawl_engine::Verdict::Forward`] frame can be written back bit-exact.
 //! [`encode_frame`] turns a [`FrameOut`] into the bytes of one `write(2)` to a uinput device.
 
-use pawl_engine::frame::{FrameIn, FrameOut};
+use pawl_engine::frame::{FrameIn, FrameOut, WheelIn};
 use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
 use crate::codes::*;
@@ -202,26 +202,10 @@ impl Decoder {
             EV_REL => match ev.code {
                 REL_X => frame.dx = frame.dx.saturating_add(v),
                 REL_Y => frame.dy = frame.dy.saturating_add(v),
-                REL_WHEEL_HI_RES => frame.wheel.v120 = frame.wheel.v120.saturating_add(v),
-                REL_HWHEEL_HI_RES => frame.hwheel.v120 = frame.hwheel.v120.saturating_add(v),
-                REL_WHEEL => {
-                    frame.wheel.detents = frame.wheel.detents.saturating_add(v);
-                    if !self.caps.hires_wheel {
-                        frame.wheel.v120 = frame
-                            .wheel
-                            .v120
-                            .saturating_add(v.saturating_mul(V120_PER_DETENT));
-                    }
-                }
-                REL_HWHEEL => {
-                    frame.hwheel.detents = frame.hwheel.detents.saturating_add(v);
-                    if !self.caps.hires_hwheel {
-                        frame.hwheel.v120 = frame
-                            .hwheel
-                            .v120
-                            .saturating_add(v.saturating_mul(V120_PER_DETENT));
-                    }
-                }
+                REL_WHEEL_HI_RES => hires(&mut frame.wheel, v),
+                REL_HWHEEL_HI_RES => hires(&mut frame.hwheel, v),
+                REL_WHEEL => lores(&mut frame.wheel, v, self.caps.hires_wheel),
+                REL_HWHEEL => lores(&mut frame.hwheel, v, self.caps.hires_hwheel),
                 _ => {}
             },
             // Autorepeat (value 2) is not a transition.
@@ -232,6 +216,36 @@ impl Decoder {
             }
             _ => {}
         }
+    }
+}
+
+/// Adds a `REL_*_HI_RES` event of `v` v120 to an axis. When the axis's travel so far is
+/// only what [`lores`] stood in with (its detents × 120), the hi-res value replaces it.
+#[inline]
+fn hires(w: &mut WheelIn, v: i32) {
+    w.v120 = if w.detents != 0 && w.v120 == w.detents.saturating_mul(V120_PER_DETENT) {
+        v
+    } else {
+        w.v120.saturating_add(v)
+    };
+}
+
+/// Adds a `REL_WHEEL` / `REL_HWHEEL` event of `v` detents to an axis. Without hi-res its
+/// travel is `v × 120`. With hi-res the travel comes from the hi-res event, which the
+/// kernel (hid-input, hid-logitech-hidpp) sends before the lo-res one; a lo-res event
+/// with no hi-res travel before it stands in as `detents × 120` (saturating) until a
+/// hi-res event replaces it ([`hires`]). So a lone lo-res frame — forged or broken input,
+/// e.g. a uinput device's `REL_WHEEL -2147483648` — is scrolled by the engine like any
+/// other (inverted, smoothed, clamped), never forwarded raw.
+#[inline]
+fn lores(w: &mut WheelIn, v: i32, has_hires: bool) {
+    let before = w.detents;
+    w.detents = before.saturating_add(v);
+    if !has_hires {
+        w.v120 = w.v120.saturating_add(v.saturating_mul(V120_PER_DETENT));
+    } else if w.v120 == before.saturating_mul(V120_PER_DETENT) {
+        // No hi-res travel yet (0), or only the stand-in for earlier lo-res events.
+        w.v120 = w.detents.saturating_mul(V120_PER_DETENT);
     }
 }
 
@@ -442,6 +456,76 @@ mod tests {
             }
         });
         assert_eq!(got.map(|w| (w.v120, w.detents)), Some((-120, -1)));
+    }
+
+    fn wheels(caps: WheelCaps, events: &[(u16, u16, i32)]) -> Vec<(i32, i32)> {
+        let mut got = Vec::new();
+        Decoder::new(caps).decode(&bytes(events), |d| {
+            if let Decoded::Frame(f, _) = d {
+                got.push((f.wheel.v120, f.wheel.detents));
+            }
+        });
+        got
+    }
+
+    const HIRES: WheelCaps = WheelCaps {
+        hires_wheel: true,
+        hires_hwheel: true,
+    };
+
+    #[test]
+    fn a_lone_lores_frame_on_a_hires_device_gets_travel_from_its_detents_without_overflow() {
+        assert_eq!(
+            wheels(
+                HIRES,
+                &[(EV_REL, REL_WHEEL, i32::MIN), (EV_SYN, SYN_REPORT, 0)]
+            ),
+            [(i32::MIN, i32::MIN)]
+        );
+        assert_eq!(
+            wheels(
+                HIRES,
+                &[
+                    (EV_REL, REL_WHEEL, 1),
+                    (EV_REL, REL_WHEEL, 1),
+                    (EV_SYN, SYN_REPORT, 0)
+                ]
+            ),
+            [(240, 2)]
+        );
+    }
+
+    #[test]
+    fn a_hires_device_takes_its_travel_from_hires_in_either_order() {
+        // The kernel's order (hi-res first), and the other one: the same frame.
+        for events in [
+            [(EV_REL, REL_WHEEL_HI_RES, 120), (EV_REL, REL_WHEEL, 1)],
+            [(EV_REL, REL_WHEEL, 1), (EV_REL, REL_WHEEL_HI_RES, 120)],
+        ] {
+            let mut events = events.to_vec();
+            events.push((EV_SYN, SYN_REPORT, 0));
+            assert_eq!(wheels(HIRES, &events), [(120, 1)], "{events:?}");
+        }
+        // A partial step: hi-res travel, no detent.
+        assert_eq!(
+            wheels(
+                HIRES,
+                &[(EV_REL, REL_WHEEL_HI_RES, 16), (EV_SYN, SYN_REPORT, 0)]
+            ),
+            [(16, 0)]
+        );
+        // A step that completes a detent begun in earlier frames.
+        assert_eq!(
+            wheels(
+                HIRES,
+                &[
+                    (EV_REL, REL_WHEEL_HI_RES, 16),
+                    (EV_REL, REL_WHEEL, 1),
+                    (EV_SYN, SYN_REPORT, 0)
+                ]
+            ),
+            [(16, 1)]
+        );
     }
 
     #[test]

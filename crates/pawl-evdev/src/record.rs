@@ -17,6 +17,15 @@
 //!   40 v120 per line (3 lines per detent). DOM `deltaY` > 0 scrolls down, evdev
 //!   `REL_WHEEL` > 0 scrolls up, so `REL_WHEEL_HI_RES = −deltaY`; `deltaX` keeps its sign.
 
+//!
+//! Limits (every input has one): text of at most [`MAX_TEXT_BYTES`] (256 MiB, checked by
+//! [`parse`]; `pawl replay` stops reading one byte past it), at most [`MAX_EVENTS`]
+//! (2,000,000) evdev events per recording in every format, times that never decrease
+//! (each event's time at least the one before it). libinput record: `id` is four numbers
+//! of 16 bits, `usec` is below 1,000,000, one device with events (or the one chosen with
+//! [`parse_with`]). DOM: `deltaMode` 0 (pixels) or 1 (lines) — 2 (pages) has no v120
+//! meaning — and `timeStamp` in 0..=10^13 ms.
+
 use std::fmt;
 
 use pawl_engine::units::Micros;
@@ -25,6 +34,18 @@ use serde::Deserialize;
 
 use crate::codes::*;
 use crate::frames::{Event, WheelCaps};
+
+/// The most evdev events one recording may hold (2,000,000: over an hour of a mouse moved
+/// without a pause at 500 Hz). Past it, parsing stops with an error at the line.
+pub const MAX_EVENTS: usize = 2_000_000;
+/// The largest recording text, bytes (256 MiB: 2,000,000 libinput record events at about
+/// 70 bytes a line fit, with room for comments).
+pub const MAX_TEXT_BYTES: usize = 256 << 20;
+/// [`MAX_TEXT_BYTES`] in words, for messages.
+pub const MAX_TEXT_SIZE: &str = "256 MiB";
+/// The largest DOM `timeStamp`, ms (10^13 ms, about 317 years: covers both page-relative
+/// times and `Date.now()` epoch times).
+pub const MAX_DOM_TIME_MS: f64 = 1e13;
 
 /// The file format of a recording.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,24 +205,87 @@ fn err(line: usize, message: impl Into<String>) -> RecordError {
 }
 
 /// Parses a recording in any supported format, chosen by content: JSON starts with `{`,
-/// libinput record has a `devices:` key, everything else is evemu.
+/// libinput record has a `devices:` key, everything else is evemu. A libinput record with
+/// several devices that have events is an error naming them ([`parse_with`] chooses one).
+///
+/// Errors: text larger than [`MAX_TEXT_BYTES`], more than [`MAX_EVENTS`] events, times
+/// that go back, and each format's own (see the module docs), with the line where known.
 pub fn parse(text: &str) -> Result<Recording, RecordError> {
+    parse_with(text, None)
+}
+
+/// [`parse`], taking device `device` (0-based, in file order) of a libinput record that
+/// has several. Formats with one device accept only `None` or `Some(0)`.
+pub fn parse_with(text: &str, device: Option<usize>) -> Result<Recording, RecordError> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(err(
+            0,
+            format!(
+                "the recording is larger than the {MAX_TEXT_SIZE} limit ({} bytes)",
+                text.len()
+            ),
+        ));
+    }
     let trimmed = text.trim_start();
+    let libinput = !trimmed.starts_with('{')
+        && text
+            .lines()
+            .any(|l| l.starts_with("devices:") || l.starts_with("libinput:"));
+    if libinput {
+        return parse_libinput_record_device(text, device);
+    }
+    if let Some(n) = device.filter(|n| *n > 0) {
+        return Err(err(
+            0,
+            format!("device {n} was asked for, but only a libinput record holds several devices"),
+        ));
+    }
     if trimmed.starts_with('{') {
         parse_dom_wheel(text)
-    } else if text
-        .lines()
-        .any(|l| l.starts_with("devices:") || l.starts_with("libinput:"))
-    {
-        parse_libinput_record(text)
     } else {
         parse_evemu(text)
     }
 }
 
+/// Appends `e` (from line `n`, 0 when unknown; `what` names it when there is no line),
+/// refusing a time before the previous event's and more than [`MAX_EVENTS`] events.
+fn push_event(
+    events: &mut Vec<Event>,
+    e: Event,
+    (n, what): (usize, &str),
+    max: usize,
+) -> Result<(), RecordError> {
+    if let Some(last) = events.last()
+        && e.time < last.time
+    {
+        let s = |t: Micros| format!("{}.{:06} s", t.0 / 1_000_000, t.0 % 1_000_000);
+        return Err(err(
+            n,
+            format!(
+                "{what}time {} is before the previous event's {}: a recording's times never go back",
+                s(e.time),
+                s(last.time)
+            ),
+        ));
+    }
+    if events.len() == max {
+        return Err(err(
+            n,
+            format!("{what}more than {max} events, the limit of one recording"),
+        ));
+    }
+    events.push(e);
+    Ok(())
+}
+
 /// Parses evemu text: `E:` event lines and the optional device header. Lines starting
 /// with `#` and unknown line types are skipped.
 pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
+    evemu(text, MAX_EVENTS)
+}
+
+/// [`parse_evemu`] with at most `max` events.
+fn evemu(text: &str, max: usize) -> Result<Recording, RecordError> {
     let mut device = RecordedDevice::default();
     let mut events = Vec::new();
     // The `B:` lines of one type come in order, 8 bytes each.
@@ -218,7 +302,7 @@ pub fn parse_evemu(text: &str) -> Result<Recording, RecordError> {
             u32::from_str_radix(s, 16).map_err(|_| err(n, format!("{s:?} is not a hex number")))
         };
         match tag {
-            "E" => events.push(evemu_event(&fields, n)?),
+            "E" => push_event(&mut events, evemu_event(&fields, n)?, (n, ""), max)?,
             "N" => device.name = Some(rest.trim().to_owned()),
             "I" => {
                 if fields.len() != 4 {
@@ -350,7 +434,7 @@ struct LiDevice {
 #[derive(Deserialize)]
 struct LiEvdev {
     name: Option<String>,
-    id: Option<Vec<u32>>,
+    id: Option<serde_saphyr::Spanned<Vec<u32>>>,
     codes: Option<std::collections::BTreeMap<u32, Option<Vec<u32>>>>,
 }
 
@@ -359,29 +443,167 @@ struct LiEntry {
     evdev: Option<Vec<serde_saphyr::Spanned<Vec<i64>>>>,
 }
 
-/// Parses `libinput record` YAML. With several devices, the first one with evdev events is
-/// taken.
+/// Parses `libinput record` YAML with one device that has events (or none): see
+/// [`parse_libinput_record_device`].
 pub fn parse_libinput_record(text: &str) -> Result<Recording, RecordError> {
-    let record: LiRecord = serde_saphyr::from_str(text)
-        .map_err(|e| err(0, format!("not a libinput record file: {e}")))?;
-    let Some(dev) = record
-        .devices
-        .iter()
-        .find(|d| {
-            d.events
-                .as_ref()
-                .is_some_and(|es| es.iter().any(|e| e.evdev.is_some()))
+    parse_libinput_record_device(text, None)
+}
+
+/// The YAML parser's limits for a libinput record: room for [`MAX_EVENTS`] events (each
+/// `[sec, usec, type, code, value]` is 6 nodes and 7 parser events), nesting of 16 levels
+/// (a record nests 5).
+fn libinput_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = 6 * MAX_EVENTS + 100_000;
+    budget.max_events = 8 * MAX_EVENTS + 200_000;
+    budget.max_total_scalar_bytes = MAX_TEXT_BYTES;
+    budget.max_depth = 16;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// A YAML parser error in plain words, at its line.
+fn libinput_error(e: &serde_saphyr::Error) -> RecordError {
+    use serde_saphyr::Error as E;
+    let line = e.location().map_or(0, |l| l.line() as usize);
+    let mut e = e;
+    while let E::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    let message = match e {
+        E::Budget { .. } => format!(
+            "too large or too deeply nested for a libinput record (at most {MAX_EVENTS} events, 16 levels)"
+        ),
+        E::DuplicateMappingKey { key, .. } => match key {
+            Some(k) => format!("the key {} appears twice", shown(k)),
+            None => "a key appears twice".to_owned(),
+        },
+        other => {
+            // The parser's own words, without its advice to the programmer.
+            let text = other.to_string();
+            let mut text = text.lines().next().unwrap_or("").trim();
+            text = text.strip_prefix("error: ").unwrap_or(text);
+            // "line 2 column 8: expected …": the line is ours to print.
+            if text.starts_with("line ")
+                && let Some((_, rest)) = text.split_once(": ")
+            {
+                text = rest;
+            }
+            let text = text.split(", set ").next().unwrap_or(text);
+            let text = text.split(" at line ").next().unwrap_or(text);
+            let text = text
+                .replace("sequence start", "a list")
+                .replace("mapping start", "`key: value` lines")
+                .replace("sequence", "list")
+                .replace("mapping", "key: value table");
+            format!("not a libinput record file: {}", shown(&text))
+        }
+    };
+    err(line, message)
+}
+
+/// A string for a message, shortened past 80 characters.
+fn shown(s: &str) -> String {
+    if s.chars().count() <= 80 {
+        s.to_owned()
+    } else {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    }
+}
+
+/// Parses `libinput record` YAML: the device's `name`, `id` (exactly four 16-bit numbers)
+/// and `codes`, and its `- evdev:` event lists. `device` chooses a device (0-based, in file
+/// order); `None` takes the one device with events, or the first device when none has
+/// any. Several devices with events and `None` is an error listing them.
+pub fn parse_libinput_record_device(
+    text: &str,
+    device: Option<usize>,
+) -> Result<Recording, RecordError> {
+    libinput(text, device, MAX_EVENTS)
+}
+
+/// [`parse_libinput_record_device`] with at most `max` events.
+fn libinput(text: &str, device: Option<usize>, max: usize) -> Result<Recording, RecordError> {
+    let record: LiRecord = serde_saphyr::from_str_with_options(text, libinput_options())
+        .map_err(|e| libinput_error(&e))?;
+    let has_events = |d: &LiDevice| {
+        d.events.as_ref().is_some_and(|es| {
+            es.iter()
+                .any(|e| e.evdev.as_ref().is_some_and(|v| !v.is_empty()))
         })
-        .or(record.devices.first())
-    else {
-        return Err(err(0, "libinput record file has no devices"));
+    };
+    let name_of = |i: usize, d: &LiDevice| {
+        let name = d
+            .evdev
+            .as_ref()
+            .and_then(|e| e.name.as_deref())
+            .unwrap_or("unnamed");
+        format!("{i}: {}", shown(name))
+    };
+    let dev = match device {
+        Some(n) => record.devices.get(n).ok_or_else(|| {
+            err(
+                0,
+                format!(
+                    "the record has {} device(s): device {n} does not exist (they count from 0)",
+                    record.devices.len()
+                ),
+            )
+        })?,
+        None => {
+            let with: Vec<(usize, &LiDevice)> = record
+                .devices
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| has_events(d))
+                .collect();
+            match with.as_slice() {
+                [] => record
+                    .devices
+                    .first()
+                    .ok_or_else(|| err(0, "the libinput record lists no devices"))?,
+                [(_, d)] => d,
+                several => {
+                    let names: Vec<String> = several.iter().map(|(i, d)| name_of(*i, d)).collect();
+                    return Err(err(
+                        0,
+                        format!(
+                            "the record has events of {} devices ({}): choose one with --device-index N",
+                            several.len(),
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
     };
     let mut device = RecordedDevice::default();
     if let Some(evdev) = &dev.evdev {
         device.name = evdev.name.clone();
-        if let Some(id) = &evdev.id {
-            let g = |i: usize| id.get(i).copied().unwrap_or(0) as u16;
-            device.id = Some((g(0), g(1), g(2), g(3)));
+        if let Some(spanned) = &evdev.id {
+            let (id, line) = (&spanned.value, spanned.referenced.line() as usize);
+            let fits = id.iter().all(|v| *v <= u32::from(u16::MAX));
+            let [bus, vendor, product, version] = id.as_slice() else {
+                return Err(err(
+                    line,
+                    format!(
+                        "evdev id {id:?} is not [bus, vendor, product, version] (four numbers)"
+                    ),
+                ));
+            };
+            if !fits {
+                return Err(err(
+                    line,
+                    format!("evdev id {id:?}: each number fits 16 bits (0..=65535)"),
+                ));
+            }
+            device.id = Some((
+                *bus as u16,
+                *vendor as u16,
+                *product as u16,
+                *version as u16,
+            ));
         }
         if let Some(codes) = &evdev.codes {
             let rel = codes
@@ -414,7 +636,8 @@ pub fn parse_libinput_record(text: &str) -> Result<Recording, RecordError> {
     let mut events = Vec::new();
     for entry in dev.events.iter().flatten() {
         for e in entry.evdev.iter().flatten() {
-            events.push(libinput_event(&e.value, e.referenced.line() as usize)?);
+            let n = e.referenced.line() as usize;
+            push_event(&mut events, libinput_event(&e.value, n)?, (n, ""), max)?;
         }
     }
     Ok(Recording {
@@ -433,6 +656,12 @@ fn libinput_event(e: &[i64], n: usize) -> Result<Event, RecordError> {
             format!("evdev event {e:?} is not [sec, usec, type, code, value]"),
         ));
     };
+    if !(0..1_000_000).contains(&usec) {
+        return Err(err(
+            n,
+            format!("usec {usec} is not a microsecond count: 0..=999999"),
+        ));
+    }
     let time = u64::try_from(sec)
         .ok()
         .zip(u64::try_from(usec).ok())
@@ -483,6 +712,11 @@ const DOM_V120_PER_LINE: f64 = 40.0;
 
 /// Parses a DOM wheel trace (JSON). Fractional deltas are carried, so the sums are exact.
 pub fn parse_dom_wheel(text: &str) -> Result<Recording, RecordError> {
+    dom(text, MAX_EVENTS)
+}
+
+/// [`parse_dom_wheel`] with at most `max` events.
+fn dom(text: &str, max: usize) -> Result<Recording, RecordError> {
     let trace: DomTrace = serde_json::from_str(text).map_err(|e| {
         err(
             e.line(),
@@ -495,14 +729,38 @@ pub fn parse_dom_wheel(text: &str) -> Result<Recording, RecordError> {
         let scale = match w.delta_mode {
             0 => DOM_V120_PER_PX,
             1 => DOM_V120_PER_LINE,
+            2 => {
+                return Err(err(
+                    0,
+                    format!(
+                        "wheel event {i}: deltaMode 2 (pages) has no wheel distance: pawl reads 0 (pixels) and 1 (lines)"
+                    ),
+                ));
+            }
             m => {
                 return Err(err(
                     0,
-                    format!("wheel event {i}: deltaMode {m} (pages) is not supported"),
+                    format!(
+                        "wheel event {i}: deltaMode {m} is not a DOM delta mode: 0 (pixels), 1 (lines) or 2 (pages)"
+                    ),
                 ));
             }
         };
-        let time = Micros((w.time_stamp.max(0.0) * 1000.0).round() as u64);
+        if !(0.0..=MAX_DOM_TIME_MS).contains(&w.time_stamp) {
+            return Err(err(
+                0,
+                format!(
+                    "wheel event {i}: timeStamp {} ms is out of range: 0..=1e13 ms",
+                    if w.time_stamp.abs() >= 1e6 {
+                        format!("{:e}", w.time_stamp)
+                    } else {
+                        w.time_stamp.to_string()
+                    }
+                ),
+            ));
+        }
+        let time = Micros((w.time_stamp * 1000.0).round() as u64);
+        let what = format!("wheel event {i}: ");
         carry_x += w.delta_x * scale;
         carry_y -= w.delta_y * scale;
         let (x, y) = (carry_x.trunc(), carry_y.trunc());
@@ -512,31 +770,38 @@ pub fn parse_dom_wheel(text: &str) -> Result<Recording, RecordError> {
         if !range.contains(&x) || !range.contains(&y) {
             return Err(err(
                 0,
-                format!("wheel event {i}: delta ({x}, {y}) v120 does not fit 32 bits"),
+                format!(
+                    "wheel event {i}: delta ({}, {}) v120 does not fit 32 bits",
+                    shown(&format!("{x:e}")),
+                    shown(&format!("{y:e}"))
+                ),
             ));
         }
         if x != 0.0 {
-            events.push(Event {
+            let e = Event {
                 time,
                 type_: EV_REL,
                 code: REL_HWHEEL_HI_RES,
                 value: x as i32,
-            });
+            };
+            push_event(&mut events, e, (0, &what), max)?;
         }
         if y != 0.0 {
-            events.push(Event {
+            let e = Event {
                 time,
                 type_: EV_REL,
                 code: REL_WHEEL_HI_RES,
                 value: y as i32,
-            });
+            };
+            push_event(&mut events, e, (0, &what), max)?;
         }
-        events.push(Event {
+        let syn = Event {
             time,
             type_: EV_SYN,
             code: SYN_REPORT,
             value: 0,
-        });
+        };
+        push_event(&mut events, syn, (0, &what), max)?;
     }
     Ok(Recording {
         format: Format::DomWheel,
@@ -786,6 +1051,212 @@ devices:
                 "E: 0.030000 0002 000b -40",
                 "E: 0.030000 0000 0000 0",
             ]
+        );
+    }
+
+    // ---- Hostile recordings (issue 11, item 6) ----
+
+    #[test]
+    fn evemu_times_that_go_back_are_rejected_with_the_line() {
+        let e =
+            parse("E: 1.000000 0002 0000 1\nE: 1.000000 0000 0000 0\nE: 0.500000 0002 0000 1\n")
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 3: time 0.500000 s is before the previous event's 1.000000 s: a recording's times never go back"
+        );
+    }
+
+    #[test]
+    fn libinput_times_that_go_back_are_rejected_with_the_line() {
+        let doc = "devices:\n  - evdev:\n      name: X\n    events:\n      - evdev:\n        - [2, 0, 2, 11, 120]\n        - [1, 0, 0, 0, 0]\n";
+        let e = parse(doc).unwrap_err();
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.message.contains("never go back"), "{e}");
+    }
+
+    #[test]
+    fn dom_times_that_are_negative_absurd_or_go_back_are_rejected() {
+        let one = |t: &str| format!(r#"{{"wheelEvents": [{{"deltaY": 1, "timeStamp": {t}}}]}}"#);
+        for t in ["-5", "1e30"] {
+            let e = parse(&one(t)).unwrap_err();
+            assert_eq!(
+                e.message,
+                format!("wheel event 0: timeStamp {t} ms is out of range: 0..=1e13 ms")
+            );
+        }
+        let back =
+            r#"{"wheelEvents": [{"deltaY": 1, "timeStamp": 20}, {"deltaY": 1, "timeStamp": 10}]}"#;
+        let e = parse(back).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("wheel event 1: time 0.010000 s is before"),
+            "{e}"
+        );
+        // Epoch times (Date.now()) are fine.
+        parse(&one("1764600000000")).unwrap();
+    }
+
+    #[test]
+    fn dom_delta_mode_other_than_pixels_or_lines_is_rejected_by_name() {
+        let mode = |m: u32| {
+            format!(r#"{{"wheelEvents": [{{"deltaMode": {m}, "deltaY": 1, "timeStamp": 1}}]}}"#)
+        };
+        let e = parse(&mode(7)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "wheel event 0: deltaMode 7 is not a DOM delta mode: 0 (pixels), 1 (lines) or 2 (pages)"
+        );
+        let e = parse(&mode(2)).unwrap_err();
+        assert!(
+            e.message
+                .contains("deltaMode 2 (pages) has no wheel distance"),
+            "{e}"
+        );
+        parse(&mode(0)).unwrap();
+        parse(&mode(1)).unwrap();
+    }
+
+    fn one_device(id: &str, event: &str) -> String {
+        format!(
+            "devices:\n  - evdev:\n      name: X\n      id: {id}\n    events:\n      - evdev:\n        - {event}\n"
+        )
+    }
+
+    #[test]
+    fn libinput_id_must_be_four_16_bit_numbers() {
+        let e = parse(&one_device("[5, 1133]", "[0, 0, 2, 11, 120]")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 4: evdev id [5, 1133] is not [bus, vendor, product, version] (four numbers)"
+        );
+        let e = parse(&one_device("[5, 1133, 70000, 1]", "[0, 0, 2, 11, 120]")).unwrap_err();
+        assert!(e.message.contains("fits 16 bits"), "{e}");
+        let r = parse(&one_device("[5, 1133, 45108, 17]", "[0, 0, 2, 11, 120]")).unwrap();
+        assert_eq!(r.device.id, Some((5, 0x046d, 0xb034, 17)));
+    }
+
+    #[test]
+    fn libinput_usec_of_a_second_or_more_is_rejected_with_the_line() {
+        let e = parse(&one_device(
+            "[5, 1133, 45108, 17]",
+            "[0, 2000000, 2, 11, 120]",
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 7: usec 2000000 is not a microsecond count: 0..=999999"
+        );
+    }
+
+    const TWO_DEVICES: &str = "devices:\n  - evdev:\n      name: Mouse A\n    events:\n      - evdev:\n        - [0, 0, 2, 11, 120]\n  - evdev:\n      name: Mouse B\n    events:\n      - evdev:\n        - [0, 5, 2, 11, -120]\n        - [0, 5, 0, 0, 0]\n";
+
+    #[test]
+    fn a_second_device_with_events_is_an_error_unless_one_is_chosen() {
+        let e = parse(TWO_DEVICES).unwrap_err();
+        assert_eq!(
+            e.message,
+            "the record has events of 2 devices (0: Mouse A, 1: Mouse B): choose one with --device-index N"
+        );
+        let a = parse_with(TWO_DEVICES, Some(0)).unwrap();
+        assert_eq!(
+            (a.device.name.as_deref(), a.events.len()),
+            (Some("Mouse A"), 1)
+        );
+        let b = parse_with(TWO_DEVICES, Some(1)).unwrap();
+        assert_eq!(
+            (b.device.name.as_deref(), b.events.len()),
+            (Some("Mouse B"), 2)
+        );
+        assert!(
+            parse_with(TWO_DEVICES, Some(2))
+                .unwrap_err()
+                .message
+                .contains("device 2 does not exist")
+        );
+        assert!(
+            parse_with(EVEMU, Some(1))
+                .unwrap_err()
+                .message
+                .contains("only a libinput record")
+        );
+    }
+
+    #[test]
+    fn a_libinput_device_without_events_parses_as_a_device_without_events() {
+        let r = parse("version: 1\ndevices:\n- node: /dev/input/event7\n  evdev:\n    name: X\n    id: [3, 1133, 49291, 1]\n  events: []\n").unwrap();
+        assert_eq!(r.format, Format::LibinputRecord);
+        assert!(r.events.is_empty());
+        assert_eq!(r.device.name.as_deref(), Some("X"));
+        let r = parse("version: 1\ndevices:\n- node: /dev/input/event7\n").unwrap();
+        assert_eq!(r.format, Format::LibinputRecord);
+        assert!(r.events.is_empty() && r.device.is_empty());
+    }
+
+    #[test]
+    fn yaml_errors_are_in_plain_words_without_library_advice() {
+        let e = parse("devices:\n- evdev:\n    name: A\n    name: B\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 4: the key name appears twice");
+        let e = parse("version: 1\ndevices:\n").unwrap_err();
+        assert!(!e.message.contains("sequence"), "{e}");
+        let deep = format!(
+            "devices:\n- evdev:\n    name: X\n  hid: {}{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("too large or too deeply nested"), "{e}");
+        assert!(
+            !e.message.contains("budget") && !e.message.contains("Nodes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_libinput_record_past_the_yaml_parsers_default_budget_is_read() {
+        // 45,000 events are 270,000 YAML nodes: more than serde-saphyr's default budget
+        // (250,000), within pawl's (room for MAX_EVENTS).
+        let mut doc = String::from("devices:\n- evdev:\n    name: X\n  events:\n  - evdev:\n");
+        for i in 0..45_000u64 {
+            doc += &format!("    - [{}, {}, 2, 11, 15]\n", i / 1000, (i % 1000) * 1000);
+        }
+        assert_eq!(parse(&doc).unwrap().events.len(), 45_000);
+    }
+
+    #[test]
+    fn more_events_than_the_limit_are_an_error_at_the_line_in_every_format() {
+        // The limit is MAX_EVENTS (2,000,000); the same rule, checked with a limit of 3.
+        assert_eq!(MAX_EVENTS, 2_000_000);
+        let text = "E: 0.000000 0000 0000 0\n".repeat(4);
+        let e = evemu(&text, 3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 4: more than 3 events, the limit of one recording"
+        );
+        assert_eq!(
+            evemu(&text[..text.len() / 4 * 3], 3).unwrap().events.len(),
+            3
+        );
+        let doc = "devices:\n- evdev:\n    name: X\n  events:\n  - evdev:\n    - [0, 0, 2, 11, 15]\n    - [0, 0, 0, 0, 0]\n    - [0, 1, 2, 11, 15]\n    - [0, 1, 0, 0, 0]\n";
+        let e = libinput(doc, None, 3).unwrap_err();
+        assert_eq!(e.line, 9, "{e}");
+        let json =
+            r#"{"wheelEvents": [{"deltaY": 1, "timeStamp": 1}, {"deltaY": 1, "timeStamp": 2}]}"#;
+        let e = dom(json, 3).unwrap_err();
+        assert_eq!(
+            e.message,
+            "wheel event 1: more than 3 events, the limit of one recording"
+        );
+    }
+
+    #[test]
+    fn a_text_larger_than_the_limit_is_refused_before_parsing() {
+        let text = "#".repeat(MAX_TEXT_BYTES + 1);
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("the recording is larger than the 256 MiB limit"),
+            "{e}"
         );
     }
 }

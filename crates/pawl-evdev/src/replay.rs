@@ -42,6 +42,9 @@ pub struct Point {
 /// Raw and transformed scroll over time, per axis.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Series {
+    /// The recorded time of the recording's first event, µs: `start_us + t_us` is a
+    /// point's time as the `E:` lines print it.
+    pub start_us: u64,
     /// Vertical wheel.
     pub wheel: Vec<Point>,
     /// Horizontal wheel.
@@ -202,6 +205,7 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
     let s = &mut res.summary;
     s.events_in = recording.events.len();
     let start = recording.events.first().map_or(Micros(0), |e| e.time);
+    res.series.start_us = start.0;
     s.duration_us = recording.events.last().map_or(0, |e| e.time.since(start));
     let bytes: Vec<u8> = recording.events.iter().flat_map(|e| e.to_bytes()).collect();
     let mut decoder = Decoder::new(caps);
@@ -681,6 +685,66 @@ E: 0.100000 0000 0000 0
             r.summary
                 .to_string()
                 .contains("1 after the last SYN_REPORT")
+        );
+    }
+
+    /// An MX Master 3S header with hi-res wheels, `types` the `B: 00` byte: "17" = SYN KEY
+    /// REL MSC with `MSC_SCAN` (`B: 04 10`), "07" = without `EV_MSC`.
+    fn header(types: &str) -> String {
+        let msc = if types == "17" {
+            "B: 04 10 00 00 00 00 00 00 00\n"
+        } else {
+            ""
+        };
+        format!(
+            "N: Logitech MX Master 3S\nI: 0005 046d b034 0011\nB: 00 {types} 00 00 00 00 00 00 00\nB: 02 43 19 00 00 00 00 00 00\n{msc}"
+        )
+    }
+
+    const GESTURE_CLICK: &str = "E: 0.000000 0001 0115 1\nE: 0.000000 0000 0000 0\nE: 0.100000 0001 0115 0\nE: 0.100000 0000 0000 0\n";
+
+    #[test]
+    fn the_release_all_rule_never_fires_on_a_device_without_msc_scan() {
+        let r = run(&(header("07") + GESTURE_CLICK), "");
+        assert_eq!(r.summary.cancels, 0);
+        assert_eq!(
+            r.lines,
+            [
+                "E: 0.100000 0001 0115 1",
+                "E: 0.100000 0000 0000 0",
+                "E: 0.100000 0001 0115 0",
+                "E: 0.100000 0000 0000 0"
+            ]
+        );
+        // Without capabilities and without MSC_SCAN in the stream: the same.
+        assert_eq!(run(GESTURE_CLICK, "").summary.cancels, 0);
+    }
+
+    #[test]
+    fn a_release_without_msc_scan_from_a_device_that_sends_it_is_a_cancel() {
+        let r = run(&(header("17") + GESTURE_CLICK), "");
+        assert_eq!(r.summary.cancels, 1);
+        assert!(
+            !r.lines.iter().any(|l| l.contains("0001 0115")),
+            "{:?}",
+            r.lines
+        );
+    }
+
+    #[test]
+    fn a_lone_rel_wheel_of_i32_min_on_a_hires_device_is_inverted_and_clamped() {
+        let r = run(
+            &(header("17") + "E: 0.0 0002 0008 -2147483648\nE: 0.0 0000 0000 0\n"),
+            "",
+        );
+        assert_eq!(r.summary.rewritten, 1, "{}", r.summary);
+        // Inverted (down becomes up), clamped to max_step = 5 detents.
+        let out = r.summary.wheel.v120_out;
+        assert!(out > 0 && out <= 600, "{}", r.summary);
+        assert!(
+            !r.lines.iter().any(|l| l.contains("-2147483648")),
+            "{:?}",
+            r.lines
         );
     }
 }

@@ -613,6 +613,74 @@ mod tests {
     }
 
     #[test]
+    fn the_release_all_rule_never_fires_on_a_device_without_msc_scan() {
+        // A PS/2 or uinput mouse reports no MSC_SCAN: every release lacks it, so a click of
+        // the gesture button (press, release) must pass through, not be cancelled.
+        let mut caps = mx_caps();
+        caps.msc = Default::default();
+        caps.ev = Default::default();
+        for ev in [EV_SYN, EV_KEY, EV_REL] {
+            caps.ev.set(ev);
+        }
+        let mut p = pipeline(&caps, true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        assert_eq!(
+            sink.writes.concat(),
+            vec![
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]
+        );
+        // The same release frame from a device with MSC_SCAN is the kernel's: a cancel.
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 1),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        assert!(sink.writes.is_empty(), "{:?}", sink.writes);
+    }
+
+    #[test]
+    fn a_lone_rel_wheel_of_i32_min_on_a_hires_mouse_is_inverted_and_clamped_not_forwarded_raw() {
+        let mut p = pipeline(&mx_caps(), true);
+        let mut sink = Recorder::default();
+        p.feed(
+            &bytes(&[(EV_REL, REL_WHEEL, i32::MIN), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        let written = sink.writes.concat();
+        assert!(
+            !written.contains(&(EV_REL, REL_WHEEL, i32::MIN)),
+            "{written:?}"
+        );
+        let hires: i32 = written
+            .iter()
+            .filter(|(t, c, _)| (*t, *c) == (EV_REL, REL_WHEEL_HI_RES))
+            .map(|(_, _, v)| v)
+            .sum();
+        // Inverted (down becomes up), at most max_step = 5 detents.
+        assert!(hires > 0 && hires <= 600, "{written:?}");
+    }
+
+    #[test]
     fn gesture_click_without_drag_passes_through_as_two_frames() {
         let mut p = pipeline(&mx_caps(), true);
         let mut sink = Recorder::default();

@@ -56,7 +56,7 @@ pub enum Command {
     /// through the engine: no device or permissions needed. Prints the output frames as
     /// evemu `E:` lines and the actions fired.
     Replay {
-        /// The recording.
+        /// The recording (`-`: standard input). At most 256 MiB and 2,000,000 events.
         file: PathBuf,
         /// Device identity, overriding the recording's header: `[BUS:]VVVV:PPPP[:NAME]`.
         /// VVVV and PPPP are the vendor and product ids, 4 hex digits each; BUS is usb,
@@ -76,6 +76,10 @@ pub enum Command {
         /// Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`).
         #[arg(long, value_name = "FILE")]
         plot: Option<PathBuf>,
+        /// Which device of a `libinput record` with several (0-based, in file order);
+        /// without it, a record whose events come from several devices is an error.
+        #[arg(long, value_name = "N")]
+        device_index: Option<usize>,
     },
     /// Start the background worker (detached) and wait until it has grabbed its devices.
     ///
@@ -238,6 +242,7 @@ mod tests {
             summary,
             plot,
             desc,
+            ..
         } = cli.command
         else {
             panic!("not replay")

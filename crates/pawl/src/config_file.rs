@@ -73,13 +73,14 @@ pub fn directory_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str
 }
 
 /// Reads and validates the config. A missing file at the default path means defaults; a
-/// missing file given explicitly is an error. Errors list every problem as
+/// missing file given explicitly is an error; a file larger than
+/// [`pawl_engine::config::MAX_CONFIG_BYTES`] (1 MiB) is refused after reading one byte
+/// more; invalid UTF-8 is located. Errors list every problem as
 /// `file:line:column: key: message`. A file that defines commands is refused when other
 /// users could change it ([`commands_unsafe`], from `fstat` of the file as opened, so the
 /// file checked is the file read) or replace it ([`directory_unsafe`], for the directory of
 /// the path and, through a symlink, of the file it names).
 pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
-    use std::io::Read;
     use std::os::unix::fs::MetadataExt;
     let path = match path(explicit) {
         Ok(p) => p,
@@ -107,11 +108,14 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     let meta = file
         .metadata()
         .with_context(|| format!("cannot inspect config {}", path.display()))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
+    let bytes = crate::input::read_limited(
+        &mut file,
+        &path,
+        pawl_engine::config::MAX_CONFIG_BYTES,
+        pawl_engine::config::MAX_CONFIG_SIZE,
+    )?;
     let shown = path.display().to_string();
-    let config = Config::parse(&text, &shown, Platform::current())
+    let config = Config::parse_bytes(&bytes, &shown, Platform::current())
         .map_err(|errs| anyhow::anyhow!("invalid config:\n{errs}"))?;
     if !config.commands.is_empty() {
         let euid = rustix::process::geteuid().as_raw();
@@ -314,5 +318,56 @@ mod tests {
         assert!(err.contains("chmod go-w"), "{err}");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(load(Some(&file)).unwrap().config.commands.len(), 1);
+    }
+
+    #[test]
+    fn a_config_larger_than_one_mib_is_refused_naming_the_path_and_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let mut text = "#".repeat(pawl_engine::config::MAX_CONFIG_BYTES);
+        text.push('\n');
+        std::fs::write(&file, &text).unwrap();
+        let err = format!("{:#}", load(Some(&file)).unwrap_err());
+        assert_eq!(
+            err,
+            format!(
+                "{} is larger than the 1 MiB limit (1048576 bytes)",
+                file.display()
+            )
+        );
+        // At the limit it is read (and a comment-only file is the defaults).
+        text.pop();
+        std::fs::write(&file, &text).unwrap();
+        load(Some(&file)).unwrap();
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn config_check_of_dev_zero_fails_at_the_limit_instead_of_reading_forever() {
+        let err = format!("{:#}", load(Some(Path::new("/dev/zero"))).unwrap_err());
+        assert_eq!(
+            err,
+            "/dev/zero is larger than the 1 MiB limit (1048576 bytes)"
+        );
+        let err = format!("{:#}", load(Some(Path::new("/dev/urandom"))).unwrap_err());
+        assert!(
+            err.starts_with("/dev/urandom is larger than the 1 MiB limit"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_config_that_is_not_utf8_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, b"[gesture]\n# caf\xe9\n").unwrap();
+        let err = format!("{:#}", load(Some(&file)).unwrap_err());
+        assert!(
+            err.ends_with(&format!(
+                "{}:2:6: byte 0xe9 is not UTF-8: a config is UTF-8 text",
+                file.display()
+            )),
+            "{err}"
+        );
     }
 }

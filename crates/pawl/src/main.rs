@@ -8,6 +8,7 @@ mod control;
 mod devices;
 #[cfg(test)]
 mod generated;
+mod input;
 mod inspect;
 mod lifecycle;
 #[cfg(target_os = "macos")]
@@ -95,6 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             desc,
             summary,
             plot,
+            device_index,
         } => {
             let loaded = config_file::load(cli.config.as_deref())?;
             replay::run(
@@ -105,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     desc: desc.as_deref(),
                     summary,
                     plot: plot.as_deref(),
+                    device_index,
                 },
             )?;
             Ok(ExitCode::SUCCESS)

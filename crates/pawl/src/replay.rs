@@ -25,6 +25,8 @@ pub struct Args<'a> {
     pub summary: bool,
     /// Where to draw the plot (`.svg` or `.png`).
     pub plot: Option<&'a Path>,
+    /// Which device of a `libinput record` with several (0-based).
+    pub device_index: Option<usize>,
 }
 
 /// Runs the replay and prints to stdout.
@@ -32,7 +34,7 @@ pub struct Args<'a> {
 /// Errors: the recording cannot be read or parsed, the plot cannot be drawn, stdout cannot
 /// be written ([`crate::out::WriteError`]).
 pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
-    let (recording, mut notes) = load(args.file, args.desc)?;
+    let (recording, mut notes) = load(args.file, args.desc, args.device_index)?;
     let device = args.device.map(parse_device).transpose()?;
     let res = replay(&recording, config, device.as_ref());
     notes.extend(res.notes.iter().cloned());
@@ -64,9 +66,23 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
 const FORMATS: &str =
     "an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace";
 
-/// Reads a file as text; a binary file is reported as not a recording.
+/// Reads a file (`-`: standard input) as text, at most [`record::MAX_TEXT_BYTES`] (256
+/// MiB: an endless source fails after reading one byte more); a binary file is reported
+/// as not a recording.
 fn read_text(file: &Path) -> anyhow::Result<String> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    read_text_with(file, std::io::stdin().lock())
+}
+
+/// [`read_text`] with `stdin` standing for `-`.
+fn read_text_with(file: &Path, stdin: impl std::io::Read) -> anyhow::Result<String> {
+    let (limit, size) = (record::MAX_TEXT_BYTES, record::MAX_TEXT_SIZE);
+    let bytes = if file == Path::new("-") {
+        crate::input::read_limited(stdin, Path::new("standard input"), limit, size)?
+    } else {
+        let f =
+            std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+        crate::input::read_limited(f, file, limit, size)?
+    };
     String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not text, so not {FORMATS}", file.display()))
 }
@@ -78,10 +94,23 @@ fn read_text(file: &Path) -> anyhow::Result<String> {
 /// Errors: unreadable or binary files, parse errors (with the line), and a file in which
 /// nothing was recognized (no event and no device header: any text parses as evemu with
 /// unknown lines skipped). A recording with a header but no events is accepted, with a note.
-fn load(file: &Path, desc: Option<&Path>) -> anyhow::Result<(Recording, Vec<String>)> {
+fn load(
+    file: &Path,
+    desc: Option<&Path>,
+    device_index: Option<usize>,
+) -> anyhow::Result<(Recording, Vec<String>)> {
     let text = read_text(file)?;
-    let mut rec =
-        record::parse(&text).with_context(|| format!("cannot parse {}", file.display()))?;
+    let mut rec = record::parse_with(&text, device_index)
+        .with_context(|| format!("cannot parse {}", file.display()))?;
+    if rec.events.is_empty()
+        && rec.device.is_empty()
+        && rec.format == record::Format::LibinputRecord
+    {
+        bail!(
+            "{}: the libinput record's device has no events (and no name or id)",
+            file.display()
+        );
+    }
     if rec.events.is_empty() && rec.device.is_empty() {
         bail!("no events found: {} is not {FORMATS}", file.display());
     }
@@ -172,8 +201,10 @@ pub fn parse_device(s: &str) -> anyhow::Result<DeviceInfo> {
     })
 }
 
-/// Font family name the plot registers DejaVu Sans under (embedded: no system fonts needed).
-const FONT: &str = "pawl-sans";
+/// Font family the plot registers DejaVu Sans under (embedded: a PNG needs no system
+/// fonts). An SVG names it as written, so a viewer without DejaVu Sans falls back to its
+/// generic sans-serif font.
+const FONT: &str = "DejaVu Sans, sans-serif";
 
 fn register_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -183,10 +214,166 @@ fn register_font() {
     });
 }
 
+/// Width of the picture, px: the time axis is cut into this many columns and each series
+/// is decimated to them.
+const WIDTH: u32 = 1000;
+/// The most points a cumulative-travel line has, whatever the recording's length: 4 per
+/// column (the level before, the lowest, the highest, the level after) and the two ends.
+/// The step-per-frame panel has at most 2 markers per column and side (lowest, highest).
+pub const MAX_LINE_POINTS: usize = 4 * WIDTH as usize + 2;
+
+/// A point's time, s, as the `E:` lines print it.
+fn seconds(start_us: u64, p: &Point) -> f64 {
+    start_us.saturating_add(p.t_us) as f64 / 1e6
+}
+
+/// The time window of a series, s: from the first event of the recording to the last
+/// point, never empty.
+fn window(start_us: u64, points: &[Point]) -> (f64, f64) {
+    let t0 = start_us as f64 / 1e6;
+    let t1 = points.last().map_or(t0, |p| seconds(start_us, p));
+    let span = (t1 - t0).max(0.001);
+    (t0, t0 + span)
+}
+
+/// The column of time `t` in `columns` columns across `(t0, t1)`.
+fn column(t: f64, (t0, t1): (f64, f64), columns: usize) -> usize {
+    let c = ((t - t0) / (t1 - t0) * columns as f64).floor();
+    (c.max(0.0) as usize).min(columns - 1)
+}
+
+/// The cumulative travel of one side (`side` picks raw or out, v120) as a staircase in
+/// detents: flat between events (nothing moves during a pause), vertical at each event.
+/// Events that fall into one of `columns` columns share one vertical (from the level
+/// before through the lowest and highest to the level after), so the line has at most
+/// `4 × columns + 2` points.
+fn staircase(
+    start_us: u64,
+    points: &[Point],
+    side: fn(&Point) -> i32,
+    win: (f64, f64),
+    columns: usize,
+) -> Vec<(f64, f64)> {
+    let mut line = vec![(win.0, 0.0)];
+    let mut acc = 0i64;
+    // (column, x, level before, lowest, highest, level after), detents.
+    let mut open: Option<(usize, f64, f64, f64, f64, f64)> = None;
+    let flush = |line: &mut Vec<(f64, f64)>, o: (usize, f64, f64, f64, f64, f64)| {
+        let (_, x, before, lo, hi, after) = o;
+        for y in [before, lo, hi, after] {
+            if line.last() != Some(&(x, y)) {
+                line.push((x, y));
+            }
+        }
+    };
+    for p in points {
+        let v = side(p);
+        if v == 0 {
+            continue;
+        }
+        let before = acc as f64 / 120.0;
+        acc += i64::from(v);
+        let after = acc as f64 / 120.0;
+        let t = seconds(start_us, p);
+        let c = column(t, win, columns);
+        match &mut open {
+            Some(o) if o.0 == c => {
+                o.3 = o.3.min(after);
+                o.4 = o.4.max(after);
+                o.5 = after;
+            }
+            _ => {
+                if let Some(o) = open.take() {
+                    flush(&mut line, o);
+                }
+                open = Some((c, t, before, before.min(after), before.max(after), after));
+            }
+        }
+    }
+    if let Some(o) = open {
+        flush(&mut line, o);
+    }
+    line.push((win.1, acc as f64 / 120.0));
+    line
+}
+
+/// The per-frame steps of one side, v120: per column, the lowest and the highest non-zero
+/// step (at the column's first time), so a long recording draws at most 2 markers per
+/// column.
+fn steps(
+    start_us: u64,
+    points: &[Point],
+    side: fn(&Point) -> i32,
+    win: (f64, f64),
+    columns: usize,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, f64, i32, i32)> = None;
+    let flush = |out: &mut Vec<(f64, f64)>, (_, x, lo, hi): (usize, f64, i32, i32)| {
+        out.push((x, f64::from(lo)));
+        if hi != lo {
+            out.push((x, f64::from(hi)));
+        }
+    };
+    for p in points {
+        let v = side(p);
+        if v == 0 {
+            continue;
+        }
+        let t = seconds(start_us, p);
+        let c = column(t, win, columns);
+        match &mut open {
+            Some(o) if o.0 == c => {
+                o.2 = o.2.min(v);
+                o.3 = o.3.max(v);
+            }
+            _ => {
+                if let Some(o) = open.take() {
+                    flush(&mut out, o);
+                }
+                open = Some((c, t, v, v));
+            }
+        }
+    }
+    if let Some(o) = open {
+        flush(&mut out, o);
+    }
+    out
+}
+
+/// An axis label that fits its label area whatever the value: up to 6 significant
+/// characters, scientific notation past 10^5 (`1.8e7`, not `17895697.1`).
+fn label(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1e5 || v.abs() < 1e-3 {
+        format!("{v:.1e}")
+    } else {
+        let s = format!("{v:.3}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_owned()
+    }
+}
+
+/// A time label, s: like [`label`], but recorded times of 10^5 s and more (a recording
+/// with epoch times) keep 5 significant digits, in scientific notation past 10^7 s.
+fn time_label(v: f64) -> String {
+    if v.abs() >= 1e7 {
+        format!("{v:.4e}")
+    } else if v.abs() >= 1e5 {
+        format!("{v:.0}")
+    } else {
+        label(v)
+    }
+}
+
 /// Draws raw vs transformed scroll over time to `path` (`.svg` or `.png`, any case): per
-/// wheel axis with travel, the cumulative travel in detents and the per-frame steps in v120.
-/// Errors name the path: an unknown extension, a file that cannot be created (missing
-/// directory, no permission), a drawing failure.
+/// wheel axis with travel, the cumulative travel in detents (a staircase: it moves only at
+/// events) and the per-frame steps in v120, against the recorded time in seconds as the
+/// `E:` lines print it. Decimated to the picture's [`WIDTH`] columns: a cumulative line has
+/// at most [`MAX_LINE_POINTS`] points whatever the recording's length (1,000,000 events
+/// give an SVG of a few hundred KB). Errors name the path: an unknown extension, a file
+/// that cannot be created (missing directory, no permission), a drawing failure.
 pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
     let ext = path
         .extension()
@@ -212,17 +399,20 @@ pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
     .filter(|(_, s)| !s.is_empty())
     .collect();
     let rows = axes.len().max(1) as u32;
-    let size = (1000, 40 + 560 * rows);
+    let size = (WIDTH, 40 + 560 * rows);
+    let start = res.series.start_us;
     let drawn = if svg {
         draw(
             SVGBackend::new(path, size).into_drawing_area(),
             title,
+            start,
             &axes,
         )
     } else {
         draw(
             BitMapBackend::new(path, size).into_drawing_area(),
             title,
+            start,
             &axes,
         )
     };
@@ -232,6 +422,7 @@ pub fn plot(res: &Replay, title: &str, path: &Path) -> anyhow::Result<()> {
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
+    start_us: u64,
     axes: &[(&str, &[Point])],
 ) -> anyhow::Result<()>
 where
@@ -253,24 +444,14 @@ where
     }
     let raw_color = RGBColor(150, 150, 150);
     let out_color = RGBColor(30, 100, 200);
+    let columns = WIDTH as usize;
     let panels = root.split_evenly((axes.len() * 2, 1));
     for (i, (name, points)) in axes.iter().enumerate() {
-        let t_end = points
-            .last()
-            .map_or(1.0, |p| p.t_us as f64 / 1e6)
-            .max(0.001)
-            * 1.02;
-        let cum = |f: fn(&Point) -> i32| -> Vec<(f64, f64)> {
-            let mut acc = 0i64;
-            let mut v = vec![(0.0, 0.0)];
-            for p in points.iter() {
-                acc += i64::from(f(p));
-                v.push((p.t_us as f64 / 1e6, acc as f64 / 120.0));
-            }
-            v
-        };
-        let raw = cum(|p| p.raw);
-        let out = cum(|p| p.out);
+        let win = window(start_us, points);
+        let x_range = (win.0 - (win.1 - win.0) * 0.01)..(win.1 + (win.1 - win.0) * 0.02);
+        let raw = staircase(start_us, points, |p| p.raw, win, columns);
+        let out = staircase(start_us, points, |p| p.out, win, columns);
+        debug_assert!(raw.len() <= MAX_LINE_POINTS && out.len() <= MAX_LINE_POINTS);
         let (lo, hi) = raw
             .iter()
             .chain(&out)
@@ -282,13 +463,15 @@ where
             .caption(format!("{name}: cumulative travel"), (FONT, 16))
             .margin(10)
             .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_end, (lo - pad)..(hi + pad))
+            .y_label_area_size(70)
+            .build_cartesian_2d(x_range.clone(), (lo - pad)..(hi + pad))
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_desc("time (s)")
+            .x_desc("recorded time (s), as the E: lines print it")
             .y_desc("detents")
+            .x_label_formatter(&|v| time_label(*v))
+            .y_label_formatter(&|v| label(*v))
             .label_style((FONT, 12))
             .draw()
             .map_err(e)?;
@@ -310,49 +493,44 @@ where
             .draw()
             .map_err(e)?;
 
-        let max = points
+        let raw_steps = steps(start_us, points, |p| p.raw, win, columns);
+        let out_steps = steps(start_us, points, |p| p.out, win, columns);
+        let max = raw_steps
             .iter()
-            .map(|p| p.raw.saturating_abs().max(p.out.saturating_abs()))
-            .max()
-            .unwrap_or(1)
-            .max(1) as f64
+            .chain(&out_steps)
+            .fold(1.0f64, |m, (_, y)| m.max(y.abs()))
             * 1.1;
-        let mut steps = ChartBuilder::on(&panels[2 * i + 1])
+        let mut chart = ChartBuilder::on(&panels[2 * i + 1])
             .caption(format!("{name}: step per frame"), (FONT, 16))
             .margin(10)
             .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_end, -max..max)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x_range, -max..max)
             .map_err(e)?;
-        steps
+        chart
             .configure_mesh()
-            .x_desc("time (s)")
+            .x_desc("recorded time (s), as the E: lines print it")
             .y_desc("v120")
+            .x_label_formatter(&|v| time_label(*v))
+            .y_label_formatter(&|v| label(*v))
             .label_style((FONT, 12))
             .draw()
             .map_err(e)?;
-        steps
-            .draw_series(
-                points
-                    .iter()
-                    .filter(|p| p.raw != 0)
-                    .map(|p| Circle::new((p.t_us as f64 / 1e6, f64::from(p.raw)), 3, raw_color)),
-            )
+        chart
+            .draw_series(raw_steps.into_iter().map(|p| Circle::new(p, 3, raw_color)))
             .map_err(e)?
             .label("raw step")
             .legend(move |(x, y)| Circle::new((x + 10, y), 3, raw_color));
-        steps
-            .draw_series(points.iter().map(|p| {
-                Cross::new(
-                    (p.t_us as f64 / 1e6, f64::from(p.out)),
-                    4,
-                    out_color.stroke_width(2),
-                )
-            }))
+        chart
+            .draw_series(
+                out_steps
+                    .into_iter()
+                    .map(|p| Cross::new(p, 4, out_color.stroke_width(2))),
+            )
             .map_err(e)?
             .label("transformed step")
             .legend(move |(x, y)| Cross::new((x + 10, y), 4, out_color));
-        steps
+        chart
             .configure_series_labels()
             .label_font((FONT, 12))
             .border_style(BLACK)
@@ -427,7 +605,7 @@ mod tests {
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, contents).unwrap();
-            let e = load(&path, None).unwrap_err().to_string();
+            let e = load(&path, None, None).unwrap_err().to_string();
             assert_eq!(
                 e,
                 format!(
@@ -438,7 +616,7 @@ mod tests {
         }
         let bin = dir.path().join("random.bin");
         std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x94]).unwrap();
-        let e = load(&bin, None).unwrap_err().to_string();
+        let e = load(&bin, None, None).unwrap_err().to_string();
         assert!(e.ends_with("is not text, so not an evemu recording (E: lines), a libinput record YAML or a DOM wheel JSON trace"), "{e}");
         // A header without events is a valid, empty recording.
         let header = dir.path().join("header.events");
@@ -447,11 +625,50 @@ mod tests {
             "N: Logitech MX Master 3S\nI: 0005 046d b034 0011\n",
         )
         .unwrap();
-        let (rec, notes) = load(&header, None).unwrap();
+        let (rec, notes) = load(&header, None, None).unwrap();
         assert!(rec.events.is_empty());
         assert!(
             notes.iter().any(|n| n.contains("header but no events")),
             "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_dash_reads_the_recording_from_standard_input_with_the_size_limit() {
+        let text = std::fs::read(example("hires-scroll.events")).unwrap();
+        let read = read_text_with(Path::new("-"), &text[..]).unwrap();
+        assert_eq!(read.as_bytes(), &text[..]);
+        let e = read_text_with(Path::new("-"), std::io::repeat(b'#')).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "standard input is larger than the 256 MiB limit (268435456 bytes)"
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn replay_of_dev_zero_fails_at_the_limit_naming_the_path() {
+        let e = load(Path::new("/dev/zero"), None, None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/dev/zero is larger than the 256 MiB limit (268435456 bytes)"
+        );
+    }
+
+    #[test]
+    fn a_libinput_record_without_events_or_identity_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.yaml");
+        std::fs::write(&path, "version: 1\ndevices:\n- node: /dev/input/event7\n").unwrap();
+        let e = load(&path, None, None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: the libinput record's device has no events (and no name or id)",
+                path.display()
+            )
         );
     }
 
@@ -462,7 +679,7 @@ mod tests {
     }
 
     fn replayed(name: &str) -> Replay {
-        let (rec, _) = load(&example(name), None).unwrap();
+        let (rec, _) = load(&example(name), None, None).unwrap();
         replay(&rec, &Config::default_for(Platform::Linux), None)
     }
 
@@ -520,7 +737,7 @@ mod tests {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "events" || x == "yaml") {
-                let (rec, _) = load(&p, None).unwrap();
+                let (rec, _) = load(&p, None, None).unwrap();
                 assert!(!rec.events.is_empty(), "{}", p.display());
                 n += 1;
             }
@@ -554,7 +771,7 @@ mod tests {
             if !p.extension().is_some_and(|x| x == "events" || x == "json") {
                 continue;
             }
-            let (rec, _) = load(&p, None).unwrap();
+            let (rec, _) = load(&p, None, None).unwrap();
             let res = replay(&rec, &config, None);
             let svg = out.join(format!("{n}.svg"));
             plot(&res, &p.display().to_string(), &svg).unwrap();
@@ -570,12 +787,182 @@ mod tests {
     }
 
     #[test]
-    fn gesture_drag_example_fires_desktop_left() {
+    fn gesture_drag_example_fires_desktop_left_and_passes_its_click_through_as_it_says() {
         let res = replayed("gesture-drag-right.events");
         assert!(
             res.lines.contains(&"# action desktop-left".to_owned()),
             "{:?}",
             res.lines
         );
+        assert_eq!(res.summary.cancels, 0, "{:?}", res.lines);
+        // The final click of the gesture button, passed through at its release.
+        assert_eq!(
+            res.lines[res.lines.len() - 4..],
+            [
+                "E: 2.030000 0001 0115 1",
+                "E: 2.030000 0000 0000 0",
+                "E: 2.030000 0001 0115 0",
+                "E: 2.030000 0000 0000 0"
+            ]
+        );
+    }
+
+    // ---- Plots (issue 11, item 8) ----
+
+    fn series_replay(start_us: u64, points: Vec<Point>) -> Replay {
+        let mut res = Replay::default();
+        res.series.start_us = start_us;
+        res.series.wheel = points;
+        res
+    }
+
+    fn pt(t_us: u64, raw: i32, out: i32) -> Point {
+        Point { t_us, raw, out }
+    }
+
+    /// Every `points="…"` list of the SVG's polylines, as (x, y) pairs.
+    fn polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+        svg.split("<polyline")
+            .skip(1)
+            .filter_map(|p| {
+                let list = p.split("points=\"").nth(1)?.split('"').next()?;
+                Some(
+                    list.split_whitespace()
+                        .filter_map(|xy| {
+                            let (x, y) = xy.split_once(',')?;
+                            Some((x.parse().ok()?, y.parse().ok()?))
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The text of every `<text>` element of an SVG, trimmed.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let inner = t.split_once('>')?.1;
+                Some(inner.split("</text>").next()?.trim().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cumulative_travel_is_a_staircase_that_stays_flat_during_pauses() {
+        let points = [pt(100_000, 120, -120), pt(500_000, 120, -120)];
+        let line = staircase(0, &points, |p| p.raw, window(0, &points), 1000);
+        assert_eq!(
+            line,
+            [
+                (0.0, 0.0),
+                (0.1, 0.0),
+                (0.1, 1.0),
+                (0.5, 1.0),
+                (0.5, 2.0),
+                (0.5, 2.0)
+            ]
+        );
+        // In the SVG: every segment of every drawn line is horizontal or vertical.
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("p.svg");
+        plot(&replayed("hires-scroll.events"), "x", &svg).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let lines = polylines(&text);
+        assert!(
+            lines.iter().any(|l| l.len() > 10),
+            "{} polylines",
+            lines.len()
+        );
+        for l in lines.iter().filter(|l| l.len() > 2) {
+            for w in l.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                assert!(a.0 == b.0 || a.1 == b.1, "a slanted segment {a:?} → {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_time_axis_is_the_recorded_time_the_e_lines_print() {
+        let res = replayed("gesture-drag-right.events");
+        // The example's events start at 1.000000 s, as its E: lines print them.
+        assert_eq!(res.series.start_us, 1_000_000);
+        let points = [pt(610_000, 3, 3)];
+        assert_eq!(
+            staircase(
+                1_000_000,
+                &points,
+                |p| p.raw,
+                window(1_000_000, &points),
+                1000
+            )[1],
+            (1.61, 0.0)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("p.svg");
+        plot(
+            &series_replay(5_000_000, vec![pt(100_000, 120, 120)]),
+            "x",
+            &svg,
+        )
+        .unwrap();
+        let labels = texts(&std::fs::read_to_string(&svg).unwrap());
+        assert!(
+            labels.iter().any(|l| l == "5.02"),
+            "no tick at 5.02 s: {labels:?}"
+        );
+        assert!(!labels.iter().any(|l| l == "0.02"), "{labels:?}");
+    }
+
+    #[test]
+    fn the_svg_font_has_a_generic_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("p.svg");
+        plot(&replayed("hires-scroll.events"), "x", &svg).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("font-family=\"DejaVu Sans, sans-serif\""));
+        assert!(!text.contains("pawl-sans"));
+    }
+
+    #[test]
+    fn extreme_values_get_labels_that_fit() {
+        assert_eq!(label(17_895_697.1), "1.8e7");
+        assert_eq!(label(2.5), "2.5");
+        assert_eq!(label(-0.125), "-0.125");
+        assert_eq!(time_label(1_764_600_000.5), "1.7646e9");
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("p.svg");
+        let res = series_replay(
+            0,
+            vec![
+                pt(0, i32::MIN, 600),
+                pt(10_000, i32::MAX, -600),
+                pt(20_000, i32::MIN, 600),
+            ],
+        );
+        plot(&res, "x", &svg).unwrap();
+        let labels = texts(&std::fs::read_to_string(&svg).unwrap());
+        assert!(labels.iter().any(|l| l.contains("e9")), "{labels:?}");
+        for label in &labels {
+            let digits = label.chars().filter(char::is_ascii_digit).count();
+            assert!(digits <= 6, "label {label:?} is too long for its area");
+        }
+    }
+
+    #[test]
+    fn a_million_events_plot_to_a_small_svg() {
+        // 1,000,000 frames of alternating travel over 1,000 s: decimated to the columns.
+        let points: Vec<Point> = (0..1_000_000u64)
+            .map(|i| pt(i * 1000, if i % 3 == 0 { -40 } else { 60 }, 15))
+            .collect();
+        let win = window(0, &points);
+        assert!(staircase(0, &points, |p| p.raw, win, 1000).len() <= MAX_LINE_POINTS);
+        assert!(steps(0, &points, |p| p.out, win, 1000).len() <= 2 * 1000);
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("p.svg");
+        plot(&series_replay(0, points), "x", &svg).unwrap();
+        let size = std::fs::metadata(&svg).unwrap().len();
+        assert!(size < 1_000_000, "{size} bytes");
     }
 }

@@ -1,0 +1,162 @@
+//! The documented default configuration text (`pawl config default`): every key with its
+//! default value and allowed range. Parsing it gives [`super::Config::default_for`].
+
+use crate::platform::Platform;
+
+/// The commented default configuration for `platform`, as printed by
+/// `pawl config default`. Parsing it gives [`Config::default_for`]`(platform)`.
+pub fn default_config_text(platform: Platform) -> String {
+    let (backend, on_back, on_forward, backends, buttons, desktop) = match platform {
+        Platform::Linux => (
+            "keys",
+            "pass-through",
+            "pass-through",
+            "\"keys\" or \"command\"",
+            "0..=15 on Linux: code - BTN_MOUSE for codes BTN_MOUSE..BTN_JOYSTICK",
+            "# Whose shortcuts built-in actions press: \"auto\" (from XDG_CURRENT_DESKTOP), \"gnome\"\n\
+             # (Super+Page_Up/Page_Down, Super) or \"kde\" (Ctrl+Meta+Left/Right, Meta+W).",
+        ),
+        Platform::MacOs => (
+            "system-events",
+            "back",
+            "forward",
+            "\"system-events\", \"cg-event\" or \"command\"",
+            "0..=31 on macOS: the CGEvent button number",
+            "# Whose shortcuts built-in actions press: \"auto\" or \"macos\" (Mission Control\n\
+             # shortcuts; \"gnome\" and \"kde\" are Linux settings).",
+        ),
+    };
+    DEFAULT_TEMPLATE
+        .replace("{backend}", backend)
+        .replace("{backends}", backends)
+        .replace("{on_back}", on_back)
+        .replace("{on_forward}", on_forward)
+        .replace("{buttons}", buttons)
+        .replace("{desktop}", desktop)
+}
+
+const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
+# Location: $XDG_CONFIG_HOME/pawl/config.toml (usually ~/.config/pawl/config.toml),
+# or the file given with --config. A missing file means these defaults.
+# `pawl config check` reports every problem with file:line:column.
+# Buttons are 0-based: 0 left, 1 right, 2 middle, 3 back, 4 forward, 5.. extra buttons
+# ({buttons}).
+#
+# An action is one of:
+#   "desktop-left" "desktop-right" "overview" "app-expose" "show-desktop"
+#   "back" "forward" "pass-through" (forward the click unchanged) "none" (swallow it)
+#   { key = "Super+Page_Up" }             a key chord, pressed in order, released in reverse
+#                                         (`pawl config keys` lists the key names)
+#   { command = ["prog", "arg", ...] }    a program run directly (no shell)
+
+[gesture]
+# Button held for gestures. Not 0 (left): that would swallow every left drag. When it is
+# also the back or forward button, the gesture takes the button: its default back/forward
+# action no longer fires, and writing an on_back / on_forward other than "pass-through"
+# for it is an error.
+button = 5
+# Travel along the dominant axis that fires a gesture, px (1..=10000).
+threshold = 220
+# Swap desktop-left/right: dragging left shows the desktop on the right.
+invert_desktop = true
+# Fire again for every further threshold of travel while held (at most 4 per motion
+# event; a faster flick does not queue more).
+repeat = false
+left = "desktop-left"
+right = "desktop-right"
+up = "overview"
+down = "app-expose"
+# When released without a gesture.
+click = "pass-through"
+
+[buttons]
+# Button numbers of back and forward (two different buttons) and what they do.
+back = 3
+forward = 4
+on_back = "{on_back}"
+on_forward = "{on_forward}"
+
+# Any other button (not 0, not the gesture, back or forward button) may map to an action:
+[buttons.map]
+# 6 = "show-desktop"
+# 7 = { key = "Super+A" }
+
+[actions]
+# How actions are performed: {backends}.
+backend = "{backend}"
+{desktop}
+desktop = "auto"
+# Run command actions even when pawl runs as root.
+allow_root_commands = false
+
+# Override the chord of a built-in action:
+[actions.chords]
+# desktop-left = "Super+Page_Up"
+
+# Or run a command instead (Hyprland, sway, niri: see README). An action has one override,
+# a chord or a command, and it applies with every backend; the backend decides only what
+# an action without one does. At most 256 strings of at most 4096 bytes, no NUL byte.
+[actions.commands]
+# desktop-left = ["hyprctl", "dispatch", "workspace", "e-1"]
+
+[scroll]
+# Which wheels are transformed: "mx-master-only", "all-wheels", "none", or matchers
+# like [{ id = "046d:b034" }, { name = "*MX Master*", bus = "bluetooth" }].
+# Touchpads are never transformed. Global only (not in [device.scroll]).
+scope = "mx-master-only"
+invert_vertical = true
+invert_horizontal = false
+# "ema" (exponential moving average of the per-event delta) or "none".
+smoothing = "ema"
+# Weight of each new event in the average (0.01..=1.0; 1.0 = no smoothing).
+smoothing_factor = 0.35
+# Largest step per event, detents (0.1..=100).
+max_step = 5.0
+# An event larger than spike_ratio x the current average is limited to it (1..=100;
+# 0 = no spike damping).
+spike_ratio = 4.0
+# A pause longer than this starts a new scroll gesture, ms (10..=10000).
+gesture_gap_ms = 300
+# "off", "carry" (travel held back by smoothing and max_step is released with later
+# wheel input, no timer) or "glide" (after a fast scroll, a decaying tail once the wheel
+# stops; slow scrolling never glides).
+inertia = "off"
+# carry: bound of the carried travel, detents (0..=50).
+carry_limit = 3.0
+# glide: velocity kept per tick (0.05..=0.99) and tick period, ms (4..=100).
+glide_decay = 0.85
+glide_interval_ms = 16
+# Keys of a mode that is not selected (smoothing_factor with smoothing = "none",
+# carry_limit or glide_* with another inertia) are accepted and kept for when it is.
+
+[hidpp]
+# Linux: divert the MX Master's thumb gesture button through Logitech HID++ (its hidraw
+# node; temporarily, redone after a reconnect, undone on exit) so it works as the gesture
+# button: without this the MX Master 3S sends nothing for it, older models a key
+# combination. While it is held, movement comes as HID++ raw XY instead of pointer motion.
+# Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
+# pointer node grabbed (scroll transformed) each motion report is read twice, once from
+# evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
+# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
+enabled = false
+# With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
+# its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
+# [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).
+# It scrolls the way it does without pawl, flipped by invert_horizontal like any
+# horizontal wheel. false leaves it to the kernel's REL_HWHEEL (and to logid or Solaar).
+thumb_wheel = true
+
+# Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus
+# (at least one of them: name = "*" for every device);
+# set handle = false to never touch a device (no other setting then), handle = true / mx_master = true to take
+# one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
+# key but scope). When several rules match, a later rule overrides only the keys it sets.
+# [[device]]
+# name = "*MX Master*"
+# id = "046d:c548"
+# bus = "usb"
+# mx_master = true
+# [device.scroll]
+# invert_vertical = false
+"#;

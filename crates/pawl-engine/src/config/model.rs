@@ -1,0 +1,490 @@
+//! The validated configuration model and its defaults: what [`Config::parse`] returns and
+//! the engine and backends read, plus [`Config::decide`] (which devices are handled, with
+//! which scroll settings).
+
+use crate::action::{Action, Chord, Desktop};
+use crate::device::{DeviceInfo, DeviceMatcher, is_mx_master};
+use crate::platform::Platform;
+use crate::units::Button;
+
+/// How actions are performed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionBackend {
+    /// Linux: key chords on pawl's own virtual keyboard (uinput).
+    Keys,
+    /// macOS: `osascript` / System Events, launched only when an action fires.
+    SystemEvents,
+    /// macOS: key events posted with CGEventPost from a HIDSystemState source.
+    CgEvent,
+    /// Built-in actions run the commands of `[actions.commands]`; unset ones do nothing.
+    Command,
+}
+
+impl ActionBackend {
+    /// The config spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionBackend::Keys => "keys",
+            ActionBackend::SystemEvents => "system-events",
+            ActionBackend::CgEvent => "cg-event",
+            ActionBackend::Command => "command",
+        }
+    }
+}
+
+/// Scroll smoothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Smoothing {
+    /// Output follows input.
+    None,
+    /// Exponential moving average of the per-event v120 delta: `ema += factor * (x - ema)`,
+    /// `factor` in (0, 1]; 1 = no smoothing.
+    Ema(f32),
+}
+
+/// Scroll inertia (off by default).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Inertia {
+    /// No inertia.
+    Off,
+    /// What smoothing and clamping hold back is carried (bounded by `limit` detents) and
+    /// released only with later scroll input of the same direction: no timer. See
+    /// [`crate::scroll`] for the exact rules.
+    Carry {
+        /// Bound of the carried travel, in detents.
+        limit: f32,
+    },
+    /// A decaying tail after the wheel stops: the engine estimates the wheel's speed and,
+    /// once the wheel stops, asks for a tick every `interval_us`, moving `speed × interval`
+    /// multiplied by `decay` per tick until a tick would move less than a tenth of a detent.
+    /// Slow scrolling arms no timer. See [`crate::scroll`] for the exact rules.
+    Glide {
+        /// Velocity kept per tick, in (0, 1).
+        decay: f32,
+        /// Tick period, µs.
+        interval_us: u64,
+    },
+}
+
+/// Per-device-overridable scroll settings, all axes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScrollSettings {
+    /// Invert the vertical wheel ("natural" scrolling for a mouse).
+    pub invert_vertical: bool,
+    /// Invert the horizontal wheel (thumb wheel), independent of vertical.
+    pub invert_horizontal: bool,
+    /// Smoothing.
+    pub smoothing: Smoothing,
+    /// Largest output step per event, in detents (1 detent = 120 v120 units).
+    pub max_step: f32,
+    /// An input event larger than `spike_ratio` × the current EMA magnitude is limited to it;
+    /// 0 turns spike damping off. Otherwise at least 1.
+    pub spike_ratio: f32,
+    /// A pause longer than this (µs) starts a new scroll gesture (EMA and carry reset).
+    pub gesture_gap_us: u64,
+    /// Inertia.
+    pub inertia: Inertia,
+}
+
+impl Default for ScrollSettings {
+    fn default() -> Self {
+        ScrollSettings {
+            invert_vertical: true,
+            invert_horizontal: false,
+            smoothing: Smoothing::Ema(0.35),
+            max_step: 5.0,
+            spike_ratio: 4.0,
+            gesture_gap_us: 300_000,
+            inertia: Inertia::Off,
+        }
+    }
+}
+
+/// The inertia mode a scroll table names, without its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InertiaMode {
+    /// `"off"`.
+    Off,
+    /// `"carry"`.
+    Carry,
+    /// `"glide"`.
+    Glide,
+}
+
+/// Smoothing factor when none is given: [`ScrollSettings::default`]'s.
+const DEFAULT_SMOOTHING_FACTOR: f32 = 0.35;
+/// `carry_limit` when none is given, detents.
+const DEFAULT_CARRY_LIMIT: f32 = 3.0;
+/// `glide_decay` when none is given.
+const DEFAULT_GLIDE_DECAY: f32 = 0.85;
+/// `glide_interval_ms` when none is given, in µs.
+const DEFAULT_GLIDE_INTERVAL_US: u64 = 16_000;
+
+/// The scroll keys one table sets (`[scroll]` or one `[device.scroll]`), validated; `None`
+/// = not set there. Tables are layered: [`ScrollOverrides::merge`] lets a later table
+/// replace only the keys it sets, and [`ScrollOverrides::apply_to`] turns the result into
+/// [`ScrollSettings`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScrollOverrides {
+    /// `invert_vertical`.
+    pub invert_vertical: Option<bool>,
+    /// `invert_horizontal`.
+    pub invert_horizontal: Option<bool>,
+    /// `smoothing`: `true` = `"ema"`, `false` = `"none"`.
+    pub ema: Option<bool>,
+    /// `smoothing_factor`, in (0, 1].
+    pub smoothing_factor: Option<f32>,
+    /// `max_step`, detents.
+    pub max_step: Option<f32>,
+    /// `spike_ratio` (0 = off).
+    pub spike_ratio: Option<f32>,
+    /// `gesture_gap_ms`, as µs.
+    pub gesture_gap_us: Option<u64>,
+    /// `inertia`.
+    pub inertia: Option<InertiaMode>,
+    /// `carry_limit`, detents.
+    pub carry_limit: Option<f32>,
+    /// `glide_decay`.
+    pub glide_decay: Option<f32>,
+    /// `glide_interval_ms`, as µs.
+    pub glide_interval_us: Option<u64>,
+}
+
+impl ScrollOverrides {
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ScrollOverrides::default()
+    }
+
+    /// Layers `later` on top: every key `later` sets replaces this one's, the others stay.
+    pub fn merge(&mut self, later: &ScrollOverrides) {
+        fn over<T: Copy>(a: &mut Option<T>, b: Option<T>) {
+            if b.is_some() {
+                *a = b;
+            }
+        }
+        over(&mut self.invert_vertical, later.invert_vertical);
+        over(&mut self.invert_horizontal, later.invert_horizontal);
+        over(&mut self.ema, later.ema);
+        over(&mut self.smoothing_factor, later.smoothing_factor);
+        over(&mut self.max_step, later.max_step);
+        over(&mut self.spike_ratio, later.spike_ratio);
+        over(&mut self.gesture_gap_us, later.gesture_gap_us);
+        over(&mut self.inertia, later.inertia);
+        over(&mut self.carry_limit, later.carry_limit);
+        over(&mut self.glide_decay, later.glide_decay);
+        over(&mut self.glide_interval_us, later.glide_interval_us);
+    }
+
+    /// `base` with the set keys applied. A mode parameter that is not set keeps `base`'s
+    /// value when `base` is in that mode, else its default (smoothing factor 0.35, carry
+    /// limit 3 detents, glide decay 0.85 every 16 ms).
+    pub fn apply_to(&self, base: ScrollSettings) -> ScrollSettings {
+        let mut s = base;
+        if let Some(b) = self.invert_vertical {
+            s.invert_vertical = b;
+        }
+        if let Some(b) = self.invert_horizontal {
+            s.invert_horizontal = b;
+        }
+        let base_factor = match base.smoothing {
+            Smoothing::Ema(f) => Some(f),
+            Smoothing::None => None,
+        };
+        let ema = self.ema.unwrap_or(base_factor.is_some());
+        let factor = self
+            .smoothing_factor
+            .or(base_factor)
+            .unwrap_or(DEFAULT_SMOOTHING_FACTOR);
+        s.smoothing = if ema {
+            Smoothing::Ema(factor)
+        } else {
+            Smoothing::None
+        };
+        if let Some(m) = self.max_step {
+            s.max_step = m;
+        }
+        if let Some(r) = self.spike_ratio {
+            s.spike_ratio = r;
+        }
+        if let Some(g) = self.gesture_gap_us {
+            s.gesture_gap_us = g;
+        }
+        let (mode, limit, decay, interval) = match base.inertia {
+            Inertia::Off => (InertiaMode::Off, None, None, None),
+            Inertia::Carry { limit } => (InertiaMode::Carry, Some(limit), None, None),
+            Inertia::Glide { decay, interval_us } => {
+                (InertiaMode::Glide, None, Some(decay), Some(interval_us))
+            }
+        };
+        s.inertia = match self.inertia.unwrap_or(mode) {
+            InertiaMode::Off => Inertia::Off,
+            InertiaMode::Carry => Inertia::Carry {
+                limit: self.carry_limit.or(limit).unwrap_or(DEFAULT_CARRY_LIMIT),
+            },
+            InertiaMode::Glide => Inertia::Glide {
+                decay: self.glide_decay.or(decay).unwrap_or(DEFAULT_GLIDE_DECAY),
+                interval_us: self
+                    .glide_interval_us
+                    .or(interval)
+                    .unwrap_or(DEFAULT_GLIDE_INTERVAL_US),
+            },
+        };
+        s
+    }
+}
+
+/// Which devices' wheels pawl transforms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// MX Master family members (and receivers whose name says MX Master).
+    MxMasterOnly,
+    /// Every device with a wheel that is not a touchpad.
+    AllWheels,
+    /// No device: scroll is passed through.
+    None,
+    /// Devices matching any of these.
+    Matchers(Vec<DeviceMatcher>),
+}
+
+/// The gesture button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GestureConfig {
+    /// The button held for a gesture.
+    pub button: Button,
+    /// Travel along the dominant axis that fires, px.
+    pub threshold: u32,
+    /// Swap desktop-left and desktop-right (drag left → desktop on the right, like
+    /// pushing the desktop away).
+    pub invert_desktop: bool,
+    /// Fire again every further `threshold` of travel while held.
+    pub repeat: bool,
+    /// Action for a drag to the left.
+    pub left: Action,
+    /// Action for a drag to the right.
+    pub right: Action,
+    /// Action for a drag up.
+    pub up: Action,
+    /// Action for a drag down.
+    pub down: Action,
+    /// Action when released without a fire.
+    pub click: Action,
+}
+
+/// Button mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ButtonsConfig {
+    /// Button number of back.
+    pub back: Button,
+    /// Button number of forward.
+    pub forward: Button,
+    /// Action of the back button.
+    pub on_back: Action,
+    /// Action of the forward button.
+    pub on_forward: Action,
+    /// Further buttons mapped to actions.
+    pub map: Vec<(Button, Action)>,
+}
+
+/// How and with which chords actions are performed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionsConfig {
+    /// The backend.
+    pub backend: ActionBackend,
+    /// Whose shortcuts the `keys` backend presses; `None` = from `XDG_CURRENT_DESKTOP`.
+    pub desktop: Option<Desktop>,
+    /// Chord overrides for built-in actions: (action, index into [`Config::chords`]).
+    pub chords: Vec<(Action, u16)>,
+    /// Command overrides for built-in actions: (action, index into [`Config::commands`]).
+    pub commands: Vec<(Action, u16)>,
+    /// Whether `command` actions may run when pawl runs as root.
+    pub allow_root_commands: bool,
+}
+
+/// A `[[device]]` rule: a matcher plus what to do with matching devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceRule {
+    /// Which devices.
+    pub matcher: DeviceMatcher,
+    /// `Some(false)`: never handle (never grab); `Some(true)`: handle even if out of scope.
+    pub handle: Option<bool>,
+    /// Treat as an MX Master (for receivers whose name does not say so).
+    pub mx_master: bool,
+    /// The scroll keys of its `[device.scroll]`: layered over the global `[scroll]` keys
+    /// and the keys of earlier matching rules ([`Config::decide`]).
+    pub scroll: ScrollOverrides,
+    /// Whether scroll of matching devices is transformed (`None` = by scope).
+    pub transform_scroll: Option<bool>,
+    /// 1-based line of the rule in the file, for `pawl devices` reports.
+    pub line: usize,
+}
+
+/// The validated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Gesture button settings.
+    pub gesture: GestureConfig,
+    /// Button mapping.
+    pub buttons: ButtonsConfig,
+    /// Action backend and overrides.
+    pub actions: ActionsConfig,
+    /// Which wheels are transformed.
+    pub scope: Scope,
+    /// Global scroll settings.
+    pub scroll: ScrollSettings,
+    /// The `[scroll]` keys as written (what [`Config::scroll`] was built from), the bottom
+    /// layer under device rules' keys.
+    pub scroll_keys: ScrollOverrides,
+    /// Device rules, in file order; later rules override earlier ones.
+    pub devices: Vec<DeviceRule>,
+    /// Chords referred to by [`Action::Key`] and [`ActionsConfig::chords`].
+    pub chords: Vec<Chord>,
+    /// argv vectors referred to by [`Action::Command`] and [`ActionsConfig::commands`].
+    pub commands: Vec<Vec<String>>,
+    /// Logitech HID++ (Linux).
+    pub hidpp: HidppConfig,
+}
+
+/// Logitech HID++ settings (`[hidpp]`, Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HidppConfig {
+    /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
+    /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
+    /// logid or Solaar).
+    pub enabled: bool,
+    /// With `enabled`: divert the MX Master's thumb wheel (HID++ 0x2150, temporarily,
+    /// undone on exit) while its pointer node is grabbed with scroll transformed, and send
+    /// its rotation through that node's scroll settings as horizontal scroll, in steps of
+    /// 1/120 turn instead of whole ratchets (an MX Master 3 has 18 per turn). Its
+    /// direction is the one it has without pawl, flipped by `invert_horizontal` like any
+    /// horizontal wheel. `false` leaves the thumb wheel to the kernel (and to logid or
+    /// Solaar). Default `true`.
+    pub thumb_wheel: bool,
+}
+
+/// What the config decides for one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceDecision {
+    /// Whether pawl handles (on Linux: grabs) the device.
+    pub handle: bool,
+    /// Whether its scroll is transformed.
+    pub transform_scroll: bool,
+    /// Effective scroll settings.
+    pub scroll: ScrollSettings,
+    /// Why, for `pawl devices` and `pawl inspect`: e.g. `mx-master family`, `rule at line 12`.
+    pub reason: String,
+}
+
+impl Config {
+    /// The defaults for `platform` (what an empty file gives).
+    pub fn default_for(platform: Platform) -> Config {
+        let (backend, nav) = match platform {
+            Platform::Linux => (
+                ActionBackend::Keys,
+                (Action::PassThrough, Action::PassThrough),
+            ),
+            Platform::MacOs => (ActionBackend::SystemEvents, (Action::Back, Action::Forward)),
+        };
+        Config {
+            gesture: GestureConfig {
+                button: Button(5),
+                threshold: 220,
+                invert_desktop: true,
+                repeat: false,
+                left: Action::DesktopLeft,
+                right: Action::DesktopRight,
+                up: Action::Overview,
+                down: Action::AppExpose,
+                click: Action::PassThrough,
+            },
+            buttons: ButtonsConfig {
+                back: Button::BACK,
+                forward: Button::FORWARD,
+                on_back: nav.0,
+                on_forward: nav.1,
+                map: Vec::new(),
+            },
+            actions: ActionsConfig {
+                backend,
+                desktop: None,
+                chords: Vec::new(),
+                commands: Vec::new(),
+                allow_root_commands: false,
+            },
+            scope: Scope::MxMasterOnly,
+            scroll: ScrollSettings::default(),
+            scroll_keys: ScrollOverrides::default(),
+            devices: Vec::new(),
+            chords: Vec::new(),
+            commands: Vec::new(),
+            hidpp: HidppConfig {
+                enabled: false,
+                thumb_wheel: true,
+            },
+        }
+    }
+
+    /// Decides what to do with a device: handle it or not, transform its scroll or not, and
+    /// with which settings. Touchpads are never handled unless a rule names them.
+    pub fn decide(&self, info: &DeviceInfo) -> DeviceDecision {
+        let mut mx = is_mx_master(info);
+        let mut keys = self.scroll_keys;
+        let mut rule_scroll = false;
+        let mut rule_handle = None;
+        let mut rule_transform = None;
+        let mut reason = String::new();
+        for rule in self.devices.iter().filter(|r| r.matcher.matches(info)) {
+            mx |= rule.mx_master;
+            // Each rule replaces only the scroll keys it sets.
+            keys.merge(&rule.scroll);
+            rule_scroll |= !rule.scroll.is_empty();
+            rule_handle = rule.handle.or(rule_handle);
+            rule_transform = rule.transform_scroll.or(rule_transform);
+            reason = format!("[[device]] at line {}", rule.line);
+        }
+        let scroll = if rule_scroll {
+            keys.apply_to(self.scroll)
+        } else {
+            self.scroll
+        };
+        let in_scope = !info.is_touchpad
+            && match &self.scope {
+                Scope::MxMasterOnly => mx,
+                Scope::AllWheels => info.has_wheel,
+                Scope::None => false,
+                Scope::Matchers(ms) => ms.iter().any(|m| m.matches(info)),
+            };
+        let transform_scroll = rule_transform.unwrap_or(in_scope);
+        let handle = rule_handle.unwrap_or(transform_scroll || (mx && !info.is_touchpad));
+        if reason.is_empty() {
+            reason = match (&self.scope, mx, in_scope) {
+                (_, true, _) => "mx-master family".to_owned(),
+                (Scope::AllWheels, _, true) => "scope all-wheels".to_owned(),
+                (Scope::Matchers(_), _, true) => "scope matcher".to_owned(),
+                _ if info.is_touchpad => "touchpad".to_owned(),
+                _ => "not in scope".to_owned(),
+            };
+        }
+        DeviceDecision {
+            handle,
+            transform_scroll: transform_scroll && handle,
+            scroll,
+            reason,
+        }
+    }
+
+    /// The action of a mapped button, if any (gesture button excluded).
+    pub fn button_action(&self, b: Button) -> Option<Action> {
+        if b == self.buttons.back {
+            return Some(self.buttons.on_back);
+        }
+        if b == self.buttons.forward {
+            return Some(self.buttons.on_forward);
+        }
+        self.buttons
+            .map
+            .iter()
+            .find(|(mb, _)| *mb == b)
+            .map(|(_, a)| *a)
+    }
+}

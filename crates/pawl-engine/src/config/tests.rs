@@ -1,0 +1,716 @@
+//! The config format's specification: defaults, every kind of error and where it is
+//! reported, device decisions.
+
+use super::*;
+use crate::action::Action;
+use crate::device::{Bus, DeviceInfo, LOGITECH};
+use crate::units::Button;
+
+fn parse(text: &str) -> Result<Config, ConfigErrors> {
+    Config::parse(text, "config.toml", Platform::Linux)
+}
+
+fn err(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn empty_file_gives_the_documented_defaults() {
+    let c = parse("").unwrap();
+    assert_eq!(c, Config::default_for(Platform::Linux));
+    assert_eq!(c.gesture.button, Button(5));
+    assert_eq!(c.buttons.back, Button(3));
+    assert_eq!(c.buttons.forward, Button(4));
+    assert_eq!(c.gesture.threshold, 220);
+    assert_eq!(c.actions.backend, ActionBackend::Keys);
+    assert!(c.gesture.invert_desktop);
+    assert_eq!(c.scope, Scope::MxMasterOnly);
+    assert!(c.scroll.invert_vertical);
+    assert!(!c.scroll.invert_horizontal);
+    assert_eq!(c.scroll.smoothing, Smoothing::Ema(0.35));
+    assert_eq!(c.scroll.max_step, 5.0);
+    let mac = Config::default_for(Platform::MacOs);
+    assert_eq!(mac.actions.backend, ActionBackend::SystemEvents);
+    assert_eq!(mac.buttons.on_back, Action::Back);
+}
+
+#[test]
+fn hidpp_is_off_by_default_and_can_be_switched_on() {
+    let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
+    assert!(c.hidpp.enabled);
+    assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
+    let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
+    assert!(e.to_string().contains("c.toml:2:"), "{e}");
+    let text = default_config_text(Platform::Linux);
+    assert!(text.contains("\n[hidpp]\n"), "{text}");
+    assert!(text.contains("\nenabled = false\n"), "{text}");
+}
+
+#[test]
+fn hidpp_thumb_wheel_is_on_by_default_and_can_be_left_to_the_kernel() {
+    let default = Config::default_for(Platform::Linux);
+    assert!(default.hidpp.thumb_wheel);
+    let c = Config::parse(
+        "[hidpp]\nenabled = true\nthumb_wheel = false\n",
+        "c.toml",
+        Platform::Linux,
+    )
+    .unwrap();
+    assert!(c.hidpp.enabled && !c.hidpp.thumb_wheel);
+    let e = Config::parse("[hidpp]\nthumb_wheel = 1\n", "c.toml", Platform::Linux).unwrap_err();
+    assert!(e.to_string().contains("c.toml:2:15"), "{e}");
+    let text = default_config_text(Platform::Linux);
+    assert!(text.contains("\nthumb_wheel = true\n"), "{text}");
+}
+
+#[test]
+fn default_config_text_parses_to_the_defaults_on_each_platform() {
+    for p in [Platform::Linux, Platform::MacOs] {
+        let c = Config::parse(&default_config_text(p), "default", p).unwrap();
+        // Every scroll key is written out, so they are all recorded as set.
+        assert!(c.scroll_keys.smoothing_factor.is_some());
+        let c = Config {
+            scroll_keys: ScrollOverrides::default(),
+            ..c
+        };
+        assert_eq!(c, Config::default_for(p));
+    }
+}
+
+#[test]
+fn unknown_key_is_an_error_with_line_and_column() {
+    let e = err("[gesture]\nthreshold = 100\nthresold = 5\n");
+    assert!(e.starts_with("config.toml:3:1: "), "{e}");
+    assert!(e.contains("thresold"), "{e}");
+}
+
+#[test]
+fn out_of_range_value_names_key_range_and_position() {
+    let e = err("[scroll]\nmax_step = 0.0\n");
+    assert_eq!(
+        e,
+        "config.toml:2:12: scroll.max_step: 0 is out of range: allowed 0.1..=100 detents"
+    );
+    let e = err("[gesture]\n  threshold = -4\n");
+    assert_eq!(
+        e,
+        "config.toml:2:15: gesture.threshold: -4 is out of range: allowed 1..=10000 px"
+    );
+}
+
+#[test]
+fn every_range_error_is_reported_not_just_the_first() {
+    let e = parse("[gesture]\nbutton = 40\n[scroll]\nspike_ratio = 0.5\n").unwrap_err();
+    assert_eq!(e.0.len(), 2);
+    assert_eq!(e.0[0].key, "gesture.button");
+    assert_eq!(e.0[1].key, "scroll.spike_ratio");
+}
+
+#[test]
+fn actions_parse_as_names_chords_and_commands() {
+    let c = parse(
+        "[gesture]\nleft = { key = \"Super+Page_Up\" }\nright = { command = [\"swaymsg\", \"workspace\", \"next\"] }\nup = \"show-desktop\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.gesture.left, Action::Key(0));
+    assert_eq!(c.chords[0].to_string(), "Super+Page_Up");
+    assert_eq!(c.gesture.right, Action::Command(0));
+    assert_eq!(c.commands[0], vec!["swaymsg", "workspace", "next"]);
+    assert_eq!(c.gesture.up, Action::ShowDesktop);
+}
+
+#[test]
+fn unknown_key_name_in_a_chord_is_located() {
+    let e = err("[gesture]\nleft = { key = \"Super+Pgup\" }\n");
+    assert!(
+        e.starts_with("config.toml:2:16: gesture.left: unknown key name \"Pgup\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_action_lists_the_allowed_ones() {
+    let e = err("[buttons]\non_back = \"go-back\"\n");
+    assert!(e.contains("unknown action \"go-back\""), "{e}");
+    assert!(e.contains("\"desktop-left\""), "{e}");
+}
+
+#[test]
+fn scope_accepts_names_and_matchers() {
+    let c = parse("[scroll]\nscope = \"all-wheels\"\n").unwrap();
+    assert_eq!(c.scope, Scope::AllWheels);
+    let c = parse(
+        "[scroll]\nscope = [{ id = \"046d:b034\" }, { name = \"*Master*\", bus = \"usb\" }]\n",
+    )
+    .unwrap();
+    let Scope::Matchers(ms) = c.scope else {
+        panic!("not matchers")
+    };
+    assert_eq!(ms[0].product, Some(0xb034));
+    assert_eq!(ms[1].bus, Some(Bus::USB));
+    assert!(err("[scroll]\nscope = \"everything\"\n").contains("unknown scope"));
+}
+
+fn info(name: &str, vendor: u16, product: u16, touchpad: bool) -> DeviceInfo {
+    DeviceInfo {
+        name: name.into(),
+        bus: Bus::USB,
+        vendor,
+        product,
+        has_wheel: !touchpad,
+        is_touchpad: touchpad,
+    }
+}
+
+#[test]
+fn default_scope_handles_mx_masters_and_nothing_else() {
+    let c = Config::default_for(Platform::Linux);
+    let mx = c.decide(&info("Logitech MX Master 3S", LOGITECH, 0xb034, false));
+    assert!(mx.handle && mx.transform_scroll);
+    let other = c.decide(&info("PixArt USB Optical Mouse", 0x093a, 0x2510, false));
+    assert!(!other.handle);
+    let tp = c.decide(&info("SynPS/2 Synaptics TouchPad", 2, 7, true));
+    assert!(!tp.handle && !tp.transform_scroll);
+}
+
+#[test]
+fn device_rule_overrides_scroll_settings_and_handling() {
+    let c = parse(
+        "[[device]]\nid = \"046d:c548\"\nmx_master = true\n[device.scroll]\ninvert_vertical = false\nmax_step = 2\n\n[[device]]\nname = \"PixArt*\"\nhandle = false\n",
+    )
+    .unwrap();
+    let bolt = c.decide(&info("Logitech USB Receiver", LOGITECH, 0xc548, false));
+    assert!(bolt.handle && bolt.transform_scroll);
+    assert!(!bolt.scroll.invert_vertical);
+    assert_eq!(bolt.scroll.max_step, 2.0);
+    assert_eq!(bolt.reason, "[[device]] at line 1");
+    let all =
+        parse("[scroll]\nscope = \"all-wheels\"\n[[device]]\nname = \"PixArt*\"\nhandle = false\n")
+            .unwrap();
+    assert!(!all.decide(&info("PixArt Mouse", 1, 2, false)).handle);
+    assert!(all.decide(&info("Other Mouse", 1, 3, false)).handle);
+}
+
+#[test]
+fn scope_none_keeps_gestures_on_mx_master_but_passes_scroll() {
+    let c = parse("[scroll]\nscope = \"none\"\n").unwrap();
+    let d = c.decide(&info("Logitech MX Master 3S", LOGITECH, 0xb034, false));
+    assert!(d.handle && !d.transform_scroll);
+}
+
+#[test]
+fn inertia_modes_parse_with_their_parameters() {
+    let c = parse("[scroll]\ninertia = \"glide\"\nglide_decay = 0.9\nglide_interval_ms = 10\n")
+        .unwrap();
+    assert_eq!(
+        c.scroll.inertia,
+        Inertia::Glide {
+            decay: 0.9,
+            interval_us: 10_000
+        }
+    );
+    let c = parse("[scroll]\ninertia = \"carry\"\ncarry_limit = 2\n").unwrap();
+    assert_eq!(c.scroll.inertia, Inertia::Carry { limit: 2.0 });
+}
+
+#[test]
+fn malformed_toml_is_located() {
+    let e = err("[gesture\nbutton = 5\n");
+    assert!(e.starts_with("config.toml:1:"), "{e}");
+}
+
+fn errors(text: &str, platform: Platform) -> Vec<String> {
+    Config::parse(text, "c.toml", platform)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn a_later_device_rule_overrides_only_the_scroll_keys_it_sets() {
+    let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+    // The second rule sets no scroll key: the first rule's stay.
+    let c = parse("[[device]]\nname = \"*MX Master*\"\n[device.scroll]\ninvert_vertical = false\n\n[[device]]\nid = \"046d:b034\"\nhandle = true\n").unwrap();
+    assert!(!c.decide(&mx).scroll.invert_vertical);
+    // The second rule sets max_step only: invert_vertical from the first stays, the
+    // global smoothing factor too.
+    let c = parse("[scroll]\nsmoothing = \"none\"\nsmoothing_factor = 0.5\n[[device]]\nname = \"*MX Master*\"\n[device.scroll]\ninvert_vertical = false\ninertia = \"glide\"\n\n[[device]]\nid = \"046d:b034\"\n[device.scroll]\nmax_step = 2\nsmoothing = \"ema\"\nglide_interval_ms = 8\n").unwrap();
+    let d = c.decide(&mx);
+    assert!(!d.scroll.invert_vertical);
+    assert_eq!(d.scroll.max_step, 2.0);
+    assert_eq!(d.scroll.smoothing, Smoothing::Ema(0.5));
+    assert_eq!(
+        d.scroll.inertia,
+        Inertia::Glide {
+            decay: 0.85,
+            interval_us: 8_000
+        }
+    );
+    // A device no rule matches keeps the global settings.
+    let other = c.decide(&info("Other", 1, 2, false));
+    assert_eq!(other.scroll, c.scroll);
+    assert_eq!(other.scroll.smoothing, Smoothing::None);
+}
+
+#[test]
+fn type_errors_name_the_key_and_the_expected_type_in_words() {
+    assert_eq!(
+        errors("[gesture]\nthreshold = \"220\"\n", Platform::Linux),
+        ["c.toml:2:13: gesture.threshold: expected an integer (px), found a string \"220\""]
+    );
+    assert_eq!(
+        errors("gesture = 5\n", Platform::Linux),
+        ["c.toml:1:11: gesture: expected a table ([gesture]), found an integer (5)"]
+    );
+    assert_eq!(
+        errors(
+            "[gesture]\nrepeat = \"yes\"\n[scroll]\nmax_step = \"big\"\n",
+            Platform::Linux
+        ),
+        [
+            "c.toml:2:10: gesture.repeat: expected true or false, found a string \"yes\"",
+            "c.toml:4:12: scroll.max_step: expected a number (detents), found a string \"big\""
+        ]
+    );
+}
+
+#[test]
+fn problems_in_every_section_are_reported_in_one_run() {
+    let e = errors(
+        "[gesture]\nthresold = 5\nbutton = \"5\"\n[buttons]\nback = 99\n[actions]\nbackend = \"osascript\"\n[scroll]\nmax_step = 0\n[[device]]\nid = \"zz\"\n[device.scroll]\nspike_ratio = 0.5\n",
+        Platform::Linux,
+    );
+    let keys: Vec<&str> = e.iter().map(|l| l.split(": ").nth(1).unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "gesture.thresold",
+            "gesture.button",
+            "buttons.back",
+            "actions.backend",
+            "scroll.max_step",
+            "device[0].id",
+            "device[0].scroll.spike_ratio"
+        ],
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn map_chord_and_command_errors_point_at_the_bad_entry() {
+    let text = "# my config\n\n[buttons.map]\n6 = \"show-desktop\"\n7 = { key = \"Super+Nope\" }\n8 = \"bogus\"\nx = \"back\"\n\n[actions.commands]\noverview = [\"ok\"]\ndesktop-left = []\nfly = [\"x\"]\n[actions.chords]\noverview = 5\n";
+    let e = errors(text, Platform::Linux);
+    let at: Vec<(&str, &str)> = e
+        .iter()
+        .map(|l| {
+            let mut parts = l.splitn(3, ": ");
+            (parts.next().unwrap(), parts.next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("c.toml:5:13", "buttons.map.7"),
+            ("c.toml:6:5", "buttons.map.8"),
+            ("c.toml:7:1", "buttons.map.x"),
+            ("c.toml:11:16", "actions.commands.desktop-left"),
+            ("c.toml:12:1", "actions.commands.fly"),
+            ("c.toml:14:12", "actions.chords.overview"),
+        ],
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn scope_matcher_errors_point_at_the_bad_item() {
+    let e = errors(
+        "[scroll]\nscope = [\n  { id = \"046d:b034\" },\n  { name = 5 },\n  { bus = \"serial\" },\n  { vendor = \"046d\" },\n  \"mx\",\n]\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:12: scroll.scope[1].name: expected a string, found an integer (5)",
+            "c.toml:5:11: scroll.scope[2].bus: unknown bus \"serial\": allowed \"usb\", \"bluetooth\", \"i2c\", \"i8042\", \"virtual\" or a number",
+            "c.toml:6:5: scroll.scope[3].vendor: unknown key: allowed name, id, bus",
+            "c.toml:7:3: scroll.scope[4]: expected a matcher like { id = \"046d:b034\" } or { name = \"*MX Master*\" }, found a string \"mx\"",
+        ]
+    );
+}
+
+#[test]
+fn button_numbers_are_limited_to_what_the_platform_decodes() {
+    let e = errors("[gesture]\nbutton = 16\n", Platform::Linux);
+    assert_eq!(e.len(), 1);
+    assert!(
+        e[0].starts_with(
+            "c.toml:2:10: gesture.button: 16 is out of range: allowed 0..=15 on Linux"
+        ),
+        "{e:?}"
+    );
+    assert!(
+        errors("[buttons.map]\n16 = \"back\"\n", Platform::Linux)[0]
+            .contains("allowed 0..=15 on Linux")
+    );
+    let mac = Config::parse("[gesture]\nbutton = 31\n", "c.toml", Platform::MacOs).unwrap();
+    assert_eq!(mac.gesture.button, Button(31));
+    assert!(
+        errors("[gesture]\nbutton = 32\n", Platform::MacOs)[0].contains("allowed 0..=31 on macOS")
+    );
+    assert!(default_config_text(Platform::Linux).contains("0..=15 on Linux"));
+    assert!(default_config_text(Platform::MacOs).contains("0..=31 on macOS"));
+}
+
+#[test]
+fn settings_only_another_platform_uses_are_errors_naming_what_this_one_allows() {
+    assert_eq!(
+        errors("[actions]\nbackend = \"cg-event\"\n", Platform::Linux),
+        [
+            "c.toml:2:11: actions.backend: \"cg-event\" only works on macOS: allowed on Linux \"keys\", \"command\""
+        ]
+    );
+    assert!(
+        errors("[actions]\nbackend = \"system-events\"\n", Platform::Linux)[0]
+            .contains("only works on macOS")
+    );
+    assert!(
+        errors("[actions]\ndesktop = \"macos\"\n", Platform::Linux)[0]
+            .contains("allowed on Linux \"auto\", \"gnome\", \"kde\"")
+    );
+    assert!(
+        errors("[actions]\ndesktop = \"kde\"\n", Platform::MacOs)[0]
+            .contains("allowed on macOS \"auto\", \"macos\"")
+    );
+    assert!(
+        errors("[actions]\nbackend = \"keys\"\n", Platform::MacOs)[0]
+            .contains("only works on Linux")
+    );
+    assert!(
+        errors("[hidpp]\nenabled = true\n", Platform::MacOs)[0]
+            .contains("HID++ diversion only works on Linux")
+    );
+    // Valid on the platform that uses them.
+    for (text, p) in [
+        (
+            "[actions]\nbackend = \"cg-event\"\ndesktop = \"macos\"\n",
+            Platform::MacOs,
+        ),
+        (
+            "[actions]\nbackend = \"command\"\ndesktop = \"kde\"\n",
+            Platform::Linux,
+        ),
+    ] {
+        Config::parse(text, "c.toml", p).unwrap();
+    }
+}
+
+#[test]
+fn chords_with_keys_the_platform_cannot_press_are_rejected() {
+    assert_eq!(
+        errors("[gesture]\nup = { key = \"Fn+F11\" }\n", Platform::Linux),
+        [
+            "c.toml:2:14: gesture.up: chord \"Fn+F11\": Fn has no key code on Linux (the keyboard's firmware handles it)"
+        ]
+    );
+    Config::parse(
+        "[gesture]\nup = { key = \"Fn+F11\" }\n",
+        "c.toml",
+        Platform::MacOs,
+    )
+    .unwrap();
+    assert!(
+        errors(
+            "[actions.chords]\noverview = \"XF86AudioPlay\"\n",
+            Platform::MacOs
+        )[0]
+        .contains("XF86AudioPlay has no key code on macOS")
+    );
+    parse("[actions.chords]\noverview = \"XF86AudioPlay\"\nback = \"Ctrl+KP_Enter\"\n").unwrap();
+}
+
+#[test]
+fn scope_inside_a_device_scroll_table_is_rejected_as_global() {
+    let e = errors(
+        "[[device]]\nname = \"*MX*\"\n[device.scroll]\nscope = \"all-wheels\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("c.toml:4:1: device[0].scroll.scope: scope is global"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn gesture_on_the_left_button_is_rejected() {
+    assert_eq!(
+        errors("[gesture]\nbutton = 0\n", Platform::Linux)[0],
+        "c.toml:2:10: gesture.button: 0 is the left button: holding it for gestures would swallow every left drag (selecting text, moving windows); choose an extra button (5 is the MX Master's thumb button)"
+    );
+}
+
+#[test]
+fn back_and_forward_on_one_button_is_rejected_naming_both_lines() {
+    assert_eq!(
+        errors("[buttons]\nback = 6\nforward = 6\n", Platform::Linux),
+        [
+            "c.toml:3:11: buttons.forward: 6 is also buttons.back (line 2): back and forward must be different buttons"
+        ]
+    );
+    assert_eq!(
+        errors("[buttons]\nforward = 3\n", Platform::Linux),
+        [
+            "c.toml:2:11: buttons.forward: 3 is also buttons.back (default): back and forward must be different buttons"
+        ]
+    );
+}
+
+#[test]
+fn an_unreachable_back_action_on_the_gesture_button_is_rejected() {
+    let e = errors(
+        "[gesture]\nbutton = 3\n[buttons]\non_back = \"back\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:2:10: gesture.button: gesture.button (line 2) and buttons.back (default) are both button 3: buttons.on_back = \"back\" (line 4) would never fire, because the gesture button takes the button; set buttons.on_back = \"pass-through\" or use different buttons"
+        ]
+    );
+    // With the back action left at its default, the gesture button takes precedence.
+    let c = Config::parse("[gesture]\nbutton = 3\n", "c.toml", Platform::MacOs).unwrap();
+    assert_eq!(c.gesture.button, Button(3));
+    assert_eq!(c.buttons.on_back, Action::Back);
+    parse("[gesture]\nbutton = 4\n[buttons]\non_forward = \"pass-through\"\n").unwrap();
+}
+
+#[test]
+fn map_entries_that_could_never_fire_or_would_kill_the_left_click_are_rejected() {
+    let e = errors(
+        "[gesture]\nbutton = 6\n[buttons.map]\n0 = \"none\"\n3 = \"overview\"\n6 = \"show-desktop\"\n7 = \"back\"\n07 = \"forward\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:1: buttons.map.0: 0 is the left button: mapping it would make clicking impossible",
+            "c.toml:5:1: buttons.map.3: button 3 is buttons.back (default): this mapping would never fire; set buttons.on_back instead",
+            "c.toml:6:1: buttons.map.6: button 6 is gesture.button (line 2): this mapping would never fire; the gesture takes it",
+            "c.toml:8:1: buttons.map.07: button 7 is already mapped (line 7)",
+        ]
+    );
+    parse("[buttons.map]\n0 = \"pass-through\"\n7 = \"back\"\n").unwrap();
+    let e = errors("[buttons]\nback = 0\non_back = \"back\"\n", Platform::Linux);
+    assert!(
+        e[0].starts_with("c.toml:2:8: buttons.back: 0 is the left button"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn duplicate_tables_name_the_duplicate_key() {
+    let e = errors(
+        "[gesture]\nbutton = 5\n[gesture]\nbutton = 6\n",
+        Platform::Linux,
+    );
+    assert!(e[0].contains("duplicate key `gesture`"), "{e:?}");
+}
+
+// ---- Configs that passed `check` but surprised (issue 11, item 5) ----
+
+#[test]
+fn a_device_rule_without_a_match_key_is_rejected_as_matching_every_device() {
+    let e = errors("[[device]]\nhandle = false\n", Platform::Linux);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("c.toml:1:1: device[0]: this [[device]] rule matches every device"),
+        "{e:?}"
+    );
+    // Meaning it is written out.
+    parse("[[device]]\nname = \"*\"\nhandle = false\n").unwrap();
+}
+
+#[test]
+fn an_empty_scope_matcher_is_rejected_as_matching_every_device() {
+    let e = errors("[scroll]\nscope = [{}]\n", Platform::Linux);
+    assert_eq!(
+        e,
+        [
+            "c.toml:2:10: scroll.scope[0]: an empty matcher matches every device: give it name, id or bus, or write scope = \"all-wheels\""
+        ]
+    );
+}
+
+#[test]
+fn a_nul_byte_in_a_command_is_rejected_at_the_argument() {
+    let e = errors(
+        "[gesture]\nleft = { command = [\"echo\", \"a\\u0000b\"] }\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("c.toml:2:29: gesture.left.command[1]: \"a\\0b\" contains a NUL byte"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn commands_are_limited_in_argument_count_and_length() {
+    let many = vec!["\"x\""; MAX_COMMAND_ARGS + 1].join(",");
+    let e = errors(
+        &format!("[actions.commands]\noverview = [{many}]\n"),
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:2:12: actions.commands.overview: a command of 257 strings: at most 256 (program and arguments)"
+        ]
+    );
+    let long = "a".repeat(MAX_COMMAND_ARG_BYTES + 1);
+    let e = errors(
+        &format!("[actions.commands]\noverview = [\"sh\", \"{long}\"]\n"),
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("is 4097 bytes long: at most 4096"), "{e:?}");
+    assert!(e[0].len() < 200, "the argument is not echoed whole: {e:?}");
+    let fine = vec!["\"x\""; MAX_COMMAND_ARGS].join(",");
+    parse(&format!("[actions.commands]\noverview = [{fine}]\n")).unwrap();
+}
+
+#[test]
+fn a_chord_naming_a_key_twice_is_rejected() {
+    assert_eq!(
+        errors(
+            "[gesture]\nleft = { key = \"Super+Super+Super\" }\n",
+            Platform::Linux
+        ),
+        [
+            "c.toml:2:16: gesture.left: chord \"Super+Super+Super\" names Super twice: each key is pressed once"
+        ]
+    );
+    // Two spellings of one key are one key.
+    assert_eq!(
+        errors(
+            "[actions.chords]\noverview = \"ctrl+Control\"\n",
+            Platform::Linux
+        ),
+        [
+            "c.toml:2:12: actions.chords.overview: chord \"ctrl+Control\" names Ctrl twice: each key is pressed once"
+        ]
+    );
+}
+
+#[test]
+fn a_huge_chord_gives_a_short_error() {
+    let chord = vec!["Super"; 5000].join("+");
+    let e = errors(
+        &format!("[gesture]\nleft = {{ key = \"{chord}\" }}\n"),
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1);
+    assert!(e[0].contains("has 5000 keys, at most 6"), "{e:?}");
+    assert!(e[0].len() < 200, "{} bytes: {}", e[0].len(), e[0]);
+}
+
+#[test]
+fn device_scroll_settings_under_handle_false_are_rejected() {
+    let e = errors(
+        "[[device]]\nname = \"PixArt*\"\nhandle = false\ntransform_scroll = true\n[device.scroll]\ninvert_vertical = false\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:1: device[0].transform_scroll: transform_scroll = true would never apply: handle = false (line 3) means pawl never touches the device; remove one of them",
+            "c.toml:5:9: device[0].scroll: its [device.scroll] settings would never apply: handle = false (line 3) means pawl never touches the device; remove one of them",
+        ]
+    );
+    parse("[[device]]\nname = \"PixArt*\"\nhandle = false\ntransform_scroll = false\n").unwrap();
+}
+
+#[test]
+fn actions_commands_apply_with_the_keys_backend_but_not_beside_a_chord_for_the_same_action() {
+    // Documented meaning: an override applies with every backend.
+    let c = parse(
+        "[actions.commands]\noverview = [\"niri\", \"msg\", \"action\", \"toggle-overview\"]\n",
+    )
+    .unwrap();
+    assert_eq!(c.actions.backend, ActionBackend::Keys);
+    assert_eq!(c.actions.commands, [(Action::Overview, 0)]);
+    assert!(default_config_text(Platform::Linux).contains("it applies with every backend"));
+    // Two overrides for one action would depend on the backend: refused.
+    let e = errors(
+        "[actions.chords]\noverview = \"Super+W\"\n[actions.commands]\noverview = [\"x\"]\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(
+            "c.toml:4:1: actions.commands.overview: overview has a chord in [actions.chords] too"
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_located_at_its_line_and_column() {
+    let e = Config::parse_bytes(
+        b"[gesture]\nthreshold = 5\n# caf\xe9\n",
+        "c.toml",
+        Platform::Linux,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "c.toml:3:6: byte 0xe9 is not UTF-8: a config is UTF-8 text"
+    );
+}
+
+#[test]
+fn deep_nesting_is_a_located_error_in_plain_words() {
+    let deep = format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let e = errors(&deep, Platform::Linux);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("c.toml:1:"), "{e:?}");
+    assert!(
+        e[0].ends_with("arrays or inline tables are nested too deeply"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn huge_numbers_are_echoed_short() {
+    assert_eq!(
+        errors("[scroll]\nmax_step = 1e308\n", Platform::Linux),
+        ["c.toml:2:12: scroll.max_step: 1e308 is out of range: allowed 0.1..=100 detents"]
+    );
+    let digits = format!("1{}", "0".repeat(300));
+    assert_eq!(
+        errors(&format!("[scroll]\nmax_step = {digits}\n"), Platform::Linux),
+        ["c.toml:2:12: scroll.max_step: 1e300 is out of range: allowed 0.1..=100 detents"]
+    );
+    assert_eq!(
+        errors(
+            &format!("[gesture]\nthreshold = {digits}\n"),
+            Platform::Linux
+        ),
+        ["c.toml:2:13: gesture.threshold: 1e300 is out of range: allowed 1..=10000 px"]
+    );
+}
+
+#[test]
+fn a_config_larger_than_the_limit_is_one_error() {
+    let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES));
+    assert_eq!(
+        errors(&big, Platform::Linux),
+        [format!(
+            "c.toml:1:1: the config is larger than the 1 MiB limit ({} bytes)",
+            big.len()
+        )]
+    );
+}
