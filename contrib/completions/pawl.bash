@@ -155,7 +155,7 @@ _pawl() {
 
     case "${cmd}" in
         pawl)
-            opts="-h -V --config --help --version run debug replay on off status inspect devices service config help"
+            opts="-v -q -h -V --config --verbose --quiet --help --version run debug replay on off status inspect devices service config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -173,7 +173,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config)
-            opts="-h --config --help path default check keys help"
+            opts="-v -q -h --config --verbose --quiet --help path default check keys help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -191,7 +191,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config__subcmd__check)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -209,7 +209,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config__subcmd__default)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,7 +311,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config__subcmd__keys)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -329,7 +329,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__config__subcmd__path)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -347,7 +347,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__debug)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -365,7 +365,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__devices)
-            opts="-h --json --config --help"
+            opts="-v -q -h --json --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -635,7 +635,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__inspect)
-            opts="-h --device --record --config --help"
+            opts="-v -q -h --device --record --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -661,7 +661,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__off)
-            opts="-h --timeout --kill --config --help"
+            opts="-v -q -h --timeout --kill --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -683,7 +683,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__on)
-            opts="-h --debug --log --timeout --config --help"
+            opts="-v -q -h --debug --log --timeout --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -709,7 +709,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__replay)
-            opts="-h --device --desc --summary --plot --device-index --config --help"
+            opts="-v -q -h --device --desc --summary --plot --device-index --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -743,7 +743,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__run)
-            opts="-h --debug --config --help"
+            opts="-v -q -h --debug --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -761,7 +761,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__service)
-            opts="-h --config --help install uninstall help"
+            opts="-v -q -h --config --verbose --quiet --help install uninstall help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -835,7 +835,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__service__subcmd__install)
-            opts="-h --dry-run --config --help"
+            opts="-v -q -h --dry-run --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -853,7 +853,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__service__subcmd__uninstall)
-            opts="-h --config --help"
+            opts="-v -q -h --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -871,7 +871,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__status)
-            opts="-h --json --config --help"
+            opts="-v -q -h --json --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

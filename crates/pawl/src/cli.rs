@@ -13,6 +13,16 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Log more to stderr: -v debug, -vv trace (each -v one level up from the default:
+    /// info for `run`, warn otherwise). Wins over PAWL_LOG and RUST_LOG for the level.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Log less to stderr: each -q one level down from the default (info for `run`, warn
+    /// otherwise; down to nothing). Errors that end a command are always printed.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+
     /// Internal: started by `pawl on` (stdin is the lock, stdout the readiness pipe).
     #[arg(long, hide = true)]
     pub worker: bool,
@@ -21,12 +31,20 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The end of `pawl --help` (added in `main`, beside the derived definition).
+pub const AFTER_HELP: &str = "Exit status, every command: 141 when stdout is a pipe whose \
+    reader has gone (nothing printed), 74 when stdout or stderr cannot be written (one \
+    message), 1 for other errors; `pawl status`, `pawl devices`, `pawl on`/`off`/`run` \
+    document their own codes. Log level: -v/-q, else PAWL_LOG, else RUST_LOG.";
+
 /// pawl's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the daemon in the foreground until SIGTERM or Ctrl-C: grab the devices the
     /// config handles, transform them, release everything on exit. Refuses to start
-    /// while another pawl worker runs.
+    /// while another pawl worker runs: exit 0 "already running (pid N)", or, after
+    /// waiting 10 s for a holder of the lock to identify itself, exit 4 "starting (pid
+    /// unknown)".
     Run {
         /// Log every decision (each frame, each device) to stderr.
         #[arg(long)]
@@ -66,19 +84,25 @@ pub enum Command {
     /// Start the background worker (detached) and wait until it has grabbed its devices.
     ///
     /// Prints one line: "started (pid N): grabbed …", or "already running (pid N)" when a
-    /// worker runs (nothing is started). Exit 0 when a worker runs afterwards.
+    /// worker runs (nothing is started). Exit 0 when a worker runs afterwards; 4 with
+    /// "starting (pid …)" when the lock is held (or the new worker runs) but no worker has
+    /// identified itself within --timeout.
     On(OnArgs),
     /// Stop the background worker: SIGTERM, then wait for it to exit.
     ///
-    /// Prints "stopped (pid N)", or "not running" (exit 0 too). Never sends SIGKILL unless
-    /// --kill is given.
+    /// Prints "stopped (pid N)", or "not running" (exit 0 too). Signals only a process
+    /// that holds the lock and matches its metadata (pid and start time); exit 4 with
+    /// "starting (pid unknown)" when the lock's holder is not identified within --timeout.
+    /// Never sends SIGKILL unless --kill is given.
     Off(OffArgs),
     /// Show whether the worker runs: pid, uptime, grabbed devices, config.
     ///
-    /// Exit status (LSB): 0 running, 1 stopped with stale metadata (the worker died
-    /// without cleaning up), 3 stopped.
+    /// Decided by the lock, never by pawl.json alone. Exit status (LSB): 0 running, 1
+    /// stopped with stale metadata (the worker died without cleaning up, or the file
+    /// describes no lock holder), 3 stopped, 4 unknown: the lock is held but its holder
+    /// has not identified itself ("starting (pid unknown)"), or the state cannot be read.
     Status {
-        /// Print one JSON object: {"state": "running"|"stopped"|"stale", …}.
+        /// Print one JSON object: {"state": "running"|"stopped"|"stale"|"starting"|"unknown", …}.
         #[arg(long)]
         json: bool,
     },
@@ -156,7 +180,8 @@ pub enum ServiceCommand {
     /// ~/Library/LaunchAgents/dev.pawl.worker.plist (RunAtLoad, KeepAlive unless it exited
     /// successfully, ProcessType Interactive), then `launchctl bootstrap`.
     Install {
-        /// Print the file and where it would go; change nothing.
+        /// Print the file, where it would go and the notes an install prints; change
+        /// nothing.
         #[arg(long)]
         dry_run: bool,
     },

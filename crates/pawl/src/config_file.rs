@@ -19,20 +19,31 @@ pub struct Loaded {
 }
 
 /// The config path: `explicit`, else `$XDG_CONFIG_HOME/pawl/config.toml`, else
-/// `$HOME/.config/pawl/config.toml`.
+/// `$HOME/.config/pawl/config.toml`. An empty or relative `XDG_CONFIG_HOME` is ignored (the
+/// XDG Base Directory specification: such a path is invalid).
+///
+/// Errors: no explicit path and neither variable gives one.
 pub fn path(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_owned());
     }
-    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => {
-            let home =
-                std::env::var_os("HOME").context("neither XDG_CONFIG_HOME nor HOME is set")?;
-            PathBuf::from(home).join(".config")
-        }
+    default_path_from(
+        std::env::var_os("XDG_CONFIG_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .context("no config location: XDG_CONFIG_HOME is unset or relative and HOME is unset")
+}
+
+/// [`path`]'s default from the two variables' values: `None` when neither gives one.
+pub fn default_path_from(
+    xdg_config_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let base = match xdg_config_home.map(PathBuf::from) {
+        Some(x) if x.is_absolute() => x,
+        _ => PathBuf::from(home.filter(|h| !h.is_empty())?).join(".config"),
     };
-    Ok(base.join("pawl").join("config.toml"))
+    Some(base.join("pawl").join("config.toml"))
 }
 
 /// Why a config file that defines commands must not be trusted: writable by group or
@@ -71,7 +82,18 @@ pub fn directory_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str
 /// the path and, through a symlink, of the file it names).
 pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     use std::os::unix::fs::MetadataExt;
-    let path = path(explicit)?;
+    let path = match path(explicit) {
+        Ok(p) => p,
+        // Nowhere to look (HOME unset, as under some service managers): the defaults, as
+        // for a missing file at the default path. Commands that need none work.
+        Err(e) => {
+            return Ok(Loaded {
+                config: Config::default_for(Platform::current()),
+                origin: format!("defaults ({e})"),
+                path: None,
+            });
+        }
+    };
     let mut file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
@@ -201,6 +223,27 @@ mod tests {
                 assert!(linux.contains(n), "{n}");
             }
         }
+    }
+
+    #[test]
+    fn a_relative_xdg_config_home_is_ignored_and_home_is_used() {
+        let p = |x: Option<&str>, h: Option<&str>| {
+            default_path_from(x.map(Into::into), h.map(Into::into))
+        };
+        assert_eq!(
+            p(Some("/x/cfg"), Some("/home/u")),
+            Some(PathBuf::from("/x/cfg/pawl/config.toml"))
+        );
+        assert_eq!(
+            p(Some("relative/cfg"), Some("/home/u")),
+            Some(PathBuf::from("/home/u/.config/pawl/config.toml"))
+        );
+        assert_eq!(
+            p(Some(""), Some("/home/u")),
+            Some(PathBuf::from("/home/u/.config/pawl/config.toml"))
+        );
+        assert_eq!(p(Some("relative"), None), None);
+        assert_eq!(p(None, Some("")), None);
     }
 
     #[test]

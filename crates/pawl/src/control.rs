@@ -3,10 +3,17 @@
 //! The protocol between these commands and the worker is in [`crate::worker`]; the lock and
 //! metadata in [`crate::lifecycle`]. Everything here runs in the short-lived client, so
 //! waiting is done by polling every [`POLL`] up to a deadline: the worker never polls.
+//!
+//! The lock decides ([`lifecycle::current_status`]): `status` calls a worker running only
+//! while the lock is held, `off` signals only a pid whose start time matches its metadata
+//! while the lock is held (checked again just before each signal, through a pidfd on
+//! Linux so the pid cannot be reused in between), and removes stale metadata only while
+//! holding the lock itself. A held lock whose holder is not identified gets the same line
+//! and exit status ([`EXIT_UNIDENTIFIED`]) from `status`, `off`, `on` and `run`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,9 +23,11 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::json;
 
+pub use crate::lifecycle::EXIT_UNIDENTIFIED;
 use crate::lifecycle::{
-    self, GrabbedDevice, LockFile, Metadata, Paths, ProcState, StaleReason, Status,
+    self, GrabbedDevice, LockFile, Metadata, Paths, ProcState, StaleReason, Status, Unidentified,
 };
+use crate::out::{self, escape_control};
 use crate::worker::{ERROR_PREFIX, READY_LINE};
 
 /// How often the client re-checks while it waits for a worker to start or exit.
@@ -43,38 +52,52 @@ pub struct OnOptions {
     pub log: Option<PathBuf>,
     /// How long to wait for the worker to report ready.
     pub timeout: Duration,
+    /// `-v` and `-q` counts, passed on to the worker.
+    pub verbose: u8,
+    /// See `verbose`.
+    pub quiet: u8,
 }
 
 /// `pawl on`: starts the worker unless one runs, waits until it is ready, prints one line.
+/// Exit 0 when a worker runs afterwards; [`EXIT_UNIDENTIFIED`] with "starting (pid …)"
+/// when the lock's holder (or the new worker) has not identified itself by the timeout.
 ///
-/// Errors: the worker reported a startup error (its message), exited without one, or did
-/// not report within the timeout; the runtime directory or log file is unusable.
+/// Errors: the worker reported a startup error (its message) or died without one; the
+/// runtime directory or log file is unusable (named).
 pub fn on(opts: &OnOptions) -> anyhow::Result<ExitCode> {
     let paths = Paths::discover();
     paths.ensure()?;
+    let log_path = match (&opts.log, opts.debug) {
+        (Some(p), _) => Some(std::path::absolute(p)?),
+        (None, true) => Some(default_log_path()?),
+        (None, false) => None,
+    };
     let lock = LockFile::open(&paths.lock())?;
     let deadline = Instant::now() + opts.timeout;
     while !lock.try_lock()? {
         // Someone holds the lock: a worker, or one still starting (no metadata yet).
-        if let Status::Running(meta) = lifecycle::current_status(&paths)? {
-            println!("already running (pid {})", meta.pid);
-            return Ok(ExitCode::SUCCESS);
+        match lifecycle::current_status(&paths)? {
+            Status::Running(meta) => {
+                out::println(&format!("already running (pid {})", meta.pid))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            Status::Unidentified(why) if Instant::now() >= deadline => {
+                out::println(&lifecycle::unidentified_line(&paths, &why))?;
+                return Ok(ExitCode::from(EXIT_UNIDENTIFIED));
+            }
+            _ => std::thread::sleep(POLL),
         }
-        if Instant::now() >= deadline {
-            bail!(
-                "another process holds {} but no worker reported within {} s; see `pawl status`",
-                paths.lock().display(),
-                opts.timeout.as_secs_f64()
-            );
-        }
-        std::thread::sleep(POLL);
     }
     // We hold the lock, so any metadata is from a worker that died without cleaning up.
-    lifecycle::remove_if_exists(&paths.metadata())?;
+    lifecycle::remove_if_exists(&paths.metadata())
+        .with_context(|| format!("cannot remove {}", paths.metadata().display()))?;
 
     let exe = std::env::current_exe().context("cannot find pawl's own executable")?;
     let mut cmd = Command::new(&exe);
     cmd.arg("--worker");
+    for (flag, n) in [("-v", opts.verbose), ("-q", opts.quiet)] {
+        cmd.args(std::iter::repeat_n(flag, n.into()));
+    }
     if let Some(config) = &opts.config {
         cmd.arg("--config").arg(std::path::absolute(config)?);
     }
@@ -82,13 +105,8 @@ pub fn on(opts: &OnOptions) -> anyhow::Result<ExitCode> {
     if opts.debug {
         cmd.arg("--debug");
     }
-    let log_path = match (&opts.log, opts.debug) {
-        (Some(p), _) => Some(std::path::absolute(p)?),
-        (None, true) => Some(default_log_path()?),
-        (None, false) => None,
-    };
     let stderr = match &log_path {
-        Some(p) => Stdio::from(open_log(p)?),
+        Some(p) => Stdio::from(open_log(p, opts.log.is_none())?),
         None => Stdio::null(),
     };
     let mut child = cmd
@@ -100,73 +118,126 @@ pub fn on(opts: &OnOptions) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot start {}", exe.display()))?;
     // The worker's stdin shares our lock; from here on it is the holder.
     drop(lock);
-    let pipe = child.stdout.take().context("no pipe to the worker")?;
-    let reply = read_reply(pipe, deadline)?;
-    match reply.trim_end().lines().next() {
-        Some(READY_LINE) => {
+    let mut pipe = child.stdout.take().context("no pipe to the worker")?;
+    let mut reply = read_reply(&mut pipe, deadline)?;
+    // No answer by the deadline: has it died (then what it wrote before dying is in the
+    // pipe), or is it still starting?
+    let exited = match startup_answer(&reply, false) {
+        StartupAnswer::Silent => child.try_wait()?,
+        _ => None,
+    };
+    if exited.is_some() {
+        reply += &read_reply(&mut pipe, Instant::now() + Duration::from_secs(1))?;
+    }
+    match startup_answer(&reply, exited.is_some()) {
+        StartupAnswer::Ready => {
             let meta = Metadata::read(&paths.metadata())?
                 .context("the worker reported ready but wrote no metadata")?;
-            println!("{}", started_line(&meta, log_path.as_deref()));
+            out::println(&started_line(&meta, log_path.as_deref()))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(line) if line.starts_with(ERROR_PREFIX) => {
+        StartupAnswer::Failed(message) => {
             let _ = child.wait();
-            let message = &reply.trim_end()[ERROR_PREFIX.len()..];
             match &log_path {
                 Some(log) => Err(format_err!("{message}\n(log: {})", log.display())),
                 None => Err(format_err!("{message}")),
             }
         }
-        _ if Instant::now() >= deadline => bail!(
-            "the worker (pid {}) did not report within {} s; it may still be starting: see \
-             `pawl status`, stop it with `pawl off`",
-            child.id(),
-            opts.timeout.as_secs_f64()
-        ),
-        _ => {
-            let status = child.wait()?;
+        StartupAnswer::Died => {
+            let status = match exited {
+                Some(status) => status,
+                None => child.wait()?,
+            };
             bail!(
-                "the worker exited during startup ({status}) without a message; run \
-                 `pawl debug` to see why"
+                "the worker exited during startup ({status}) without a message; run `pawl \
+                 debug` to see why"
             )
         }
+        StartupAnswer::Silent => {
+            out::println(&format!(
+                "starting (pid {}): the worker has not reported within {} s; `pawl status` \
+                 shows when it runs, `pawl off` stops it",
+                child.id(),
+                opts.timeout.as_secs_f64()
+            ))?;
+            Ok(ExitCode::from(EXIT_UNIDENTIFIED))
+        }
+    }
+}
+
+/// What the worker's reply (read to its end or the deadline) means for `pawl on`.
+#[derive(Debug, PartialEq, Eq)]
+enum StartupAnswer {
+    /// `ready`: it runs.
+    Ready,
+    /// `error: …`: its message.
+    Failed(String),
+    /// No answer and the process has exited: never called "starting".
+    Died,
+    /// No answer and the process is still alive at the deadline.
+    Silent,
+}
+
+/// Reads the reply: its first line decides; without one, whether the worker `exited`.
+fn startup_answer(reply: &str, exited: bool) -> StartupAnswer {
+    match reply.trim_end().lines().next() {
+        Some(READY_LINE) => StartupAnswer::Ready,
+        Some(line) if line.starts_with(ERROR_PREFIX) => {
+            StartupAnswer::Failed(reply.trim_end()[ERROR_PREFIX.len()..].to_owned())
+        }
+        _ if exited => StartupAnswer::Died,
+        _ => StartupAnswer::Silent,
     }
 }
 
 /// `pawl off`: stops the running worker with `SIGTERM` and waits up to `timeout` for it to
 /// exit; `kill`: then `SIGKILL` it. Idempotent: "not running" when there is none (stale
-/// metadata is removed).
+/// metadata is removed, under the lock). A held lock whose holder is not identified by
+/// `timeout` is answered with [`lifecycle::unidentified_line`] and [`EXIT_UNIDENTIFIED`]:
+/// nothing is signalled.
 ///
-/// Errors: the worker did not exit in time (without `kill`), or cannot be signalled.
+/// Errors: the worker did not exit in time (without `kill`), or cannot be signalled; the
+/// runtime directory is refused (named, with the fix).
 pub fn off(timeout: Duration, kill: bool) -> anyhow::Result<ExitCode> {
     let paths = Paths::discover();
     let deadline = Instant::now() + timeout;
     let meta = loop {
         match lifecycle::current_status(&paths)? {
             Status::Running(meta) => break meta,
-            status if lifecycle::lock_is_free(&paths)? => {
-                if let Status::Stale { meta, reason } = status {
-                    lifecycle::remove_if_exists(&paths.metadata())?;
-                    println!(
-                        "not running (removed stale metadata of pid {}: {})",
-                        meta.pid,
-                        reason.describe()
-                    );
-                } else {
-                    println!("not running");
-                }
+            Status::Stopped => {
+                out::println("not running")?;
                 return Ok(ExitCode::SUCCESS);
             }
-            // The lock is held but no worker has described itself yet: one is starting.
-            _ if Instant::now() >= deadline => bail!(
-                "a worker is starting (it holds {}) but has not reported; try again",
-                paths.lock().display()
-            ),
-            _ => std::thread::sleep(POLL),
+            Status::Stale { pid, reason } => {
+                // Removed only while we hold the lock: a worker starting now keeps its file.
+                if remove_metadata_under_lock(&paths)? {
+                    out::println(&match pid {
+                        Some(pid) => format!(
+                            "not running (removed stale metadata of pid {pid}: {})",
+                            reason.describe()
+                        ),
+                        None => format!(
+                            "not running (removed unreadable metadata: {})",
+                            reason.describe()
+                        ),
+                    })?;
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+            Status::Unidentified(why) if Instant::now() >= deadline => {
+                out::println(&lifecycle::unidentified_line(&paths, &why))?;
+                return Ok(ExitCode::from(EXIT_UNIDENTIFIED));
+            }
+            Status::Unidentified(_) => std::thread::sleep(POLL),
         }
     };
     let pid = meta.pid;
-    signal(pid, Signal::TERM)?;
+    if !signal_worker(&paths, &meta, Signal::TERM)? {
+        // It exited between the look and the signal.
+        remove_metadata_under_lock(&paths)?;
+        out::println(&format!("stopped (pid {pid})"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if !wait_gone(&meta, deadline) {
         if !kill {
             bail!(
@@ -175,31 +246,49 @@ pub fn off(timeout: Duration, kill: bool) -> anyhow::Result<ExitCode> {
                 timeout.as_secs_f64()
             );
         }
-        signal(pid, Signal::KILL)?;
+        signal_worker(&paths, &meta, Signal::KILL)?;
         if !wait_gone(&meta, Instant::now() + Duration::from_secs(1)) {
             bail!("pid {pid} survived SIGKILL");
         }
-        remove_metadata_of(&paths, pid)?;
-        println!("killed (pid {pid}): it ignored SIGTERM");
+        remove_metadata_under_lock(&paths)?;
+        out::println(&format!("killed (pid {pid}): it ignored SIGTERM"))?;
         return Ok(ExitCode::SUCCESS);
     }
     // A worker that exits cleanly removes its own metadata; one that crashed did not.
-    remove_metadata_of(&paths, pid)?;
-    println!("stopped (pid {pid})");
+    remove_metadata_under_lock(&paths)?;
+    out::println(&format!("stopped (pid {pid})"))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `pawl status`: prints the state (text, or one JSON object with `json`) and returns the
-/// LSB exit code: [`EXIT_RUNNING`], [`EXIT_STALE`] or [`EXIT_STOPPED`].
+/// LSB exit code: [`EXIT_RUNNING`], [`EXIT_STALE`], [`EXIT_STOPPED`] or
+/// [`EXIT_UNIDENTIFIED`]. When the state cannot be determined (a refused runtime
+/// directory), the error is printed once on stderr, `--json` still prints
+/// `{"state": "unknown", "error": …}`, and the exit status is [`EXIT_UNIDENTIFIED`] (LSB 4,
+/// "status unknown") rather than 1, which means stale.
+///
+/// Errors: only a failed write (stdout, stderr).
 pub fn status(json: bool) -> anyhow::Result<ExitCode> {
-    let status = lifecycle::current_status(&Paths::discover())?;
+    let paths = Paths::discover();
+    let status = match lifecycle::current_status(&paths) {
+        Ok(s) => s,
+        Err(e) => {
+            if json {
+                out::println(
+                    &json!({ "state": "unknown", "error": format!("{e:#}") }).to_string(),
+                )?;
+            }
+            out::eprintln(&format!("pawl: {e:#}"))?;
+            return Ok(ExitCode::from(EXIT_UNIDENTIFIED));
+        }
+    };
     let now = unix_now();
     if json {
-        println!("{}", status_json(&status, now));
+        out::println(&status_json(&status, &paths, now).to_string())?;
     } else {
-        print!("{}", status_text(&status, now));
+        out::print(&status_text(&status, &paths, now))?;
         #[cfg(target_os = "macos")]
-        print!("{}", crate::macos::permission_report());
+        out::print(&crate::macos::permission_report())?;
     }
     Ok(ExitCode::from(status_exit_code(&status)))
 }
@@ -210,24 +299,33 @@ pub fn status_exit_code(status: &Status) -> u8 {
         Status::Running(_) => EXIT_RUNNING,
         Status::Stale { .. } => EXIT_STALE,
         Status::Stopped => EXIT_STOPPED,
+        Status::Unidentified(_) => EXIT_UNIDENTIFIED,
     }
 }
 
-/// `pawl status` for people: a headline and, when running, one line per detail.
-pub fn status_text(status: &Status, now: u64) -> String {
+/// `pawl status` for people: a headline and, when running, one line per detail. Device
+/// names are shown with control characters escaped ([`escape_control`]).
+pub fn status_text(status: &Status, paths: &Paths, now: u64) -> String {
     match status {
         Status::Stopped => "stopped\n".to_owned(),
-        Status::Stale { meta, reason } => format!(
-            "stopped (stale metadata: pid {}, {}; `pawl on` or `pawl off` removes it)\n",
-            meta.pid,
+        Status::Stale {
+            pid: Some(pid),
+            reason,
+        } => format!(
+            "stopped (stale metadata: pid {pid}, {}; `pawl on` or `pawl off` removes it)\n",
             reason.describe()
         ),
+        Status::Stale { pid: None, reason } => format!(
+            "stopped (unreadable metadata: {}; `pawl on` or `pawl off` removes it)\n",
+            reason.describe()
+        ),
+        Status::Unidentified(why) => format!("{}\n", lifecycle::unidentified_line(paths, why)),
         Status::Running(meta) => {
             let mut s = format!(
                 "running (pid {}, up {})\n  config:  {}\n",
                 meta.pid,
                 uptime(now.saturating_sub(meta.started_at)),
-                meta.config
+                escape_control(&meta.config)
             );
             if meta.devices.is_empty() {
                 s.push_str("  grabbed: nothing yet (waiting for a device: see `pawl devices`)\n");
@@ -236,33 +334,64 @@ pub fn status_text(status: &Status, now: u64) -> String {
                 let label = if i == 0 { "grabbed:" } else { "" };
                 s.push_str(&format!(
                     "  {label:<8} {} ({:04x}:{:04x}) {}\n",
-                    d.name, d.vendor, d.product, d.path
+                    escape_control(&d.name),
+                    d.vendor,
+                    d.product,
+                    escape_control(&d.path)
                 ));
             }
             s.push_str(&format!(
                 "  version: {} ({})\n",
-                meta.version,
-                meta.exe.display()
+                escape_control(&meta.version),
+                escape_control(&meta.exe.display().to_string())
             ));
             s
         }
     }
 }
 
-/// `pawl status --json`: `{"state": "running"|"stopped"|"stale", …}`. Running adds `pid`,
-/// `uptime_s`, `started_at` (Unix s), `config`, `version`, `exe` and `devices` (`path`,
-/// `name`, `vendor`, `product` as 4-digit hex strings); stale adds `pid` and `reason`
-/// (`process-gone`, `pid-reused`).
-pub fn status_json(status: &Status, now: u64) -> serde_json::Value {
+/// `pawl status --json`: `{"state": "running"|"stopped"|"stale"|"starting"|"unknown", …}`.
+/// Running adds `pid`, `uptime_s`, `started_at` (Unix s), `config`, `version`, `exe` and
+/// `devices` (`path`, `name`, `vendor`, `product` as 4-digit hex strings); stale adds `pid`
+/// (null when unreadable) and `reason` (`process-gone`, `pid-reused`, `lock-free`,
+/// `unreadable` with `error`); starting (lock held, no metadata yet) and unknown (lock
+/// held, metadata unreadable or naming no live process) add `pid: null`, `lock`, and for
+/// unknown `reason`, `error` or `metadata_pid`.
+pub fn status_json(status: &Status, paths: &Paths, now: u64) -> serde_json::Value {
     match status {
         Status::Stopped => json!({ "state": "stopped" }),
-        Status::Stale { meta, reason } => json!({
+        Status::Stale {
+            pid,
+            reason: StaleReason::Unreadable(why),
+        } => json!({
             "state": "stale",
-            "pid": meta.pid,
-            "reason": match reason {
-                StaleReason::ProcessGone => "process-gone",
-                StaleReason::PidReused => "pid-reused",
-            },
+            "pid": pid,
+            "reason": "unreadable",
+            "error": why,
+        }),
+        Status::Stale { pid, reason } => json!({
+            "state": "stale",
+            "pid": pid,
+            "reason": reason.code(),
+        }),
+        Status::Unidentified(Unidentified::NoMetadata) => json!({
+            "state": "starting",
+            "pid": null,
+            "lock": paths.lock(),
+        }),
+        Status::Unidentified(Unidentified::Unreadable(why)) => json!({
+            "state": "unknown",
+            "pid": null,
+            "lock": paths.lock(),
+            "reason": "unreadable",
+            "error": why,
+        }),
+        Status::Unidentified(Unidentified::NotLive { pid, reason }) => json!({
+            "state": "unknown",
+            "pid": null,
+            "lock": paths.lock(),
+            "reason": reason.code(),
+            "metadata_pid": pid,
         }),
         Status::Running(meta) => json!({
             "state": "running",
@@ -286,7 +415,7 @@ fn device_json(d: &GrabbedDevice) -> serde_json::Value {
     })
 }
 
-/// The one line `pawl on` prints once the worker is ready.
+/// The one line `pawl on` prints once the worker is ready (device names escaped).
 pub fn started_line(meta: &Metadata, log: Option<&Path>) -> String {
     let mut s = format!("started (pid {})", meta.pid);
     match meta.devices.as_slice() {
@@ -295,7 +424,7 @@ pub fn started_line(meta: &Metadata, log: Option<&Path>) -> String {
             s.push_str(": grabbed ");
             let names: Vec<String> = devices
                 .iter()
-                .map(|d| format!("{} ({})", d.name, d.path))
+                .map(|d| format!("{} ({})", escape_control(&d.name), escape_control(&d.path)))
                 .collect();
             s.push_str(&names.join(", "));
         }
@@ -318,7 +447,8 @@ pub fn uptime(secs: u64) -> String {
 }
 
 /// Where `pawl on --debug` logs without `--log`: `$XDG_STATE_HOME/pawl/pawl.log` (default
-/// `~/.local/state/pawl/pawl.log`) on Linux, `~/Library/Logs/pawl.log` on macOS.
+/// `~/.local/state/pawl/pawl.log`; a relative `XDG_STATE_HOME` is ignored, as the XDG Base
+/// Directory specification says) on Linux, `~/Library/Logs/pawl.log` on macOS.
 pub fn default_log_path() -> anyhow::Result<PathBuf> {
     let home = || {
         std::env::var_os("HOME")
@@ -336,32 +466,52 @@ pub fn default_log_path() -> anyhow::Result<PathBuf> {
     Ok(state.join("pawl/pawl.log"))
 }
 
-fn open_log(path: &Path) -> anyhow::Result<File> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+/// Opens the log for appending (created mode 0600). `create_dirs`: for the default path
+/// only, its missing directories are created (mode 0700); a `--log FILE` in a directory
+/// that does not exist is an error, nothing is created.
+fn open_log(path: &Path, create_dirs: bool) -> anyhow::Result<File> {
+    if create_dirs && let Some(dir) = path.parent() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
         .open(path)
-        .with_context(|| format!("cannot open log file {}", path.display()))
+        .map_err(|e| match path.parent() {
+            Some(dir) if e.kind() == io::ErrorKind::NotFound && !dir.as_os_str().is_empty() => {
+                format_err!(
+                    "cannot open log file {}: its directory {} does not exist (pawl does not \
+                     create it)",
+                    path.display(),
+                    dir.display()
+                )
+            }
+            _ => anyhow::Error::new(e).context(format!("cannot open log file {}", path.display())),
+        })
 }
 
 /// Reads the worker's reply until end of file or `deadline`.
-fn read_reply(mut pipe: impl Read + std::os::fd::AsFd, deadline: Instant) -> io::Result<String> {
+fn read_reply(pipe: &mut (impl Read + std::os::fd::AsFd), deadline: Instant) -> io::Result<String> {
     let mut reply = Vec::new();
     let mut buf = [0u8; 4096];
+    let mut looked = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        // At least one look, even with `--timeout 0`: what is already there counts.
+        if left.is_zero() && looked {
             break;
         }
+        looked = true;
         let timeout = Timespec {
             tv_sec: left.as_secs() as _,
             tv_nsec: left.subsec_nanos() as _,
         };
-        let mut fds = [PollFd::new(&pipe, PollFlags::IN)];
+        let mut fds = [PollFd::new(&*pipe, PollFlags::IN)];
         match rustix::event::poll(&mut fds, Some(&timeout)) {
             Ok(0) => break,
             Ok(_) => {}
@@ -374,16 +524,49 @@ fn read_reply(mut pipe: impl Read + std::os::fd::AsFd, deadline: Instant) -> io:
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+        // The reply is one line; more than a page is not a reply (stop reading).
+        if reply.len() > 64 * 1024 {
+            break;
+        }
     }
     Ok(String::from_utf8_lossy(&reply).into_owned())
 }
 
-fn signal(pid: u32, sig: Signal) -> anyhow::Result<()> {
+/// Sends `sig` to the worker `meta` describes, after confirming its identity: the lock is
+/// held and the pid is alive with the recorded start time ([`lifecycle::still_the_worker`]).
+/// On Linux the process is pinned with a pidfd first and its start time checked after, so
+/// the signal reaches the process that was checked even if the pid is reused meanwhile.
+/// `Ok(false)`: it is no longer there (nothing was sent).
+///
+/// Errors: the signal cannot be sent (naming the pid).
+fn signal_worker(paths: &Paths, meta: &Metadata, sig: Signal) -> anyhow::Result<bool> {
+    let pid = meta.pid;
     let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
-        bail!("invalid pid {pid} in the metadata");
+        bail!("invalid pid {pid} in {}", paths.metadata().display());
     };
-    match rustix::process::kill_process(p, sig) {
-        Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+    #[cfg(target_os = "linux")]
+    let pinned = match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::SRCH) => return Ok(false),
+        // Kernels before 5.3 have no pidfd: fall back to kill(2) after the same checks.
+        Err(rustix::io::Errno::NOSYS) => None,
+        Err(e) => {
+            return Err(io::Error::from(e)).with_context(|| format!("cannot open pid {pid}"));
+        }
+    };
+    if !lifecycle::still_the_worker(paths, meta)? {
+        return Ok(false);
+    }
+    #[cfg(target_os = "linux")]
+    let sent = match &pinned {
+        Some(fd) => rustix::process::pidfd_send_signal(fd, sig),
+        None => rustix::process::kill_process(p, sig),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let sent = rustix::process::kill_process(p, sig);
+    match sent {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::SRCH) => Ok(false),
         Err(e) => Err(io::Error::from(e)).with_context(|| format!("cannot signal pid {pid}")),
     }
 }
@@ -402,15 +585,16 @@ fn wait_gone(meta: &Metadata, deadline: Instant) -> bool {
     }
 }
 
-/// Removes the metadata if it still describes `pid` (not a worker started since).
-fn remove_metadata_of(paths: &Paths, pid: u32) -> anyhow::Result<()> {
-    if let Ok(Some(meta)) = Metadata::read(&paths.metadata())
-        && meta.pid != pid
-    {
-        return Ok(());
+/// Removes the metadata while holding the lock (so no worker runs, and any metadata is
+/// stale); `Ok(false)` when another process holds the lock now (nothing removed).
+fn remove_metadata_under_lock(paths: &Paths) -> anyhow::Result<bool> {
+    let lock = LockFile::open(&paths.lock())?;
+    if !lock.try_lock()? {
+        return Ok(false);
     }
-    lifecycle::remove_if_exists(&paths.metadata())?;
-    Ok(())
+    lifecycle::remove_if_exists(&paths.metadata())
+        .with_context(|| format!("cannot remove {}", paths.metadata().display()))?;
+    Ok(true)
 }
 
 fn unix_now() -> u64 {
@@ -446,21 +630,27 @@ mod tests {
         }
     }
 
+    fn paths() -> Paths {
+        Paths::at("/run/user/1000/pawl")
+    }
+
     #[test]
     fn status_exit_codes_follow_lsb() {
         assert_eq!(status_exit_code(&Status::Running(meta(vec![]))), 0);
         assert_eq!(status_exit_code(&Status::Stopped), 3);
         let stale = Status::Stale {
-            meta: meta(vec![]),
+            pid: Some(4242),
             reason: StaleReason::ProcessGone,
         };
         assert_eq!(status_exit_code(&stale), 1);
+        let starting = Status::Unidentified(Unidentified::NoMetadata);
+        assert_eq!(status_exit_code(&starting), 4);
     }
 
     #[test]
     fn status_text_shows_pid_uptime_config_and_grabbed_devices() {
         let now = 1_700_000_000 + 2 * 3600 + 3 * 60 + 7;
-        let text = status_text(&Status::Running(meta(vec![mx()])), now);
+        let text = status_text(&Status::Running(meta(vec![mx()])), &paths(), now);
         expect![[r#"
             running (pid 4242, up 2h 03m)
               config:  /home/u/.config/pawl/config.toml
@@ -468,7 +658,7 @@ mod tests {
               version: 0.1.0 (/usr/bin/pawl)
         "#]]
         .assert_eq(&text);
-        let text = status_text(&Status::Running(meta(vec![])), 1_700_000_005);
+        let text = status_text(&Status::Running(meta(vec![])), &paths(), 1_700_000_005);
         expect![[r#"
             running (pid 4242, up 5s)
               config:  /home/u/.config/pawl/config.toml
@@ -480,51 +670,78 @@ mod tests {
 
     #[test]
     fn status_text_for_stopped_and_stale() {
-        assert_eq!(status_text(&Status::Stopped, 0), "stopped\n");
+        assert_eq!(status_text(&Status::Stopped, &paths(), 0), "stopped\n");
         let stale = Status::Stale {
-            meta: meta(vec![]),
+            pid: Some(4242),
             reason: StaleReason::PidReused,
         };
         expect![[r#"
             stopped (stale metadata: pid 4242, pid reused by another process; `pawl on` or `pawl off` removes it)
         "#]]
-        .assert_eq(&status_text(&stale, 0));
+        .assert_eq(&status_text(&stale, &paths(), 0));
+        let forged = Status::Stale {
+            pid: Some(4242),
+            reason: StaleReason::LockFree,
+        };
+        expect![[r#"
+            stopped (stale metadata: pid 4242, that process does not hold the lock; `pawl on` or `pawl off` removes it)
+        "#]]
+        .assert_eq(&status_text(&forged, &paths(), 0));
     }
 
     #[test]
-    fn status_json_has_a_state_and_the_details_scripts_need() {
-        let running = status_json(&Status::Running(meta(vec![mx()])), 1_700_000_042);
-        expect![[r#"
-            {
-              "config": "/home/u/.config/pawl/config.toml",
-              "devices": [
-                {
-                  "name": "Logitech MX Master 3S",
-                  "path": "/dev/input/event3",
-                  "product": "b034",
-                  "vendor": "046d"
-                }
-              ],
-              "exe": "/usr/bin/pawl",
-              "pid": 4242,
-              "started_at": 1700000000,
-              "state": "running",
-              "uptime_s": 42,
-              "version": "0.1.0"
-            }"#]]
-        .assert_eq(&serde_json::to_string_pretty(&running).unwrap());
-        assert_eq!(
-            status_json(&Status::Stopped, 0).to_string(),
-            r#"{"state":"stopped"}"#
-        );
+    fn garbage_metadata_names_the_file_and_the_fix_in_text_and_json() {
+        let why = "/run/user/1000/pawl/pawl.json is not pawl metadata: expected value at line 1 \
+                   column 1";
         let stale = Status::Stale {
-            meta: meta(vec![]),
-            reason: StaleReason::ProcessGone,
+            pid: None,
+            reason: StaleReason::Unreadable(why.into()),
         };
+        expect![[r#"
+            stopped (unreadable metadata: /run/user/1000/pawl/pawl.json is not pawl metadata: expected value at line 1 column 1; `pawl on` or `pawl off` removes it)
+        "#]]
+        .assert_eq(&status_text(&stale, &paths(), 0));
+        expect![[r#"{"error":"/run/user/1000/pawl/pawl.json is not pawl metadata: expected value at line 1 column 1","pid":null,"reason":"unreadable","state":"stale"}"#]]
+            .assert_eq(&status_json(&stale, &paths(), 0).to_string());
+        let held = Status::Unidentified(Unidentified::Unreadable(why.into()));
+        expect![[r#"
+            running (pid unknown): a process holds /run/user/1000/pawl/pawl.lock, but /run/user/1000/pawl/pawl.json is not pawl metadata: expected value at line 1 column 1; find the holder with `fuser -v /run/user/1000/pawl/pawl.lock` and stop it with `kill PID`; `pawl off` then removes /run/user/1000/pawl/pawl.json
+        "#]]
+        .assert_eq(&status_text(&held, &paths(), 0));
+        expect![[r#"{"error":"/run/user/1000/pawl/pawl.json is not pawl metadata: expected value at line 1 column 1","lock":"/run/user/1000/pawl/pawl.lock","pid":null,"reason":"unreadable","state":"unknown"}"#]]
+            .assert_eq(&status_json(&held, &paths(), 0).to_string());
+    }
+
+    #[test]
+    fn a_held_lock_without_metadata_says_starting_pid_unknown_in_text_and_json() {
+        let starting = Status::Unidentified(Unidentified::NoMetadata);
+        expect![[r#"
+            starting (pid unknown): a process holds /run/user/1000/pawl/pawl.lock but has not described itself in /run/user/1000/pawl/pawl.json yet; try again in a moment
+        "#]]
+        .assert_eq(&status_text(&starting, &paths(), 0));
         assert_eq!(
-            status_json(&stale, 0).to_string(),
-            r#"{"pid":4242,"reason":"process-gone","state":"stale"}"#
+            status_json(&starting, &paths(), 0).to_string(),
+            r#"{"lock":"/run/user/1000/pawl/pawl.lock","pid":null,"state":"starting"}"#
         );
+    }
+
+    #[test]
+    fn status_prints_device_names_with_control_characters_escaped() {
+        let evil = GrabbedDevice {
+            name: "MX\u{1b}]0;pwned\u{7}\u{1b}[2J Master".into(),
+            ..mx()
+        };
+        let text = status_text(&Status::Running(meta(vec![evil.clone()])), &paths(), 0);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("MX\\u{1b}]0;pwned\\u{7}\\u{1b}[2J Master (046d:b034)"),
+            "{text}"
+        );
+        let line = started_line(&meta(vec![evil]), None);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
     }
 
     #[test]
@@ -538,6 +755,18 @@ mod tests {
             "started (pid 4242): no device to grab yet, waiting for one (see `pawl devices`); \
              log: /tmp/p.log"
         );
+    }
+
+    #[test]
+    fn a_worker_that_exited_without_an_answer_is_never_called_starting() {
+        assert_eq!(startup_answer("", true), StartupAnswer::Died);
+        assert_eq!(startup_answer("", false), StartupAnswer::Silent);
+        assert_eq!(startup_answer("ready\n", true), StartupAnswer::Ready);
+        assert_eq!(
+            startup_answer("error: invalid config:\nx.toml:1:1: bad\n", true),
+            StartupAnswer::Failed("invalid config:\nx.toml:1:1: bad".into())
+        );
+        assert_eq!(startup_answer("garbage", true), StartupAnswer::Died);
     }
 
     #[test]

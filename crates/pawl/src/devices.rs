@@ -11,6 +11,8 @@ use pawl_engine::device::{Family, family, is_mx_master};
 use pawl_engine::{Config, DeviceInfo};
 use serde_json::json;
 
+use crate::out::escape_control;
+
 /// Exit code when an MX Master is connected.
 pub const EXIT_MX_PRESENT: u8 = 0;
 /// Exit code when none is.
@@ -117,7 +119,7 @@ fn family_text(info: &DeviceInfo) -> Option<String> {
 fn holders_text(holders: &[Holder]) -> String {
     let names: Vec<String> = holders
         .iter()
-        .map(|h| format!("{} ({})", h.command, h.pid))
+        .map(|h| format!("{} ({})", escape_control(&h.command), h.pid))
         .collect();
     names.join(", ")
 }
@@ -211,7 +213,7 @@ pub fn render_text(config: &Config, entries: &[DeviceEntry]) -> String {
     } else {
         let names: Vec<String> = mx
             .iter()
-            .map(|e| format!("{} ({})", e.info.name, e.path))
+            .map(|e| format!("{} ({})", escape_control(&e.info.name), e.path))
             .collect();
         let _ = writeln!(s, "MX Master connected: {}", names.join(", "));
     }
@@ -277,13 +279,13 @@ pub fn render_json(config: &Config, entries: &[DeviceEntry]) -> serde_json::Valu
 pub fn command(config: &Config, json: bool) -> anyhow::Result<std::process::ExitCode> {
     let entries = gather(config)?;
     if json {
-        println!("{}", render_json(config, &entries));
+        crate::out::println(&render_json(config, &entries).to_string())?;
     } else {
-        print!("{}", render_text(config, &entries));
+        crate::out::print(&render_text(config, &entries))?;
         #[cfg(target_os = "linux")]
-        print!("{}", hidpp_report());
+        crate::out::print(&hidpp_report())?;
         #[cfg(target_os = "macos")]
-        print!("{}", crate::macos::permission_report());
+        crate::out::print(&crate::macos::permission_report())?;
     }
     Ok(std::process::ExitCode::from(exit_code(config, &entries)))
 }
@@ -301,7 +303,7 @@ fn hidpp_report() -> String {
     let mut res = String::from("HID++:\n");
     for node in nodes {
         let path = node.dev_path().display().to_string();
-        let name = node.name.clone();
+        let name = escape_control(&node.name);
         match pawl_linux::hidpp::query(node, std::time::Duration::from_secs(1)) {
             Ok(q) => {
                 let version = q
@@ -321,6 +323,7 @@ fn hidpp_report() -> String {
                 res.push('\n');
             }
             Err(e) => {
+                let e = escape_control(&e.to_string());
                 let _ = writeln!(res, "  {path} \"{name}\": {e}");
             }
         }
@@ -554,6 +557,31 @@ mod tests {
         "#]]
         .assert_eq(&render_text(&config(), &entries));
         assert_eq!(exit_code(&config(), &entries), EXIT_MX_PRESENT);
+    }
+
+    #[test]
+    fn devices_prints_names_with_control_characters_escaped() {
+        let evil = entry(
+            "/dev/input/event5",
+            "MX Master 3S\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}",
+            Bus::BLUETOOTH,
+            0x046d,
+            0xb034,
+            Grab::Other {
+                holders: vec![Holder {
+                    pid: 77,
+                    command: "x\u{1b}[31m".into(),
+                }],
+            },
+        );
+        let text = render_text(&config(), &[evil]);
+        for c in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!text.contains(c), "{c:?} reaches the terminal: {text:?}");
+        }
+        assert!(
+            text.contains("MX Master connected: MX Master 3S\\u{1b}]0;pwned"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -126,21 +126,32 @@ fn extra_sections() -> String {
     };
     r.control("SH", ["EXIT STATUS"]);
     r.text([roman(
-        "0 on success; 1 on an error (printed to stderr as \"pawl: …\"); 2 on a usage error. \
-         pawl status: 0 running, 1 stopped with stale metadata, 3 stopped. pawl devices: 0 \
-         when an MX Master is connected, 1 when none is.",
+        "0 on success; 1 on an error (printed to stderr as \"pawl: …\"); 2 on a usage error; \
+         141 without a message when stdout is a pipe whose reader has gone; 74 (EX_IOERR) \
+         with one message when stdout or stderr cannot be written. pawl status: 0 running, \
+         1 stopped with stale metadata, 3 stopped, 4 unknown (the lock is held but its \
+         holder has not identified itself: \"starting (pid unknown)\", which pawl off, on \
+         and run answer with 4 too; or the state cannot be read). pawl devices: 0 when an \
+         MX Master is connected, 1 when none is.",
     )]);
     r.control("SH", ["ENVIRONMENT"]);
     item(
         &mut r,
         vec![bold("XDG_CONFIG_HOME")],
-        "Where the config file is looked for (default ~/.config).",
+        "Where the config file is looked for (default ~/.config; ignored when relative).",
     );
     item(
         &mut r,
         vec![bold("XDG_RUNTIME_DIR")],
-        "Linux: the lock and metadata live in its pawl/ directory (default /tmp/pawl-UID). \
-         macOS uses TMPDIR, the per-user temporary directory.",
+        "Linux: the lock and metadata live in its pawl/ directory (default, and when \
+         relative, /tmp/pawl-UID), which must be yours with mode 0700. macOS uses TMPDIR, \
+         the per-user temporary directory.",
+    );
+    item(
+        &mut r,
+        vec![bold("RUST_LOG"), roman(", "), bold("PAWL_LOG")],
+        "Log filter (env_logger syntax, e.g. debug or pawl_linux=trace); PAWL_LOG wins over \
+         RUST_LOG, -v and -q win over both for the level.",
     );
     item(
         &mut r,

@@ -451,19 +451,12 @@ pub fn command(
         }
         None => None,
     };
-    let mut stdout = std::io::stdout().lock();
     let mut text = head;
     loop {
         let mut rec_text = String::new();
-        match stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                return Ok(std::process::ExitCode::SUCCESS);
-            }
-            r => r?,
-        }
+        // A closed pipe (`pawl inspect | head`) ends the command like any write error:
+        // `main` makes it a quiet exit.
+        crate::out::print(&text)?;
         text.clear();
         let alive = watcher.wait(|input| match input {
             Input::Event(i, ev) => {
@@ -481,7 +474,7 @@ pub fn command(
             file.write_all(rec_text.as_bytes())?;
         }
         if !alive {
-            stdout.write_all(text.as_bytes())?;
+            crate::out::print(&text)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
     }

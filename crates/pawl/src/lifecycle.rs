@@ -4,28 +4,52 @@
 //!
 //! One worker per user: it holds an exclusive `flock` on `<runtime dir>/pawl.lock` for its
 //! whole life (the kernel drops it when the process dies, however it dies) and describes
-//! itself in `<runtime dir>/pawl.json` ([`Metadata`], written atomically, mode 0600). The
-//! metadata can outlive a worker killed by `SIGKILL`; [`classify`] compares the recorded
-//! process start time with the live one to tell "running" from "stale".
+//! itself in `<runtime dir>/pawl.json` ([`Metadata`], written atomically, mode 0600).
+//!
+//! **The lock decides, never the file.** [`observe`] first tries the lock without blocking:
+//! when it can be taken no worker runs, whatever `pawl.json` says (metadata left then is
+//! stale: [`Status::Stale`]). Only while someone holds the lock is the metadata believed,
+//! and only when its pid is alive with the recorded start time ([`Status::Running`]); a held
+//! lock without such metadata is [`Status::Unidentified`] ("starting (pid unknown)"), whose
+//! holder nobody signals. The runtime directory is checked before anything in it is read
+//! ([`Paths::check`]): a directory another user owns or could write is refused, so nobody
+//! else can plant a `pawl.json` (the `/tmp/pawl-<uid>` fallback is where that matters).
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use rustix::fs::FlockOperation;
 use serde::{Deserialize, Serialize};
 
+/// The most `pawl.json` may hold: 1 MiB (a worker with a hundred devices writes ~20 KB); a
+/// longer file is not pawl metadata.
+pub const METADATA_LIMIT: u64 = 1 << 20;
+
 /// Where the lock and metadata live for this user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Paths {
     /// The per-user runtime directory (mode 0700).
     pub dir: PathBuf,
+    /// Where `dir` came from, for errors: the variable and its value
+    /// (`("XDG_RUNTIME_DIR", "/run/user/1000")`), `None` for the `/tmp/pawl-<uid>` fallback
+    /// or a directory given directly.
+    pub base: Option<(&'static str, PathBuf)>,
 }
 
 impl Paths {
+    /// The runtime directory `dir` itself, with no variable behind it (tests).
+    #[cfg(test)]
+    pub fn at(dir: impl Into<PathBuf>) -> Paths {
+        Paths {
+            dir: dir.into(),
+            base: None,
+        }
+    }
+
     /// The lock file, `<dir>/pawl.lock`.
     pub fn lock(&self) -> PathBuf {
         self.dir.join("pawl.lock")
@@ -45,55 +69,165 @@ impl Paths {
         } else {
             "XDG_RUNTIME_DIR"
         };
-        Paths {
-            dir: runtime_dir_for(std::env::var_os(var), uid),
+        let value = std::env::var_os(var);
+        let dir = runtime_dir_for(value.clone(), uid);
+        let base = value
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .map(|p| (var, p));
+        if base.is_none() {
+            log::debug!("{var} is unset or relative: using {}", dir.display());
+        }
+        Paths { dir, base }
+    }
+
+    /// The variable the directory came from, as `XDG_RUNTIME_DIR (/run/user/1000)`.
+    fn base_error(&self, what: &str) -> Option<anyhow::Error> {
+        let (var, base) = self.base.as_ref()?;
+        let uid = rustix::process::getuid().as_raw();
+        let fix = if *var == "XDG_RUNTIME_DIR" {
+            format!("point it at your runtime directory (normally /run/user/{uid}) or unset it")
+        } else {
+            "point it at a directory of yours or unset it".to_owned()
+        };
+        Some(anyhow::format_err!(
+            "{var} ({}) {what}; {fix}",
+            base.display()
+        ))
+    }
+
+    /// Checks the variable's directory: `Ok(false)` when it does not exist.
+    fn check_base(&self) -> anyhow::Result<bool> {
+        let Some((_, base)) = &self.base else {
+            return Ok(true);
+        };
+        match fs::metadata(base) {
+            Ok(m) if m.is_dir() => Ok(true),
+            Ok(_) => Err(self.base_error("is not a directory").expect("base is set")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("cannot inspect {}", base.display())),
         }
     }
 
-    /// Creates the runtime directory (mode 0700) if needed and checks that it is safe to
-    /// keep a lock in: a real directory owned by this user that nobody else can write.
+    /// For `pawl on` and the worker: creates the runtime directory (mode 0700) if needed and
+    /// checks it as [`Paths::check`] does.
     ///
-    /// Errors: the directory cannot be created, is a symlink, belongs to someone else or is
-    /// group/world accessible.
+    /// Errors: the variable names a missing path or a non-directory (the error names the
+    /// variable); the directory cannot be created or is refused ([`dir_problem`]).
     pub fn ensure(&self) -> anyhow::Result<()> {
+        if !self.check_base()? {
+            return Err(self.base_error("does not exist").expect("base is set"));
+        }
         let dir = &self.dir;
         match fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
         }
-        let meta = fs::symlink_metadata(dir)
-            .with_context(|| format!("cannot inspect {}", dir.display()))?;
-        let uid = rustix::process::getuid().as_raw();
-        if !meta.is_dir() {
-            bail!("{} is not a directory", dir.display());
-        }
-        if meta.uid() != uid {
-            bail!(
-                "{} belongs to uid {}, not to you (uid {uid})",
-                dir.display(),
-                meta.uid()
-            );
-        }
-        if meta.permissions().mode() & 0o077 != 0 {
-            bail!(
-                "{} is accessible by other users (mode {:o}); expected 0700",
-                dir.display(),
-                meta.permissions().mode() & 0o777
-            );
+        if !self.check()? {
+            bail!("{} vanished while pawl created it", dir.display());
         }
         Ok(())
     }
+
+    /// For `pawl status|off` (and before `ensure` returns): whether the runtime directory
+    /// exists (`Ok(false)`: it does not, so no worker can run in it), after refusing one
+    /// that is not safe to keep a lock in — a symlink or non-directory, owned by another
+    /// user, or accessible by group or others ([`dir_problem`]).
+    ///
+    /// Errors: the variable names a non-directory; the directory is refused (the message
+    /// names it and the fix); it cannot be inspected.
+    pub fn check(&self) -> anyhow::Result<bool> {
+        if !self.check_base()? {
+            return Ok(false);
+        }
+        let dir = &self.dir;
+        let meta = match fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", dir.display())),
+        };
+        let uid = rustix::process::getuid().as_raw();
+        let kind = if meta.file_type().is_symlink() {
+            DirKind::Symlink
+        } else if meta.is_dir() {
+            DirKind::Directory
+        } else {
+            DirKind::Other
+        };
+        if let Some(problem) = dir_problem(kind, meta.uid(), meta.mode(), uid) {
+            bail!("refusing {}: {problem}", dir.display());
+        }
+        Ok(true)
+    }
+}
+
+/// What a runtime directory entry is, for [`dir_problem`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirKind {
+    /// A real directory.
+    Directory,
+    /// A symbolic link (never followed: it could point anywhere).
+    Symlink,
+    /// A file, socket, …
+    Other,
+}
+
+/// Why a runtime directory must not be used, with the fix; `None` when it is safe: a real
+/// directory owned by `uid` with no permission bits for group or others (`mode & 0o077`).
+/// The same rule for `pawl on`, `off`, `status` and the worker.
+pub fn dir_problem(kind: DirKind, owner: u32, mode: u32, uid: u32) -> Option<String> {
+    match kind {
+        DirKind::Symlink => {
+            return Some("it is a symbolic link, not a directory; remove it (`rm`)".into());
+        }
+        DirKind::Other => return Some("it is not a directory; remove it (`rm`)".into()),
+        DirKind::Directory => {}
+    }
+    if owner != uid {
+        return Some(format!(
+            "it belongs to uid {owner}, not to you (uid {uid}): another user may have made \
+             it to fool pawl; have it removed (as root or uid {owner}: `rm -r`), or set \
+             XDG_RUNTIME_DIR to your own runtime directory"
+        ));
+    }
+    if mode & 0o077 != 0 {
+        return Some(format!(
+            "it is accessible by other users (mode {:o}); expected 0700: others could have \
+             put files in it; remove it (`rm -r`) and pawl makes a private one",
+            mode & 0o7777
+        ));
+    }
+    None
 }
 
 /// The runtime directory: `$XDG_RUNTIME_DIR/pawl` on Linux or `$TMPDIR/pawl` on macOS (the
 /// per-user temporary directory under `/var/folders`), as given in `base`; when that is
-/// unset, empty or relative, `/tmp/pawl-<uid>`.
+/// unset, empty or relative (the XDG Base Directory specification: a relative path is
+/// invalid and ignored), `/tmp/pawl-<uid>`.
 pub fn runtime_dir_for(base: Option<OsString>, uid: u32) -> PathBuf {
     match base.map(PathBuf::from).filter(|p| p.is_absolute()) {
         Some(base) => base.join("pawl"),
         None => PathBuf::from(format!("/tmp/pawl-{uid}")),
     }
+}
+
+/// Opens `path` without following a symlink in its last component, and refuses a file
+/// another user owns (the directory is checked, this is the second fence).
+fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    // O_NOFOLLOW: `rustix::fs::OFlags::NOFOLLOW` is the same bit as `libc::O_NOFOLLOW`.
+    let file = options
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    let owner = file.metadata()?.uid();
+    let uid = rustix::process::getuid().as_raw();
+    if owner != uid {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("it belongs to uid {owner}, not to you (uid {uid}); remove it"),
+        ));
+    }
+    Ok(file)
 }
 
 /// The lock file, opened (created with mode 0600 if missing).
@@ -104,15 +238,19 @@ pub struct LockFile {
 
 impl LockFile {
     /// Opens (creating) the lock file at `path`.
+    ///
+    /// Errors: it cannot be opened, is a symlink, or belongs to another user (naming it).
     pub fn open(path: &Path) -> anyhow::Result<LockFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        let file = open_own(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600),
+        )
+        .with_context(|| format!("cannot open lock file {}", path.display()))?;
         Ok(LockFile { file })
     }
 
@@ -137,18 +275,24 @@ impl LockFile {
     }
 }
 
-/// Whether nobody holds the lock at `paths` right now (probed with a shared lock that is
-/// released at once). A missing lock file counts as free.
-pub fn lock_is_free(paths: &Paths) -> io::Result<bool> {
-    let file = match File::open(paths.lock()) {
+/// Whether nobody holds the lock at `paths` right now: probed with a non-blocking shared
+/// `flock` that is released at once (closing the file). A missing lock file counts as free.
+///
+/// Errors: the lock file cannot be opened (named), is a symlink or another user's.
+pub fn lock_is_free(paths: &Paths) -> anyhow::Result<bool> {
+    let path = paths.lock();
+    let file = match open_own(&path, OpenOptions::new().read(true)) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
-        Err(e) => return Err(e),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open lock file {}", path.display()));
+        }
     };
     match rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared) {
         Ok(()) => Ok(true),
         Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(io::Error::from(e))
+            .with_context(|| format!("cannot test the lock {}", path.display())),
     }
 }
 
@@ -187,15 +331,27 @@ pub struct Metadata {
 }
 
 impl Metadata {
-    /// Reads the metadata at `path`; `Ok(None)` when there is none.
+    /// Reads the metadata at `path` (at most [`METADATA_LIMIT`] bytes; not through a
+    /// symlink; only a file of this user); `Ok(None)` when there is none.
     ///
-    /// Errors: unreadable or not valid metadata JSON (e.g. written by an incompatible pawl).
+    /// Errors: unreadable, too long, another user's, or not valid metadata JSON (e.g.
+    /// written by an incompatible pawl); each names the file.
     pub fn read(path: &Path) -> anyhow::Result<Option<Metadata>> {
-        let text = match fs::read_to_string(path) {
-            Ok(t) => t,
+        let file = match open_own(path, OpenOptions::new().read(true)) {
+            Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
+        let mut text = String::new();
+        file.take(METADATA_LIMIT + 1)
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if text.len() as u64 > METADATA_LIMIT {
+            bail!(
+                "{} is not pawl metadata: longer than {METADATA_LIMIT} bytes",
+                path.display()
+            );
+        }
         let meta = serde_json::from_str(&text)
             .with_context(|| format!("{} is not pawl metadata", path.display()))?;
         Ok(Some(meta))
@@ -289,66 +445,181 @@ pub fn parse_proc_stat(stat: &str) -> Option<(char, u64)> {
     Some((state, start))
 }
 
-/// The state of the worker as `pawl status` reports it.
+/// The state of the worker as `pawl status` reports it. The lock decides (module docs):
+/// the metadata only describes a worker whose lock is held.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
-    /// A worker runs and matches its metadata.
+    /// The lock is held and the metadata's pid is alive with the recorded start time.
     Running(Metadata),
-    /// No metadata: no worker.
+    /// The lock is held but no metadata identifies its holder: a worker that has not
+    /// described itself yet (starting), or metadata that is unreadable or names no live
+    /// process. Nobody is signalled.
+    Unidentified(Unidentified),
+    /// The lock is free and there is no metadata: no worker.
     Stopped,
-    /// Metadata without its process.
+    /// The lock is free but metadata is left: no worker, whatever the file says.
     Stale {
-        /// The metadata left behind.
-        meta: Metadata,
-        /// Why it is stale.
+        /// The pid it names, when it could be read.
+        pid: Option<u32>,
+        /// Why it does not describe a worker.
         reason: StaleReason,
     },
 }
 
-/// Why metadata is stale.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why the holder of the lock is not identified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unidentified {
+    /// No metadata (yet): a worker between taking the lock and being ready.
+    NoMetadata,
+    /// The metadata cannot be read or is not pawl metadata (the message names the file).
+    Unreadable(String),
+    /// The metadata names a pid that is gone or reused.
+    NotLive {
+        /// The pid it names.
+        pid: u32,
+        /// Gone or reused.
+        reason: StaleReason,
+    },
+}
+
+/// Why metadata does not describe a running worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StaleReason {
     /// The recorded pid does not exist (or is a zombie).
     ProcessGone,
     /// The pid exists but started at a different time: another process reuses it.
     PidReused,
+    /// The pid is alive with the recorded start time, but nobody holds the lock, so it is
+    /// not a worker (the metadata was copied or forged).
+    LockFree,
+    /// The file is not pawl metadata (the message names it).
+    Unreadable(String),
 }
 
 impl StaleReason {
-    /// A short description: `process gone`, `pid reused by another process`.
-    pub fn describe(self) -> &'static str {
+    /// A short description: `process gone`, `pid reused by another process`, …
+    pub fn describe(&self) -> String {
         match self {
-            StaleReason::ProcessGone => "process gone",
-            StaleReason::PidReused => "pid reused by another process",
+            StaleReason::ProcessGone => "process gone".into(),
+            StaleReason::PidReused => "pid reused by another process".into(),
+            StaleReason::LockFree => "that process does not hold the lock".into(),
+            StaleReason::Unreadable(why) => why.clone(),
+        }
+    }
+
+    /// The `--json` code: `process-gone`, `pid-reused`, `lock-free`, `unreadable`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StaleReason::ProcessGone => "process-gone",
+            StaleReason::PidReused => "pid-reused",
+            StaleReason::LockFree => "lock-free",
+            StaleReason::Unreadable(_) => "unreadable",
         }
     }
 }
 
-/// Classifies `meta` by what `probe` says about its pid now (see [`probe_process`]).
-pub fn classify(meta: Option<Metadata>, probe: impl FnOnce(u32) -> ProcState) -> Status {
-    let Some(meta) = meta else {
-        return Status::Stopped;
+/// Classifies what was seen: whether the lock is held (`lock_held`), the metadata read
+/// (`Err` = its message), and what `probe` says about its pid now (see [`probe_process`]).
+pub fn classify(
+    lock_held: bool,
+    meta: Result<Option<Metadata>, String>,
+    probe: impl FnOnce(u32) -> ProcState,
+) -> Status {
+    let meta = match meta {
+        Ok(Some(meta)) => meta,
+        Ok(None) if lock_held => return Status::Unidentified(Unidentified::NoMetadata),
+        Ok(None) => return Status::Stopped,
+        Err(why) if lock_held => return Status::Unidentified(Unidentified::Unreadable(why)),
+        Err(why) => {
+            return Status::Stale {
+                pid: None,
+                reason: StaleReason::Unreadable(why),
+            };
+        }
     };
-    match probe(meta.pid) {
-        ProcState::Alive { start_time } if start_time == meta.start_time => Status::Running(meta),
-        ProcState::Alive { .. } => Status::Stale {
-            meta,
-            reason: StaleReason::PidReused,
-        },
-        ProcState::Gone => Status::Stale {
-            meta,
-            reason: StaleReason::ProcessGone,
-        },
+    let not_live = match probe(meta.pid) {
+        ProcState::Alive { start_time } if start_time == meta.start_time => {
+            if lock_held {
+                return Status::Running(meta);
+            }
+            StaleReason::LockFree
+        }
+        ProcState::Alive { .. } => StaleReason::PidReused,
+        ProcState::Gone => StaleReason::ProcessGone,
+    };
+    if lock_held {
+        Status::Unidentified(Unidentified::NotLive {
+            pid: meta.pid,
+            reason: not_live,
+        })
+    } else {
+        Status::Stale {
+            pid: Some(meta.pid),
+            reason: not_live,
+        }
     }
 }
 
-/// Reads the metadata at `paths` and classifies it against the live process table.
+/// `pawl status`, `off`, `on` and `run` exit status when the lock is held but its holder is
+/// not identified ([`Status::Unidentified`]): 4, LSB's "program or service status is
+/// unknown". The same code from all four, with the same line ([`unidentified_line`]).
+pub const EXIT_UNIDENTIFIED: u8 = 4;
+
+/// The one line `pawl status`, `off`, `on` and `run` print for [`Status::Unidentified`]:
+/// `starting (pid unknown): …` while there is no metadata yet, `running (pid unknown): …`
+/// with the file and the fix when the metadata is unreadable or names no live process.
+pub fn unidentified_line(paths: &Paths, why: &Unidentified) -> String {
+    let (lock, meta) = (paths.lock(), paths.metadata());
+    let (lock, meta) = (lock.display(), meta.display());
+    let fix = format!(
+        "find the holder with `fuser -v {lock}` and stop it with `kill PID`; \
+         `pawl off` then removes {meta}"
+    );
+    match why {
+        Unidentified::NoMetadata => format!(
+            "starting (pid unknown): a process holds {lock} but has not described itself in \
+             {meta} yet; try again in a moment"
+        ),
+        Unidentified::Unreadable(problem) => {
+            format!("running (pid unknown): a process holds {lock}, but {problem}; {fix}")
+        }
+        Unidentified::NotLive { pid, reason } => format!(
+            "running (pid unknown): a process holds {lock}, but {meta} names pid {pid} ({}); \
+             {fix}",
+            reason.describe()
+        ),
+    }
+}
+
+/// Looks at the worker now: checks the runtime directory ([`Paths::check`]; missing =
+/// [`Status::Stopped`]), tests the lock ([`lock_is_free`]), then reads the metadata and
+/// probes its pid ([`classify`]). The lock is tested first: a worker takes it before it
+/// writes its metadata and removes the metadata before it lets go.
+///
+/// Errors: a refused runtime directory or lock file (the message names it and the fix).
 pub fn current_status(paths: &Paths) -> anyhow::Result<Status> {
-    Ok(classify(Metadata::read(&paths.metadata())?, probe_process))
+    if !paths.check()? {
+        return Ok(Status::Stopped);
+    }
+    let held = !lock_is_free(paths)?;
+    let meta = Metadata::read(&paths.metadata()).map_err(|e| format!("{e:#}"));
+    Ok(classify(held, meta, probe_process))
+}
+
+/// Whether the process `meta` describes still runs as that process (same start time), and
+/// the lock is still held by someone: the identity `pawl off` requires before a signal.
+pub fn still_the_worker(paths: &Paths, meta: &Metadata) -> anyhow::Result<bool> {
+    let same = matches!(
+        probe_process(meta.pid),
+        ProcState::Alive { start_time } if start_time == meta.start_time
+    );
+    Ok(same && !lock_is_free(paths)?)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     fn sample() -> Metadata {
@@ -388,24 +659,133 @@ mod tests {
     #[test]
     fn runtime_dir_is_created_private_and_a_shared_one_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            dir: tmp.path().join("pawl"),
-        };
+        let paths = Paths::at(tmp.path().join("pawl"));
+        assert!(!paths.check().unwrap(), "a missing directory: no worker");
         paths.ensure().unwrap();
         let mode = fs::metadata(&paths.dir).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
         paths.ensure().unwrap();
+        assert!(paths.check().unwrap());
 
         fs::set_permissions(&paths.dir, fs::Permissions::from_mode(0o777)).unwrap();
         let err = paths.ensure().unwrap_err().to_string();
         assert!(err.contains("accessible by other users"), "{err}");
 
-        let link = Paths {
-            dir: tmp.path().join("link"),
-        };
+        let link = Paths::at(tmp.path().join("link"));
         std::os::unix::fs::symlink(tmp.path(), &link.dir).unwrap();
         let err = link.ensure().unwrap_err().to_string();
-        assert!(err.contains("not a directory"), "{err}");
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn runtime_dir_owned_by_another_user_or_group_writable_is_refused() {
+        let me = 1000;
+        assert_eq!(dir_problem(DirKind::Directory, me, 0o40700, me), None);
+        let other = dir_problem(DirKind::Directory, 1001, 0o40700, me).unwrap();
+        assert!(
+            other.contains("belongs to uid 1001, not to you (uid 1000)"),
+            "{other}"
+        );
+        for loose in [0o40755, 0o40770, 0o40707, 0o40701] {
+            let why = dir_problem(DirKind::Directory, me, loose, me).unwrap();
+            assert!(
+                why.contains("accessible by other users"),
+                "{loose:o}: {why}"
+            );
+        }
+        assert!(dir_problem(DirKind::Symlink, me, 0o120777, me).is_some());
+        assert!(dir_problem(DirKind::Other, me, 0o100600, me).is_some());
+
+        // The same checks on real directories, for status/off (check) and on (ensure),
+        // with every error naming the directory.
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = Paths::at(tmp.path().join("pawl-1000"));
+        fs::create_dir(&paths.dir).unwrap();
+        fs::set_permissions(&paths.dir, fs::Permissions::from_mode(0o775)).unwrap();
+        let shown = paths.dir.display().to_string();
+        for err in [
+            paths.check().unwrap_err().to_string(),
+            paths.ensure().unwrap_err().to_string(),
+            current_status(&paths).unwrap_err().to_string(),
+        ] {
+            assert!(err.starts_with(&format!("refusing {shown}: ")), "{err}");
+            assert!(err.contains("mode 775"), "{err}");
+        }
+        fs::set_permissions(&paths.dir, fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(paths.check().unwrap());
+        // Owned by someone else (only root can give a directory away).
+        if rustix::process::geteuid().is_root() {
+            let stranger = rustix::process::Uid::from_raw(4_242_424);
+            rustix::fs::chown(&paths.dir, Some(stranger), None).unwrap();
+            let err = paths.check().unwrap_err().to_string();
+            assert!(err.contains("belongs to uid 4242424"), "{err}");
+            assert!(err.contains(&shown), "{err}");
+            let err = paths.ensure().unwrap_err().to_string();
+            assert!(err.contains("belongs to uid 4242424"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_runtime_variable_naming_a_file_is_an_error_naming_the_variable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("not-a-dir");
+        fs::write(&file, "").unwrap();
+        let paths = Paths {
+            dir: file.join("pawl"),
+            base: Some(("XDG_RUNTIME_DIR", file.clone())),
+        };
+        for err in [
+            paths.check().unwrap_err().to_string(),
+            paths.ensure().unwrap_err().to_string(),
+        ] {
+            assert!(
+                err.starts_with(&format!(
+                    "XDG_RUNTIME_DIR ({}) is not a directory; ",
+                    file.display()
+                )),
+                "{err}"
+            );
+        }
+        let gone = Paths {
+            dir: tmp.path().join("gone/pawl"),
+            base: Some(("XDG_RUNTIME_DIR", tmp.path().join("gone"))),
+        };
+        assert!(
+            !gone.check().unwrap(),
+            "nothing can run in a missing directory"
+        );
+        let err = gone.ensure().unwrap_err().to_string();
+        assert!(
+            err.contains("XDG_RUNTIME_DIR") && err.contains("does not exist"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn metadata_of_another_user_or_through_a_symlink_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real.json");
+        sample().write(&real).unwrap();
+        let link = tmp.path().join("pawl.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = format!("{:#}", Metadata::read(&link).unwrap_err());
+        assert!(err.contains("pawl.json"), "{err}");
+        if rustix::process::geteuid().is_root() {
+            let stranger = rustix::process::Uid::from_raw(4_242_424);
+            rustix::fs::chown(&real, Some(stranger), None).unwrap();
+            let err = format!("{:#}", Metadata::read(&real).unwrap_err());
+            assert!(err.contains("belongs to uid 4242424"), "{err}");
+        }
+    }
+
+    #[test]
+    fn metadata_longer_than_the_limit_is_refused_without_reading_it_all() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("pawl.json");
+        let f = File::create(&path).unwrap();
+        f.set_len(METADATA_LIMIT * 64).unwrap();
+        let err = format!("{:#}", Metadata::read(&path).unwrap_err());
+        assert!(err.contains("longer than 1048576 bytes"), "{err}");
     }
 
     #[test]
@@ -446,49 +826,129 @@ mod tests {
         assert!(err.contains("pawl.json is not pawl metadata"), "{err}");
     }
 
+    fn alive(start_time: u64) -> impl FnOnce(u32) -> ProcState {
+        move |pid| {
+            assert_eq!(pid, 4242);
+            ProcState::Alive { start_time }
+        }
+    }
+
     #[test]
-    fn status_is_stopped_without_metadata() {
+    fn status_is_stopped_without_metadata_and_the_lock_free() {
         assert_eq!(
-            classify(None, |_| panic!("no pid to probe")),
+            classify(false, Ok(None), |_| panic!("no pid to probe")),
             Status::Stopped
         );
     }
 
     #[test]
-    fn status_is_running_when_the_pid_has_the_recorded_start_time() {
-        let status = classify(Some(sample()), |pid| {
-            assert_eq!(pid, 4242);
-            ProcState::Alive {
-                start_time: 123_456,
-            }
-        });
-        assert_eq!(status, Status::Running(sample()));
+    fn status_is_running_only_when_the_lock_is_held_and_the_pid_has_the_recorded_start_time() {
+        assert_eq!(
+            classify(true, Ok(Some(sample())), alive(123_456)),
+            Status::Running(sample())
+        );
     }
 
     #[test]
-    fn status_is_stale_when_the_process_is_gone() {
-        let status = classify(Some(sample()), |_| ProcState::Gone);
+    fn status_says_stopped_when_the_lock_is_free_whatever_the_metadata_says() {
+        // A live process with exactly the recorded pid and start time: still no worker.
         assert_eq!(
-            status,
+            classify(false, Ok(Some(sample())), alive(123_456)),
             Status::Stale {
-                meta: sample(),
+                pid: Some(4242),
+                reason: StaleReason::LockFree
+            }
+        );
+        assert_eq!(
+            classify(false, Ok(Some(sample())), |_| ProcState::Gone),
+            Status::Stale {
+                pid: Some(4242),
                 reason: StaleReason::ProcessGone
             }
         );
-    }
-
-    #[test]
-    fn a_reused_pid_is_not_mistaken_for_the_worker() {
-        let status = classify(Some(sample()), |_| ProcState::Alive {
-            start_time: 999_999,
-        });
         assert_eq!(
-            status,
+            classify(false, Ok(Some(sample())), alive(999_999)),
             Status::Stale {
-                meta: sample(),
+                pid: Some(4242),
                 reason: StaleReason::PidReused
             }
         );
+        assert_eq!(
+            classify(false, Err("x is not pawl metadata".into()), |_| panic!()),
+            Status::Stale {
+                pid: None,
+                reason: StaleReason::Unreadable("x is not pawl metadata".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_held_lock_without_metadata_that_identifies_a_live_worker_is_unidentified() {
+        assert_eq!(
+            classify(true, Ok(None), |_| panic!("no pid to probe")),
+            Status::Unidentified(Unidentified::NoMetadata)
+        );
+        assert_eq!(
+            classify(true, Err("garbage".into()), |_| panic!("no pid to probe")),
+            Status::Unidentified(Unidentified::Unreadable("garbage".into()))
+        );
+        assert_eq!(
+            classify(true, Ok(Some(sample())), alive(1)),
+            Status::Unidentified(Unidentified::NotLive {
+                pid: 4242,
+                reason: StaleReason::PidReused
+            })
+        );
+        assert_eq!(
+            classify(true, Ok(Some(sample())), |_| ProcState::Gone),
+            Status::Unidentified(Unidentified::NotLive {
+                pid: 4242,
+                reason: StaleReason::ProcessGone
+            })
+        );
+    }
+
+    #[test]
+    fn current_status_tests_the_lock_before_believing_the_metadata() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = Paths::at(tmp.path().join("pawl"));
+        assert_eq!(current_status(&paths).unwrap(), Status::Stopped);
+        paths.ensure().unwrap();
+        // Metadata naming this very process, alive with its real start time.
+        let ProcState::Alive { start_time } = probe_process(std::process::id()) else {
+            panic!("this process is alive");
+        };
+        let me = Metadata {
+            pid: std::process::id(),
+            start_time,
+            ..sample()
+        };
+        me.write(&paths.metadata()).unwrap();
+        assert_eq!(
+            current_status(&paths).unwrap(),
+            Status::Stale {
+                pid: Some(me.pid),
+                reason: StaleReason::LockFree
+            }
+        );
+        assert!(!still_the_worker(&paths, &me).unwrap());
+        let lock = LockFile::open(&paths.lock()).unwrap();
+        assert!(lock.try_lock().unwrap());
+        assert_eq!(current_status(&paths).unwrap(), Status::Running(me.clone()));
+        assert!(still_the_worker(&paths, &me).unwrap());
+        fs::write(paths.metadata(), "{ not json").unwrap();
+        assert!(matches!(
+            current_status(&paths).unwrap(),
+            Status::Unidentified(Unidentified::Unreadable(why)) if why.contains("pawl.json is not pawl metadata")
+        ));
+        drop(lock);
+        assert!(matches!(
+            current_status(&paths).unwrap(),
+            Status::Stale {
+                pid: None,
+                reason: StaleReason::Unreadable(_)
+            }
+        ));
     }
 
     #[test]
@@ -515,9 +975,7 @@ mod tests {
     #[test]
     fn the_lock_is_exclusive_between_open_files_and_free_after_close() {
         let tmp = tempfile::tempdir().unwrap();
-        let paths = Paths {
-            dir: tmp.path().to_owned(),
-        };
+        let paths = Paths::at(tmp.path());
         assert!(lock_is_free(&paths).unwrap());
         let first = LockFile::open(&paths.lock()).unwrap();
         assert!(first.try_lock().unwrap());

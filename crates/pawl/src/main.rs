@@ -13,6 +13,7 @@ mod inspect;
 mod lifecycle;
 #[cfg(target_os = "macos")]
 mod macos;
+mod out;
 mod replay;
 mod service;
 mod worker;
@@ -21,19 +22,68 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, ConfigCommand, ServiceCommand};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let parsed = Cli::command()
+        .after_help(cli::AFTER_HELP)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        // `--help` and `--version` through `out`, so a closed pipe or a full disk is not a
+        // silent success (clap ignores write errors).
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            return match out::print(&e.render().to_string()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(w) => exit_for(&w.into()),
+            };
+        }
+        Err(e) => e.exit(),
+    };
+    let debug = matches!(cli.command, Command::Run { debug: true } | Command::Debug);
+    let default = if matches!(cli.command, Command::Run { .. } | Command::Debug) {
+        log::LevelFilter::Info
+    } else {
+        log::LevelFilter::Warn
+    };
+    init_logging(&LogChoice {
+        default,
+        debug,
+        verbose: cli.verbose,
+        quiet: cli.quiet,
+    });
     match run(cli) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("pawl: {err:#}");
-            ExitCode::FAILURE
-        }
+        Err(err) => exit_for(&err),
     }
+}
+
+/// The exit status and the one message for an error that ends a command: a write error
+/// on a closed pipe is quiet ([`out::EXIT_BROKEN_PIPE`]), any other write error is one
+/// line and [`out::EXIT_WRITE_ERROR`], everything else `pawl: <error chain>` and 1.
+fn exit_for(err: &anyhow::Error) -> ExitCode {
+    use std::io::Write;
+    let write = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<out::WriteError>());
+    let (message, code) = match write {
+        Some(w) if w.is_broken_pipe() => (None, out::EXIT_BROKEN_PIPE),
+        Some(w) => (Some(format!("pawl: {w}")), out::EXIT_WRITE_ERROR),
+        None => (Some(format!("pawl: {err:#}")), 1),
+    };
+    if let Some(message) = message {
+        // Nowhere to report a failing stderr: the exit status says it.
+        let _ = writeln!(std::io::stderr(), "{message}");
+    }
+    ExitCode::from(code)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -67,6 +117,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             debug: args.debug,
             log: args.log,
             timeout: seconds(args.timeout)?,
+            verbose: cli.verbose,
+            quiet: cli.quiet,
         }),
         Command::Off(args) => control::off(seconds(args.timeout)?, args.kill),
         Command::Status { json } => control::status(json),
@@ -80,16 +132,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ),
         Command::Service { command } => {
             let plan = service::this_platform_plan(cli.config.as_deref())?;
+            let exe = std::env::current_exe()?;
             let lines = match command {
-                ServiceCommand::Install { dry_run: true } => {
-                    println!("# {}", plan.file.display());
-                    print!("{}", plan.contents);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                ServiceCommand::Install { dry_run: false } => {
-                    let exe = std::env::current_exe()?;
-                    if let Some(warning) = service::exe_warning(&exe) {
-                        eprintln!("{warning}");
+                ServiceCommand::Install { dry_run } => {
+                    for warning in service::install_warnings(&exe, cli.config.as_deref()) {
+                        log::warn!("{warning}");
+                    }
+                    if dry_run {
+                        out::print(&service::dry_run_text(&plan))?;
+                        return Ok(ExitCode::SUCCESS);
                     }
                     service::install(&plan, &mut |c| service::run_command(c))?
                 }
@@ -98,33 +149,33 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             for line in lines {
-                println!("{line}");
+                out::println(&line)?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Config { command } => match command {
             ConfigCommand::Path => {
-                println!("{}", config_file::path(cli.config.as_deref())?.display());
+                out::println(
+                    &config_file::path(cli.config.as_deref())?
+                        .display()
+                        .to_string(),
+                )?;
                 Ok(ExitCode::SUCCESS)
             }
             ConfigCommand::Default => {
-                print!(
-                    "{}",
-                    pawl_engine::config::default_config_text(pawl_engine::Platform::current())
-                );
+                out::print(&pawl_engine::config::default_config_text(
+                    pawl_engine::Platform::current(),
+                ))?;
                 Ok(ExitCode::SUCCESS)
             }
             ConfigCommand::Keys => {
-                print!(
-                    "{}",
-                    config_file::keys_listing(pawl_engine::Platform::current())
-                );
+                out::print(&config_file::keys_listing(pawl_engine::Platform::current()))?;
                 Ok(ExitCode::SUCCESS)
             }
             ConfigCommand::Check { file } => {
                 let path = file.as_deref().or(cli.config.as_deref());
                 let loaded = config_file::load(path)?;
-                println!("{}: ok", loaded.origin);
+                out::println(&format!("{}: ok", loaded.origin))?;
                 Ok(ExitCode::SUCCESS)
             }
         },
@@ -137,7 +188,8 @@ fn config_or_defaults(path: Option<&Path>) -> pawl_engine::Config {
     match config_file::load(path) {
         Ok(loaded) => loaded.config,
         Err(e) => {
-            eprintln!("pawl: {e:#}\npawl: showing what the defaults would do");
+            log::warn!("{e:#}");
+            log::warn!("showing what the defaults would do");
             pawl_engine::Config::default_for(pawl_engine::Platform::current())
         }
     }
@@ -153,16 +205,24 @@ fn seconds(s: f64) -> anyhow::Result<Duration> {
 /// ready (metadata for `pawl status`, the readiness line for `pawl on`), runs until
 /// SIGTERM/SIGINT.
 fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Result<ExitCode> {
-    init_logging(debug);
     let mut worker = match worker::Worker::start(detached) {
         Ok(w) => w,
-        // Another worker already does the job: nothing to do, and not a failure (a service
-        // manager must not restart us for it: Restart=on-failure, KeepAlive SuccessfulExit).
-        Err(e) if e.is::<worker::AlreadyRunning>() => {
-            eprintln!("pawl: {e}; not starting another");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(e) => return Err(e),
+        Err(e) => match e.downcast::<worker::AlreadyRunning>() {
+            // Another worker already does the job: nothing to do, and not a failure (a
+            // service manager must not restart us for it: Restart=on-failure, KeepAlive
+            // SuccessfulExit).
+            Ok(already) if already.pid.is_some() => {
+                out::eprintln(&format!("pawl: {already}; not starting another"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            // The lock is held but its holder has not identified itself: the same line and
+            // status as `pawl status` (a service manager retries later).
+            Ok(already) => {
+                out::eprintln(&format!("pawl: {already}; not starting another"))?;
+                return Ok(ExitCode::from(control::EXIT_UNIDENTIFIED));
+            }
+            Err(e) => return Err(e),
+        },
     };
     let started = config_file::load(config).and_then(|loaded| {
         log::info!("config: {}", loaded.origin);
@@ -265,18 +325,98 @@ mod platform {
     }
 }
 
-/// Logs to stderr: `info` and up, `debug` with `--debug`; `PAWL_LOG` (env_logger filter
-/// syntax, e.g. `debug` or `pawl_linux=debug`) overrides both.
-fn init_logging(debug: bool) {
-    use std::io::Write;
-    let level = if debug {
-        log::LevelFilter::Debug
+/// What decides the log level (see [`init_logging`]).
+struct LogChoice {
+    /// The level without flags or variables: info for `run`, warn for the other commands.
+    default: log::LevelFilter,
+    /// `run --debug` / `debug`: at least debug.
+    debug: bool,
+    /// `-v` count.
+    verbose: u8,
+    /// `-q` count.
+    quiet: u8,
+}
+
+/// The level the flags ask for, `None` without `-v`, `-q` or `--debug`: each `-v` one level
+/// up from the default (or from debug with `--debug`), each `-q` one down, clamped to
+/// off..=trace.
+fn flag_level(choice: &LogChoice) -> Option<log::LevelFilter> {
+    use log::LevelFilter;
+    if choice.verbose == 0 && choice.quiet == 0 && !choice.debug {
+        return None;
+    }
+    const LEVELS: [LevelFilter; 6] = [
+        LevelFilter::Off,
+        LevelFilter::Error,
+        LevelFilter::Warn,
+        LevelFilter::Info,
+        LevelFilter::Debug,
+        LevelFilter::Trace,
+    ];
+    let base = if choice.debug {
+        LevelFilter::Debug.max(choice.default)
     } else {
-        log::LevelFilter::Info
+        choice.default
     };
-    env_logger::Builder::new()
-        .filter_level(level)
-        .parse_env(env_logger::Env::new().filter("PAWL_LOG"))
+    let at = LEVELS.iter().position(|l| *l == base).unwrap_or(3) as i32;
+    let at = (at + i32::from(choice.verbose) - i32::from(choice.quiet)).clamp(0, 5);
+    Some(LEVELS[at as usize])
+}
+
+/// Logs to stderr as `pawl: LEVEL message`. Precedence, later wins for the global level:
+/// the default (info for `run`, warn otherwise), then `RUST_LOG`, then `PAWL_LOG` (both
+/// env_logger filter syntax, e.g. `debug` or `pawl_linux=debug`), then the flags
+/// (`-v`/`-q`, repeatable, and `--debug`: [`flag_level`]). Module directives from the
+/// variables (`pawl_linux=trace`) always apply. Failed writes to stderr are dropped by
+/// env_logger, never a panic.
+fn init_logging(choice: &LogChoice) {
+    use std::io::Write;
+    let mut builder = env_logger::Builder::new();
+    builder
+        .filter_level(choice.default)
+        .parse_env(env_logger::Env::new().filter("RUST_LOG"))
+        .parse_env(env_logger::Env::new().filter("PAWL_LOG"));
+    if let Some(level) = flag_level(choice) {
+        builder.filter_level(level);
+    }
+    builder
         .format(|buf, record| writeln!(buf, "pawl: {:5} {}", record.level(), record.args()))
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use log::LevelFilter;
+
+    use super::*;
+
+    fn level(default: LevelFilter, debug: bool, verbose: u8, quiet: u8) -> Option<LevelFilter> {
+        flag_level(&LogChoice {
+            default,
+            debug,
+            verbose,
+            quiet,
+        })
+    }
+
+    #[test]
+    fn each_v_raises_and_each_q_lowers_the_log_level_from_the_default() {
+        use LevelFilter::*;
+        assert_eq!(
+            level(Info, false, 0, 0),
+            None,
+            "no flag: the variables decide"
+        );
+        assert_eq!(level(Info, false, 1, 0), Some(Debug));
+        assert_eq!(level(Info, false, 2, 0), Some(Trace));
+        assert_eq!(level(Info, false, 9, 0), Some(Trace));
+        assert_eq!(level(Info, false, 0, 1), Some(Warn));
+        assert_eq!(level(Info, false, 0, 3), Some(Off));
+        assert_eq!(level(Warn, false, 0, 9), Some(Off));
+        assert_eq!(level(Warn, false, 1, 0), Some(Info));
+        assert_eq!(level(Info, true, 0, 0), Some(Debug), "--debug");
+        assert_eq!(level(Info, true, 1, 0), Some(Trace));
+        assert_eq!(level(Info, true, 0, 1), Some(Info));
+        assert_eq!(level(Info, false, 1, 1), Some(Info));
+    }
 }

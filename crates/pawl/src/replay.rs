@@ -30,6 +30,9 @@ pub struct Args<'a> {
 }
 
 /// Runs the replay and prints to stdout.
+///
+/// Errors: the recording cannot be read or parsed, the plot cannot be drawn, stdout cannot
+/// be written ([`crate::out::WriteError`]).
 pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
     let (recording, mut notes) = load(args.file, args.desc, args.device_index)?;
     let device = args.device.map(parse_device).transpose()?;
@@ -55,7 +58,7 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
         plot(&res, &title, path)?;
         text += &format!("# plot: {}\n", path.display());
     }
-    print!("{text}");
+    crate::out::print(&text)?;
     Ok(())
 }
 

@@ -298,13 +298,41 @@ pub fn run_command(argv: &[String]) -> Ran {
     }
 }
 
+/// Why `path` cannot be written into a service file, `None` when it can: it is not UTF-8
+/// (the file would name another path), or it has a control character — a newline would end
+/// `ExecStart=` and start a directive of the caller's choosing (unit injection), and XML 1.0
+/// forbids most C0 characters in a property list.
+pub fn unwritable_path(path: &Path) -> Option<String> {
+    let Some(s) = path.to_str() else {
+        return Some(format!(
+            "{} is not valid UTF-8, which a service file cannot name",
+            path.display()
+        ));
+    };
+    s.chars().find(|c| c.is_control()).map(|c| {
+        format!(
+            "{} contains the control character U+{:04X}, which a service file cannot hold \
+             (a newline would add a line of its own to the unit); rename the file",
+            crate::out::escape_control(s),
+            c as u32
+        )
+    })
+}
+
 /// The plan for this platform and user: `--config` made absolute, the executable resolved.
 ///
-/// Errors: HOME unset, the executable cannot be found.
+/// Errors: HOME unset, the executable cannot be found, or its path or the config's cannot
+/// be written into a service file ([`unwritable_path`]).
 pub fn this_platform_plan(config: Option<&Path>) -> anyhow::Result<Plan> {
     let exe = std::env::current_exe().context("cannot find pawl's own executable")?;
     let exe = fs::canonicalize(&exe).unwrap_or(exe);
     let config = config.map(std::path::absolute).transpose()?;
+    if let Some(problem) = unwritable_path(&exe) {
+        bail!("refusing to install the service: the executable {problem}");
+    }
+    if let Some(problem) = config.as_deref().and_then(unwritable_path) {
+        bail!("refusing to install the service: --config {problem}");
+    }
     let spec = ServiceSpec { exe, config };
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -335,6 +363,35 @@ pub fn exe_warning(exe: &Path) -> Option<String> {
              crates/pawl` and reinstall the service for a stable path"
         )
     })
+}
+
+/// The warnings `service install` (and `--dry-run`) prints before it acts: a build
+/// directory executable ([`exe_warning`]), a `--config` file that does not exist (the
+/// service then fails at every start until it does).
+pub fn install_warnings(exe: &Path, config: Option<&Path>) -> Vec<String> {
+    let mut warnings: Vec<String> = exe_warning(exe).into_iter().collect();
+    if let Some(config) = config
+        && !config.exists()
+    {
+        warnings.push(format!(
+            "--config {} does not exist: the service will fail to start until it does \
+             (`pawl config default > {}` writes one)",
+            crate::out::escape_control(&config.display().to_string()),
+            crate::out::escape_control(&config.display().to_string())
+        ));
+    }
+    warnings
+}
+
+/// What `service install --dry-run` prints: where the file would go, its contents, the
+/// commands an install would run and the note it prints after them, each as a `#` line.
+pub fn dry_run_text(plan: &Plan) -> String {
+    let mut s = format!("# {}\n{}", plan.file.display(), plan.contents);
+    for cmd in plan.before_install.iter().chain(&plan.after_install) {
+        s.push_str(&format!("# would run `{}`\n", cmd.join(" ")));
+    }
+    s.push_str(&format!("# {}\n", plan.installed_note));
+    s
 }
 
 #[cfg(test)]
@@ -524,6 +581,50 @@ mod tests {
         );
         let cmds: Vec<String> = plan.before_uninstall.iter().map(|c| c.join(" ")).collect();
         assert_eq!(cmds, ["launchctl bootout gui/501/dev.pawl.worker"]);
+    }
+
+    #[test]
+    fn a_config_path_with_a_newline_is_refused_so_no_directive_is_injected() {
+        let evil = Path::new("/home/u/x\nExecStartPre=/bin/sh -c evil.toml");
+        let why = unwritable_path(evil).unwrap();
+        assert!(why.contains("U+000A"), "{why}");
+        assert!(!why.contains('\n'), "{why:?}");
+        assert!(unwritable_path(Path::new("/home/u/tab\there.toml")).is_some());
+        assert!(unwritable_path(Path::new("/home/u/esc\u{1b}.toml")).is_some());
+        assert_eq!(unwritable_path(Path::new("/home/a b/100%/$cfg.toml")), None);
+        use std::os::unix::ffi::OsStrExt;
+        let latin1 = Path::new(std::ffi::OsStr::from_bytes(b"/home/u/caf\xe9.toml"));
+        assert!(unwritable_path(latin1).unwrap().contains("not valid UTF-8"));
+        let err = this_platform_plan(Some(evil)).unwrap_err().to_string();
+        assert!(
+            err.starts_with("refusing to install the service: --config "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn install_warns_about_a_missing_config_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("nope.toml");
+        let warnings = install_warnings(Path::new("/usr/bin/pawl"), Some(&missing));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("does not exist"), "{warnings:?}");
+        fs::write(&missing, "").unwrap();
+        assert!(install_warnings(Path::new("/usr/bin/pawl"), Some(&missing)).is_empty());
+        assert!(install_warnings(Path::new("/usr/bin/pawl"), None).is_empty());
+    }
+
+    #[test]
+    fn dry_run_prints_the_file_the_commands_and_the_note_a_real_install_prints() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = systemd_plan(&spec(), tmp.path());
+        let text = dry_run_text(&plan);
+        assert!(text.starts_with(&format!("# {}\n# Written by", plan.file.display())));
+        assert!(text.contains(&plan.contents));
+        assert!(text.contains("# would run `systemctl --user enable pawl.service`\n"));
+        let lines = install(&plan, &mut |_| Ran::Ok).unwrap();
+        let note = lines.last().unwrap();
+        assert!(text.ends_with(&format!("# {note}\n")), "{text}");
     }
 
     #[test]

@@ -22,34 +22,57 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
-use crate::lifecycle::{self, GrabbedDevice, LockFile, Metadata, Paths, ProcState};
+use crate::lifecycle::{self, GrabbedDevice, LockFile, Metadata, Paths, ProcState, Status};
 
 /// The first line the worker writes on the readiness pipe when its devices are grabbed.
 pub const READY_LINE: &str = "ready";
 /// The prefix of the line the worker writes when startup failed; the message follows.
 pub const ERROR_PREFIX: &str = "error: ";
 
-/// Another worker holds the lock: `pawl run` then starts nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How long `pawl run` waits for the holder of the lock to be identified (or to let go)
+/// before it answers "starting (pid unknown)": 10 s, `pawl on`'s default `--timeout`.
+pub const STARTING_WAIT: Duration = Duration::from_secs(10);
+
+/// Another process holds the lock: `pawl run` then starts nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlreadyRunning {
-    /// Its pid, from the metadata (`None` while it has not written any yet).
+    /// The worker's pid, from its metadata, when it is identified ([`Status::Running`]).
     pub pid: Option<u32>,
+    /// The line to print when it is not ([`lifecycle::unidentified_line`]).
+    pub unidentified: Option<String>,
 }
 
 impl fmt::Display for AlreadyRunning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pid {
-            Some(pid) => write!(f, "already running (pid {pid})"),
-            None => write!(f, "already running (starting up)"),
+        match (self.pid, &self.unidentified) {
+            (Some(pid), _) => write!(f, "already running (pid {pid})"),
+            (None, Some(line)) => f.write_str(line),
+            (None, None) => f.write_str("already running"),
         }
     }
 }
 
 impl std::error::Error for AlreadyRunning {}
+
+/// What holds the lock now, as an [`AlreadyRunning`]; `None` when it has let go (or the
+/// holder is not identified yet and `deadline` has not passed).
+fn holder(paths: &Paths, deadline: Instant) -> anyhow::Result<Option<AlreadyRunning>> {
+    Ok(match lifecycle::current_status(paths)? {
+        Status::Running(meta) => Some(AlreadyRunning {
+            pid: Some(meta.pid),
+            unidentified: None,
+        }),
+        Status::Unidentified(why) if Instant::now() >= deadline => Some(AlreadyRunning {
+            pid: None,
+            unidentified: Some(lifecycle::unidentified_line(paths, &why)),
+        }),
+        _ => None,
+    })
+}
 
 /// A running worker's hold on the single instance. Dropping it removes the metadata; the
 /// lock goes with the process (or with this value, whichever comes first).
@@ -89,12 +112,14 @@ impl Worker {
             });
         }
         let lock = LockFile::open(&paths.lock())?;
-        if !lock.try_lock()? {
-            let pid = Metadata::read(&paths.metadata())
-                .ok()
-                .flatten()
-                .map(|m| m.pid);
-            return Err(AlreadyRunning { pid }.into());
+        // Wait while the holder is not identified: a worker starting, or a `pawl status`
+        // or `pawl off` probing the lock for a moment.
+        let deadline = Instant::now() + STARTING_WAIT;
+        while !lock.try_lock()? {
+            if let Some(already) = holder(&paths, deadline)? {
+                return Err(already.into());
+            }
+            std::thread::sleep(crate::control::POLL);
         }
         // We hold the lock: any metadata left is from a worker that died without cleanup.
         lifecycle::remove_if_exists(&paths.metadata())?;
@@ -200,11 +225,11 @@ fn adopt_stdio(paths: &Paths) -> anyhow::Result<(LockFile, File)> {
     }
     let lock = LockFile::from_file(lock);
     if !lock.try_lock()? {
-        let pid = Metadata::read(&paths.metadata())
-            .ok()
-            .flatten()
-            .map(|m| m.pid);
-        return Err(AlreadyRunning { pid }.into());
+        let already = holder(paths, Instant::now())?.unwrap_or(AlreadyRunning {
+            pid: None,
+            unidentified: None,
+        });
+        return Err(already.into());
     }
     Ok((lock, ready))
 }
@@ -214,9 +239,7 @@ mod tests {
     use super::*;
 
     fn paths(tmp: &tempfile::TempDir) -> Paths {
-        Paths {
-            dir: tmp.path().join("pawl"),
-        }
+        Paths::at(tmp.path().join("pawl"))
     }
 
     fn mx() -> GrabbedDevice {
@@ -241,7 +264,7 @@ mod tests {
         assert_eq!(meta.devices, vec![mx()]);
         assert_eq!(meta.version, env!("CARGO_PKG_VERSION"));
         assert_eq!(
-            lifecycle::classify(Some(meta), lifecycle::probe_process),
+            lifecycle::classify(true, Ok(Some(meta)), lifecycle::probe_process),
             lifecycle::Status::Running(worker.metadata().unwrap().clone())
         );
         worker.set_devices(Vec::new()).unwrap();
@@ -291,10 +314,21 @@ mod tests {
     }
 
     #[test]
-    fn already_running_without_metadata_says_starting() {
+    fn run_while_a_process_holds_the_lock_without_metadata_says_starting_pid_unknown() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = paths(&tmp);
+        paths.ensure().unwrap();
+        let other = LockFile::open(&paths.lock()).unwrap();
+        assert!(other.try_lock().unwrap());
+        let already = holder(&paths, Instant::now()).unwrap().unwrap();
+        assert_eq!(already.pid, None);
         assert_eq!(
-            AlreadyRunning { pid: None }.to_string(),
-            "already running (starting up)"
+            already.to_string(),
+            lifecycle::unidentified_line(&paths, &lifecycle::Unidentified::NoMetadata)
         );
+        assert!(already.to_string().starts_with("starting (pid unknown): "));
+        // Before the deadline it keeps waiting.
+        let later = Instant::now() + Duration::from_secs(60);
+        assert_eq!(holder(&paths, later).unwrap(), None);
     }
 }

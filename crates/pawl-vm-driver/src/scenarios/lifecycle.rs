@@ -1,5 +1,6 @@
-//! Issue 5: one managed worker. `pawl on|off|status` against a real kernel (the worker grabs
-//! a uhid MX Master 3S), `pawl inspect` reading without grabbing, `pawl devices` exit codes.
+//! Issue 5 (and 11: the lock decides, never `pawl.json`): one managed worker. `pawl
+//! on|off|status` against a real kernel (the worker grabs a uhid MX Master 3S), `pawl
+//! inspect` reading without grabbing, `pawl devices` exit codes.
 //!
 //! Every scenario gets its own runtime directory (`XDG_RUNTIME_DIR`), so lock and metadata
 //! start fresh; workers are counted from `/proc` (processes running `pawl --worker run`,
@@ -403,6 +404,75 @@ pub fn pid_reuse_not_mistaken(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Replaces the value of `"key": …,` in pretty-printed metadata.
+fn set_field(meta: &str, key: &str, value: u64) -> anyhow::Result<String> {
+    let prefix = format!("\"{key}\": ");
+    let mut found = false;
+    let lines: Vec<String> = meta
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix(&prefix) {
+            Some(_) => {
+                found = true;
+                let indent = &l[..l.len() - l.trim_start().len()];
+                format!("{indent}{prefix}{value},")
+            }
+            None => l.to_owned(),
+        })
+        .collect();
+    ensure!(found, "no {key} in {meta}");
+    Ok(lines.join("\n") + "\n")
+}
+
+/// Issue 11: metadata a real worker wrote, moved onto a live process with that process's
+/// true pid and start time while nobody holds the lock (a copied or forged file): `status`
+/// calls it stale, not running, and `off` leaves the process alone.
+pub fn off_never_signals_a_process_that_does_not_hold_the_lock(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    let env = Env::new(ctx)?;
+    let pid = pid_in(&env.expect(&["on"], 0)?)?;
+    let meta = std::fs::read_to_string(env.metadata())?;
+    env.expect(&["off"], 0)?;
+    let mut other = Command::new("/bin/sleep")
+        .arg("60")
+        .spawn()
+        .context("spawn sleep")?;
+    let victim = other.id();
+    let stat = std::fs::read_to_string(format!("/proc/{victim}/stat"))?;
+    let start: u64 = stat[stat.rfind(')').context("stat")? + 1..]
+        .split_whitespace()
+        .nth(19)
+        .and_then(|f| f.parse().ok())
+        .context("no start time in stat")?;
+    let forged = set_field(
+        &set_field(&meta, "pid", victim.into())?,
+        "start_time",
+        start,
+    )?;
+    ensure!(forged.contains(&format!("\"pid\": {victim},")), "{forged}");
+    std::fs::write(env.metadata(), forged)?;
+    let status = env.expect(&["status"], 1)?;
+    show(&["status"], 1, &status);
+    ensure!(
+        status.contains(&format!(
+            "stale metadata: pid {victim}, that process does not hold the lock"
+        )),
+        "status {status:?} (worker was {pid})"
+    );
+    let off = env.expect(&["off"], 0)?;
+    show(&["off"], 0, &off);
+    std::thread::sleep(Duration::from_millis(50));
+    ensure!(
+        other.try_wait()?.is_none(),
+        "off signalled pid {victim}, which does not hold the lock"
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+    ensure!(!env.metadata().exists(), "forged metadata left");
+    env.expect(&["status"], 3)?;
+    Ok(())
+}
+
 /// `off` with nothing running is fine and says so; `status` says stopped with exit 3.
 pub fn off_when_not_running(ctx: &mut Ctx) -> anyhow::Result<()> {
     let env = Env::new(ctx)?;
@@ -489,6 +559,35 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
     ensure!(
         code == 0,
         "pawl replay of the recording: exit {code}: {out} {err}"
+    );
+
+    // Issue 11: a reader that went away ends inspect quietly (141), a full disk with one
+    // message (74); never a panic (101).
+    let (reader, writer) = std::io::pipe()?;
+    drop(reader);
+    let closed = env
+        .command(&["inspect", "--device", &path])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()?;
+    ensure!(
+        closed.status.code() == Some(141) && closed.stderr.is_empty(),
+        "inspect into a closed pipe: {} {:?}",
+        closed.status,
+        String::from_utf8_lossy(&closed.stderr)
+    );
+    let full = env
+        .command(&["inspect", "--device", &path])
+        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full")?)
+        .stderr(Stdio::piped())
+        .output()?;
+    let err = String::from_utf8_lossy(&full.stderr);
+    ensure!(
+        full.status.code() == Some(74)
+            && err.trim_end()
+                == "pawl: cannot write to stdout: No space left on device (os error 28)",
+        "inspect into /dev/full: {} {err:?}",
+        full.status
     );
 
     // With the worker running, the source's events reach only pawl: inspect says so and

@@ -119,6 +119,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
     },
     Scenario {
+        name: "off_never_signals_a_process_that_does_not_hold_the_lock",
+        run: lifecycle::off_never_signals_a_process_that_does_not_hold_the_lock,
+    },
+    Scenario {
         name: "pid_reuse_not_mistaken",
         run: lifecycle::pid_reuse_not_mistaken,
     },
