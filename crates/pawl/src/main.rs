@@ -14,6 +14,7 @@ mod lifecycle;
 mod macos;
 mod replay;
 mod service;
+mod version;
 mod worker;
 
 use std::path::Path;
