@@ -74,6 +74,9 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
     util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
     util::step("cargo xtask vm-test", || vm::vm_test(&[]))?;
+    util::step("cargo xtask dist deb --test", || {
+        dist::dist(&["deb".into(), "--test".into()])
+    })?;
     Ok(())
 }
 
