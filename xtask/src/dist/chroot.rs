@@ -46,6 +46,15 @@ pub fn readme_commands(deb: &str) -> Vec<String> {
     .into()
 }
 
+/// The README's install commands run on the build machine, not in the chroot: the build
+/// of the package (what this test tests) and `cargo install` (run with `--root` in
+/// `target/dist-deb/cargo-root`; after `cargo deb` built the same release binary it only
+/// copies it).
+pub const HOST_COMMANDS: &[&str] = &[
+    "cargo xtask dist deb",
+    "cargo install --locked --path crates/pawl",
+];
+
 /// The package's file name for this version on amd64, as the README names it.
 pub fn deb_file_name() -> String {
     format!(
@@ -66,7 +75,8 @@ pub fn test(root: &Path, deb: &Path) -> anyhow::Result<()> {
     let run = work.join("chroot");
     remove(&run)?;
     util::run(util::as_root("cp").arg("-a").arg(&base).arg(&run))?;
-    let res = Mounts::new(&run).and_then(|_mounts| test_in(root, deb, &run));
+    let res = cargo_install(root, &work)
+        .and_then(|()| Mounts::new(&run).and_then(|_mounts| test_in(root, deb, &run)));
     // Keep a failed chroot for a look; a passed one is 300 MB of nothing.
     if res.is_ok() {
         remove(&run)?;
@@ -187,6 +197,34 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     sh(run, purge)?;
     let after = snapshot(run)?;
     compare(&before, &after)
+}
+
+/// The README's `cargo install`, into `work/cargo-root`: the binary it installs prints this
+/// checkout's version.
+fn cargo_install(root: &Path, work: &Path) -> anyhow::Result<()> {
+    let prefix = work.join("cargo-root");
+    let line = HOST_COMMANDS[1];
+    eprintln!("$ {line} --root {}", prefix.display());
+    let mut words = line.split(' ');
+    ensure!(words.next() == Some("cargo"), "{line}");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    util::run(
+        Command::new(cargo)
+            .current_dir(root)
+            .args(words)
+            .arg("--root")
+            .arg(&prefix),
+    )?;
+    let out = Command::new(prefix.join("bin/pawl"))
+        .arg("--version")
+        .output()?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let want = format!("pawl {}\n", expected_version(root));
+    ensure!(
+        printed == want,
+        "the installed pawl --version printed {printed:?}, expected {want:?}"
+    );
+    Ok(())
 }
 
 /// `pawl X.Y.Z (commit)` without the `pawl `: what this checkout's build prints.
@@ -465,6 +503,54 @@ fn remove(path: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The command lines of README.md's Install section (```sh blocks), each with its
+    /// comment (after ` # `).
+    fn readme_install_commands() -> Vec<(String, String)> {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+            .expect("README.md");
+        let section = readme
+            .split("\n## ")
+            .find(|s| s.starts_with("Install\n"))
+            .expect("README.md has an Install section");
+        let mut lines = Vec::new();
+        let mut in_sh = false;
+        for line in section.lines() {
+            if line.starts_with("```") {
+                in_sh = !in_sh && line == "```sh";
+                continue;
+            }
+            let line = line.trim();
+            if !in_sh || line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (cmd, comment) = line.split_once(" # ").unwrap_or((line, ""));
+            lines.push((cmd.trim().to_owned(), comment.trim().to_owned()));
+        }
+        lines
+    }
+
+    #[test]
+    fn every_readme_install_command_is_run_by_this_test_or_marked_not_run_here() {
+        let commands = readme_install_commands();
+        let tested: Vec<String> = readme_commands(&deb_file_name())
+            .into_iter()
+            .chain(HOST_COMMANDS.iter().map(|c| c.to_string()))
+            .collect();
+        for (cmd, comment) in &commands {
+            assert!(
+                tested.contains(cmd) || comment.contains("not run here"),
+                "README.md's Install section: `{cmd}` is neither run by `cargo xtask dist deb \
+                 --test` nor marked `# not run here`"
+            );
+        }
+        for cmd in &tested {
+            assert!(
+                commands.iter().any(|(c, _)| c == cmd),
+                "`{cmd}` is tested but not in README.md's Install section"
+            );
+        }
+    }
 
     fn tree(entries: &[(&str, u64)]) -> BTreeMap<String, Entry> {
         entries
