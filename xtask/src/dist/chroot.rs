@@ -10,7 +10,8 @@
 //! Then it checks every file of the package was installed with its mode, and that after
 //! the purge the file tree equals the one before the install (apt's and dpkg's own logs
 //! and caches aside). No udev runs in a chroot, so the maintainer scripts' udev branch is
-//! skipped there. `/proc` (pawl finds its own executable there) and `/dev/pts` (apt's log)
+//! skipped on install; then, with `/run/udev` made and a `udevadm` that records its
+//! calls, the test checks which calls postinst and postrm make. `/proc` (pawl finds its own executable there) and `/dev/pts` (apt's log)
 //! are mounted for the test and unmounted after it, whatever happened.
 
 use std::collections::BTreeMap;
@@ -142,6 +143,17 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         &run.join("etc/apt/apt.conf.d/90pawl-test"),
         "APT::Get::Assume-Yes \"true\";\n",
     )?;
+    // A udevadm that records its arguments: the maintainer scripts call it only where
+    // udev runs (`/run/udev`), which this test switches on and off. In /usr/bin, where
+    // udev's is, because apt runs dpkg with its own PATH (`DPkg::Path`, no /usr/local).
+    let udevadm = run.join("usr/bin/udevadm");
+    ensure!(
+        !udevadm.exists(),
+        "minbase has no udev, yet {} exists",
+        udevadm.display()
+    );
+    write_root(&udevadm, "#!/bin/sh\necho \"$*\" >> /tmp/udevadm.log\n")?;
+    util::run(util::as_root("chmod").arg("755").arg(&udevadm))?;
     let before = snapshot(run)?;
     let inside = run.join("root").join(DEB_DIR);
     util::run(util::as_root("mkdir").arg("-p").arg(&inside))?;
@@ -161,6 +173,23 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     };
     sh(run, install)?;
     check_installed(deb, run)?;
+    ensure!(
+        udevadm_calls(run)?.is_empty(),
+        "postinst ran udevadm without udev running"
+    );
+    util::run(util::as_root("mkdir").arg(run.join("run/udev")))?;
+    sh(run, "/var/lib/dpkg/info/pawl.postinst configure 0.1.0-1")?;
+    ensure!(
+        udevadm_calls(run)?
+            == [
+                "control --reload-rules",
+                "trigger --action=change --subsystem-match=input --subsystem-match=hidraw",
+                "trigger --action=change --subsystem-match=misc --sysname-match=uinput",
+            ],
+        "postinst with udev running: udevadm {:?}",
+        udevadm_calls(run)?
+    );
+    util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
 
     let printed = sh(run, version)?;
     let want = format!("pawl {}\n", expected_version(root));
@@ -195,6 +224,14 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     util::run(util::as_root("rm").arg("-rf").arg(run.join("root/target")))?;
 
     sh(run, purge)?;
+    // remove and purge each reload the rules (the rule is gone); nothing else.
+    ensure!(
+        udevadm_calls(run)? == ["control --reload-rules", "control --reload-rules"],
+        "postrm with udev running: udevadm {:?}",
+        udevadm_calls(run)?
+    );
+    util::run(util::as_root("rm").arg("-r").arg(run.join("run/udev")))?;
+    util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
     let after = snapshot(run)?;
     compare(&before, &after)
 }
@@ -225,6 +262,15 @@ fn cargo_install(root: &Path, work: &Path) -> anyhow::Result<()> {
         "the installed pawl --version printed {printed:?}, expected {want:?}"
     );
     Ok(())
+}
+
+/// The argument lists the fake udevadm was called with, oldest first.
+fn udevadm_calls(run: &Path) -> anyhow::Result<Vec<String>> {
+    match std::fs::read_to_string(run.join("tmp/udevadm.log")) {
+        Ok(log) => Ok(log.lines().map(String::from).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `pawl X.Y.Z (commit)` without the `pawl `: what this checkout's build prints.
