@@ -100,3 +100,12 @@ fn rustix_like_is_root() -> bool {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
+
+/// `program` run as root: directly when xtask is root, else through `sudo`.
+pub fn as_root(program: &str) -> Command {
+    if rustix_like_is_root() {
+        Command::new(program)
+    } else {
+        sudo(program)
+    }
+}

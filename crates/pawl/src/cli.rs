@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 /// A small, fast, event-driven mouse daemon: gestures, back/forward, per-device scroll.
 #[derive(Debug, Parser)]
-#[command(name = "pawl", version, about, long_about = None)]
+#[command(name = "pawl", version = crate::version::VERSION, about, long_about = None)]
 pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults).
     #[arg(long, global = true, value_name = "FILE")]

@@ -35,19 +35,23 @@ fn generated_files() -> Vec<(PathBuf, String)> {
             String::from_utf8(buf).expect("completions are UTF-8"),
         ));
     }
-    // The service files `pawl service install` writes, for packagers and manual installs,
-    // with pawl at /usr/local/bin.
-    let spec = crate::service::ServiceSpec {
-        exe: PathBuf::from("/usr/local/bin/pawl"),
+    // The service files `pawl service install` writes, for packages and manual installs:
+    // the systemd unit with pawl at /usr/bin (the .deb ships it in /usr/lib/systemd/user,
+    // the PKGBUILD too), the LaunchAgent with pawl at /usr/local/bin.
+    let spec = |exe: &str| crate::service::ServiceSpec {
+        exe: PathBuf::from(exe),
         config: None,
     };
-    let note = "# For packagers and manual installs (pawl at /usr/local/bin). `pawl service install`\n\
-                # writes the same file with the path of the pawl you run.\n";
+    let note = "# For packages (pawl at /usr/bin; the .deb installs it in /usr/lib/systemd/user/).\n\
+                # `pawl service install` writes the same file with the path of the pawl you run.\n";
     for (path, text) in [
-        ("contrib/pawl.service", crate::service::systemd_unit(&spec)),
+        (
+            "contrib/pawl.service",
+            crate::service::systemd_unit(&spec("/usr/bin/pawl")),
+        ),
         (
             "contrib/dev.pawl.worker.plist",
-            crate::service::launch_agent_plist(&spec),
+            crate::service::launch_agent_plist(&spec("/usr/local/bin/pawl")),
         ),
     ] {
         let text = match text.strip_prefix('#') {
@@ -81,7 +85,11 @@ fn without_hidden(cmd: &clap::Command) -> clap::Command {
 /// `pawl.1` (with the sections clap knows nothing about) and one page per visible
 /// subcommand, `pawl-on.1`, `pawl-config-check.1`, … like git's.
 fn man_pages() -> Vec<(PathBuf, String)> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    // The package version without the commit (`pawl --version` adds it): the committed
+    // pages change with releases, not with every commit.
+    let mut cmd = Cli::command()
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true);
     cmd.build();
     let mut pages = Vec::new();
     let mut top = Vec::new();

@@ -16,6 +16,7 @@ mod macos;
 mod out;
 mod replay;
 mod service;
+mod version;
 mod worker;
 
 use std::path::Path;
