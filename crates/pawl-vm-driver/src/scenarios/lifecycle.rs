@@ -1,4 +1,4 @@
-//! Issue 5: one managed worker. `pawl on|off|status` against a real kernel (the worker grabs
+//! Lifecycle: one managed worker. `pawl on|off|status` against a real kernel (the worker grabs
 //! a uhid MX Master 3S), `pawl inspect` reading without grabbing, `pawl devices` exit codes.
 //!
 //! Every scenario gets its own runtime directory (`XDG_RUNTIME_DIR`), so lock and metadata

@@ -1,5 +1,6 @@
-//! Issue 2 scenarios: `pawl run` on the real kernel with uhid MX Masters, a touchpad and
-//! another mouse.
+//! Gestures on the chosen device and what pawl leaves alone: `pawl run` on the real kernel
+//! with uhid MX Masters, a touchpad and another mouse (drags, clicks, inverted direction,
+//! wheel and motion through the clone, other devices untouched, a bad config).
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Issue 8 scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
+//! HID++ scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
 //! descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
 //! pawl diverts the gesture button (CID 0x00C3) with raw XY; gestures arrive as HID++
 //! notifications and fire the same chords as evdev gestures.
