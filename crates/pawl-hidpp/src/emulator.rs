@@ -461,6 +461,13 @@ impl Emulator {
         self.thumb_inverted = inverted;
     }
 
+    /// Makes it answer 0x0005 with `name` (the kernel's driver names the HID device
+    /// "Logitech " + that name).
+    pub fn with_name(mut self, name: &'static str) -> Emulator {
+        self.name = name;
+        self
+    }
+
     /// Makes the thumb wheel report `native` ratchets and `diverted` increments per turn.
     pub fn with_thumb_resolution(mut self, native: u16, diverted: u16) -> Emulator {
         self.thumb_info[..2].copy_from_slice(&native.to_be_bytes());

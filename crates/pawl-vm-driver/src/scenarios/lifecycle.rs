@@ -482,7 +482,8 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
     }
     let text = std::fs::read_to_string(&record)?;
     ensure!(
-        text.lines().any(|l| l.starts_with("N: MX Master 3S")) && text.contains("E: "),
+        // The name hid-logitech-hidpp gives the node: "Logitech " + the 0x0005 name.
+        text.lines().any(|l| l == "N: Logitech MX Master 3S") && text.contains("E: "),
         "recording {text:?}"
     );
     let (code, out, err) = env.run(&["replay", record.to_str().context("path")?])?;

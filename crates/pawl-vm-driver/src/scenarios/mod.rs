@@ -8,6 +8,7 @@
 //! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
 //! when it returns.
 
+mod drivers;
 mod gestures;
 mod hidpp;
 mod hotplug;
@@ -52,6 +53,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "static_pawl_runs_in_vm",
         run: kernel::static_pawl_runs_in_vm,
+    },
+    // The kernel's Logitech drivers bound, as on a user's machine.
+    Scenario {
+        name: "kernel_driver_binds_mx_master_3s",
+        run: drivers::kernel_driver_binds_mx_master_3s,
+    },
+    Scenario {
+        name: "kernel_driver_hires_wheel_transformed",
+        run: drivers::kernel_driver_hires_wheel_transformed,
+    },
+    Scenario {
+        name: "kernel_driver_reconnect_keeps_diversion",
+        run: hidpp::kernel_driver_reconnect_keeps_diversion,
+    },
+    Scenario {
+        name: "bolt_receiver_handled_as_the_kernel_binds_it",
+        run: drivers::bolt_receiver_handled_as_the_kernel_binds_it,
     },
     // Gestures, wheel and motion through the clone, and what pawl leaves alone.
     Scenario {
