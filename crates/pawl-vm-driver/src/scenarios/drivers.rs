@@ -17,8 +17,11 @@ use pawl_hidpp::feature::{self, hires_wheel, root};
 use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::hidpp_emu::HidppMouse;
-use crate::scenarios::rig::{Rig, check_wheel};
+use crate::pawl::{Pawl, PawlOptions};
+use crate::receiver::{self, UnifyingReceiver};
+use crate::scenarios::rig::{Rig, check_wheel, expect_keys, keys};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
+use crate::uhid::BUS_USB;
 
 /// The default configuration: an empty file.
 const DEFAULT_CONFIG: &str = "";
@@ -307,6 +310,167 @@ pub fn bolt_receiver_handled_as_the_kernel_binds_it(ctx: &mut Ctx) -> anyhow::Re
         evdev::show(&got)
     );
     rig.stop()
+}
+
+/// The sysfs directory of the HID device whose `uevent` says `HID_PHYS=<phys>`.
+fn hid_device_with_phys(phys: &str) -> anyhow::Result<PathBuf> {
+    let want = format!("HID_PHYS={phys}");
+    std::fs::read_dir("/sys/bus/hid/devices")?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("uevent")).is_ok_and(|u| u.lines().any(|l| l == want))
+        })
+        .with_context(|| format!("no HID device with phys {phys:?}"))
+}
+
+/// `unifying_receiver_child_handled`: a Unifying receiver (046d:c52b) with an MX Master 3
+/// paired in slot 1. hid-logitech-dj binds the receiver (switch to DJ mode, register 0x00
+/// notifications, paired-device query answered by the 0x41 notification), creates the child
+/// 046d:4082 with phys `…:1`, and hid-logitech-hidpp binds that (0xB5 pairing reads on the
+/// receiver, HID++ 2.0 to index 1, wheel set to hi-res). pawl handles the child as it
+/// handles the Bluetooth mouse: grabs and clones it (motion through, the wheel inverted in
+/// 120 v120 steps per 15-count detent), diverts the gesture button through the receiver's
+/// device index 1 with its own software id, and a diverted-button drag fires the chord.
+pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let base = ctx.phys("usb");
+    let mut recv = UnifyingReceiver::create(&base)?;
+    let child = recv.wait_child(T_DEVICE)?;
+    ctx.notes.push(format!("child node: {child:?}"));
+    let recv_dir = hid_device_with_phys(recv.phys())?;
+    let recv_module = bound_module(&recv_dir)?;
+    let modalias = std::fs::read_to_string(recv_dir.join("modalias"))?;
+    ensure!(
+        recv_module == "hid_logitech_dj" && expected_module(&modalias)? == recv_module,
+        "the receiver ({}) is bound by {recv_module}",
+        modalias.trim()
+    );
+    let module = expect_bound_as_aliased(ctx, &child)?;
+    ensure!(
+        module == "hid_logitech_hidpp",
+        "the child is bound by {module}"
+    );
+    ensure!(
+        (child.id.bustype, child.id.vendor, child.id.product) == (BUS_USB, 0x046d, receiver::WPID),
+        "child id {:?}",
+        child.id
+    );
+    {
+        let st = recv.state();
+        ctx.notes.push(format!(
+            "receiver registers {:x?}; the child's driver sent {} HID++ requests",
+            st.registers,
+            st.kernel.len()
+        ));
+        ensure!(
+            st.dj_mode && st.paired_query,
+            "no DJ mode switch or paired query"
+        );
+        ensure!(
+            st.registers.contains(&(0x80, 0x00, 0x00))
+                && st.registers.contains(&(0x83, 0xB5, 0x30)),
+            "register 0x00 write or 0xB5 serial read missing: {:x?}",
+            st.registers
+        );
+        ensure!(
+            st.emu.wheel_mode() == hires_wheel::MODE_RESOLUTION,
+            "the child's driver did not set the wheel to hi-res (mode {:#04x})",
+            st.emu.wheel_mode()
+        );
+    }
+
+    let dir = ctx.subdir("pawl")?;
+    let mut pawl = Pawl::start(
+        &ctx.pawl,
+        &dir,
+        &PawlOptions {
+            config: "[hidpp]\nenabled = true\n",
+            desktop: "GNOME",
+            run_args: &[],
+            debug: ctx.pawl_debug,
+        },
+    )?;
+    let mut clone = pawl.wait_clone(&child, T_DEVICE)?;
+    let mut keyboard = pawl.wait_keyboard(T_DEVICE)?;
+    recv.motion(7, -5)?;
+    clone
+        .frames_until(T_EVENT, "motion through pawl", |f| {
+            *f == motion_frame(7, -5)
+        })
+        .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    let deadline = std::time::Instant::now() + T_EVENT;
+    while !recv
+        .state()
+        .emu
+        .reporting(pawl_hidpp::controls::CID_GESTURE_BUTTON)
+        .is_some_and(|r| r.divert && r.raw_xy)
+    {
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "pawl never diverted the gesture button through the receiver; log: {}",
+            pawl.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    while !pawl
+        .log()
+        .contains("diverted 0x00C3 gesture button with raw XY")
+    {
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "pawl never logged the diversion; log: {}",
+            pawl.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    recv.quiet(Duration::from_millis(200));
+    {
+        let st = recv.state();
+        ensure!(!st.pawl.is_empty(), "no HID++ request from pawl");
+        ensure!(
+            st.pawl.iter().all(|m| m.device == receiver::SLOT),
+            "a pawl request for another device index"
+        );
+        ensure!(
+            st.kernel.iter().all(|m| m.sw_id() <= KERNEL_SW_ID),
+            "a request neither the kernel's nor pawl's"
+        );
+    }
+    // A drag right with the diverted gesture button held (raw XY, the first report
+    // dropped): desktop-left, GNOME Super+Page_Up.
+    let held = |recv: &UnifyingReceiver, on: bool| {
+        recv.state()
+            .emu
+            .set_held(pawl_hidpp::controls::CID_GESTURE_BUTTON, on)
+            .context("gesture button not diverted")
+    };
+    let m = held(&recv, true)?;
+    recv.send(&m)?;
+    for (dx, dy) in [(1, 0), (100, 0), (100, 0), (100, 0), (100, 0)] {
+        let motion = recv.state().emu.motion(dx, dy);
+        match motion {
+            pawl_hidpp::emulator::Motion::RawXy(m) => recv.send(&m)?,
+            pawl_hidpp::emulator::Motion::Hid => anyhow::bail!("raw XY not diverted"),
+        }
+    }
+    let m = held(&recv, false)?;
+    recv.send(&m)?;
+    expect_keys(&mut keyboard, &[&[keys::META, keys::PAGE_UP]])
+        .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    // The wheel: three detents of 15 counts, inverted by pawl.
+    for _ in 0..3 {
+        recv.wheel(1)?;
+        std::thread::sleep(NOTCH_GAP);
+    }
+    recv.motion(7, -5)?;
+    let mut frames = clone.frames_until(T_EVENT, "sentinel", |f| *f == motion_frame(7, -5))?;
+    frames.pop();
+    check_wheel(&frames, true, &[120, 120, 120], true)?;
+    recv.button(3, true)?;
+    recv.button(3, false)?;
+    let status = pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
 }
 
 #[cfg(test)]

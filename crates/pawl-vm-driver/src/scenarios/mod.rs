@@ -68,6 +68,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: hidpp::kernel_driver_reconnect_keeps_diversion,
     },
     Scenario {
+        name: "unifying_receiver_child_handled",
+        run: drivers::unifying_receiver_child_handled,
+    },
+    Scenario {
         name: "bolt_receiver_handled_as_the_kernel_binds_it",
         run: drivers::bolt_receiver_handled_as_the_kernel_binds_it,
     },
