@@ -405,7 +405,8 @@ pub struct Config {
 pub struct HidppConfig {
     /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
     /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
-    /// logid or Solaar).
+    /// logid or Solaar). Default `true` on Linux (only MX Master endpoints are opened),
+    /// `false` on macOS (not implemented there).
     pub enabled: bool,
     /// With `enabled`: divert the MX Master's thumb wheel (HID++ 0x2150, temporarily,
     /// undone on exit) while its pointer node is grabbed with scroll transformed, and send
@@ -473,7 +474,11 @@ impl Config {
             chords: Vec::new(),
             commands: Vec::new(),
             hidpp: HidppConfig {
-                enabled: false,
+                // On where HID++ is implemented (Linux): pawl opens only MX Master HID++
+                // endpoints, so this is "on for MX Masters, nothing for other mice". Cost
+                // with the kernel's hid-logitech-hidpp bound: one more read per motion
+                // frame, no write, no wake-up (VM `hidpp_cost_per_motion_frame`).
+                enabled: platform == Platform::Linux,
                 thumb_wheel: true,
             },
         }
@@ -1620,6 +1625,14 @@ pub fn default_config_text(platform: Platform) -> String {
         .replace("{on_forward}", on_forward)
         .replace("{buttons}", buttons)
         .replace("{desktop}", desktop)
+        .replace(
+            "{hidpp_enabled}",
+            if platform == Platform::Linux {
+                "true"
+            } else {
+                "false"
+            },
+        )
 }
 
 const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
@@ -1722,9 +1735,13 @@ glide_interval_ms = 16
 # Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
 # pointer node grabbed (scroll transformed) each motion report is read twice, once from
 # evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
-# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
-# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
-enabled = false
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write.
+# Measured with the kernel's hid-logitech-hidpp bound: 2 reads, 1 write and 1 wake-up per
+# motion frame instead of 1, 1, 1. Only MX Master endpoints are opened: other mice never
+# cost anything. Default true on Linux (false on macOS, where it is not implemented). Set
+# it false when logid or Solaar manage the mouse. Needs read-write access to
+# /dev/hidrawN (contrib/70-pawl.rules).
+enabled = {hidpp_enabled}
 # With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
 # its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
 # [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).
@@ -1779,15 +1796,18 @@ mod tests {
     }
 
     #[test]
-    fn hidpp_is_off_by_default_and_can_be_switched_on() {
-        let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
-        assert!(c.hidpp.enabled);
-        assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
+    fn hidpp_is_on_by_default_on_linux_and_can_be_switched_off() {
+        let c = Config::parse("[hidpp]\nenabled = false\n", "c.toml", Platform::Linux).unwrap();
+        assert!(!c.hidpp.enabled);
+        assert!(Config::default_for(Platform::Linux).hidpp.enabled);
+        assert!(!Config::default_for(Platform::MacOs).hidpp.enabled);
         let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
         assert!(e.to_string().contains("c.toml:2:"), "{e}");
         let text = default_config_text(Platform::Linux);
         assert!(text.contains("\n[hidpp]\n"), "{text}");
-        assert!(text.contains("\nenabled = false\n"), "{text}");
+        assert!(text.contains("\nenabled = true\n"), "{text}");
+        let mac = default_config_text(Platform::MacOs);
+        assert!(mac.contains("\nenabled = false\n"), "{mac}");
     }
 
     #[test]

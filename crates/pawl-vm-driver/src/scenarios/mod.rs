@@ -68,6 +68,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: hidpp::kernel_driver_reconnect_keeps_diversion,
     },
     Scenario {
+        name: "hidpp_cost_per_motion_frame",
+        run: drivers::hidpp_cost_per_motion_frame,
+    },
+    Scenario {
         name: "unifying_receiver_child_handled",
         run: drivers::unifying_receiver_child_handled,
     },
