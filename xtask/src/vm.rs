@@ -28,7 +28,18 @@ pub(crate) const PACKAGES: &[&str] = &[
 ];
 
 /// The kernel modules the scenarios need; their dependencies are added from `modules.dep`.
-const MODULES: &[&str] = &["hid", "hid-generic", "uhid", "evdev", "uinput"];
+/// The Logitech drivers are there because a user's machine has them: hid-logitech-hidpp
+/// binds the MX Master (`hid:b0005g*v0000046Dp0000B034`), hid-logitech-dj the Unifying
+/// receiver (c52b; not the Bolt receiver c548 on Debian's kernels).
+const MODULES: &[&str] = &[
+    "hid",
+    "hid-generic",
+    "hid-logitech-dj",
+    "hid-logitech-hidpp",
+    "uhid",
+    "evdev",
+    "uinput",
+];
 
 /// The target the static binaries are built for (a separate target directory, so host
 /// builds are not invalidated by the different RUSTFLAGS).
@@ -271,6 +282,11 @@ pub(crate) fn initramfs_bytes(
         order.split_whitespace().collect::<Vec<_>>().join(" ")
     );
     c.file("etc/pawl-vm/modules", 0o644, order.as_bytes());
+    c.file(
+        "etc/pawl-vm/hid-aliases",
+        0o644,
+        logitech_hid_aliases(kernel)?.as_bytes(),
+    );
     let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
     if std::env::var("PAWL_VM_DEBUG").is_ok_and(|v| v == "1") {
         args.insert(0, "--pawl-debug");
@@ -301,6 +317,20 @@ pub(crate) fn initramfs_bytes(
         recordings.display()
     );
     Ok(c.finish())
+}
+
+/// The kernel's `modules.alias` lines for Logitech HID ids (`alias hid:b0003g*v0000046D…
+/// hid_logitech_dj`): the VM's driver scenarios read them to know which driver this kernel
+/// binds to each emulated device (e.g. whether hid-logitech-dj takes the Bolt receiver).
+fn logitech_hid_aliases(kernel: &Kernel) -> anyhow::Result<String> {
+    let path = kernel.modules.join("modules.alias");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter(|l| l.starts_with("alias hid:") && l.contains("v0000046D"))
+        .map(|l| format!("{l}\n"))
+        .collect())
 }
 
 /// `kernel/drivers/hid/hid-generic.ko.xz` → `hid-generic`.

@@ -49,10 +49,15 @@ pub mod info_flags {
     pub const VIRTUAL: u8 = 0x80;
 }
 
-/// `getCidInfo` additional flags byte (parameter 8).
+/// `getCidInfo` additional flags byte (parameter 8). Solaar `hidpp20.KeyFlag` reads
+/// parameters 4 and 8 as one 16-bit field: these are its bits 8–10.
 pub mod additional_flags {
     /// Motion can be diverted as raw XY while the control is held.
     pub const RAW_XY: u8 = 0x01;
+    /// Raw XY can be forced (virtual controls).
+    pub const FORCE_RAW_XY: u8 = 0x02;
+    /// The control can report analytics key events.
+    pub const ANALYTICS_KEY_EVENTS: u8 = 0x04;
 }
 
 /// `setCidReporting` / `getCidReporting` flags byte: a value bit and, for `set`, a "valid"
@@ -81,6 +86,13 @@ pub struct ControlInfo {
     pub task: u16,
     /// [`info_flags`] bits.
     pub flags: u8,
+    /// Position (0 for mice: Solaar shows `pos:0` for every MX Master control).
+    pub pos: u8,
+    /// The control's group (1–8; 0 = none): controls can be remapped to tasks of groups in
+    /// their [`ControlInfo::group_mask`].
+    pub group: u8,
+    /// Bit n−1 set: may be remapped to a control of group n.
+    pub group_mask: u8,
     /// [`additional_flags`] bits.
     pub additional_flags: u8,
 }
@@ -92,6 +104,9 @@ impl ControlInfo {
             cid: reply.u16_at(0),
             task: reply.u16_at(2),
             flags: reply.params[4],
+            pos: reply.params[5],
+            group: reply.params[6],
+            group_mask: reply.params[7],
             additional_flags: reply.params[8],
         }
     }

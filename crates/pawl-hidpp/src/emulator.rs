@@ -1,24 +1,51 @@
-//! A HID++ 2.0 device model for tests: answers Root, feature set, device name, 0x1B04,
-//! 0x2121 and 0x2150 requests like an MX Master 3S, keeps each control's temporary
-//! diversion, and produces the notifications a diverted control and raw-XY motion send.
-//! The VM driver puts it behind a uhid device (`pawl-vm-driver`'s `hidpp_emu`); the unit
-//! tests put it behind a [`crate::Session`] directly.
+//! A HID++ 2.0 device model for tests: answers Root, feature set, device name, battery,
+//! 0x1B04, 0x2121 and 0x2150 requests like an MX Master 3S or 3, keeps each control's
+//! temporary diversion and the wheel mode, and produces the notifications a diverted
+//! control and raw-XY motion send. The VM driver puts it behind a uhid device
+//! (`pawl-vm-driver`'s `hidpp_emu`), where the kernel's `hid-logitech-hidpp` probes it as
+//! it probes the real mouse; the unit tests put it behind a [`crate::Session`] directly.
 //!
-//! The feature indices, control list and resolutions are the emulator's own (shaped like
-//! what Solaar shows for an MX Master 3S: controls 0x50 0x51 0x52 0x53 0x56 0xC3 0xC4, the
-//! gesture button divertable with raw XY); pawl looks every index up, so none is assumed.
+//! # Source of the tables
+//!
+//! The feature tables (index, id, version, flags) and the 0x1B04 control lists (CID, task,
+//! flags, position, group, group mask) are what Solaar recorded from real mice, in
+//! `docs/devices/` of pwr-Solaar/Solaar (read at 8a941c55531fee06e5528291913970d0ebbc0b14):
+//! - MX Master 3S over Bluetooth: `MX Master 3S B034.txt` (Solaar 1.1.7, firmware RBM
+//!   22.00.B0003): 36 features with versions, 8 controls, 0x2121 multiplier 15 with invert
+//!   and ratchet switch (free wheel when recorded), battery 25 % discharging (0x1004 V3).
+//! - MX Master 3 through a Unifying receiver: `MX Master 3 Wireless Mouse 4082.txt` (34
+//!   features) and over Bluetooth `MX Master 3 Wireless Mouse B023.txt` (30 features;
+//!   Solaar 1.1.4, firmware MPM 19.01.B0015). That Solaar printed no versions: the
+//!   emulator answers version 0 for them. Battery 100 %, next level 50 % (0x1000).
+//!
+//! Feature flags: Solaar `hidpp20_constants.FeatureFlag` (internal 0x20, hidden 0x40,
+//! obsolete 0x80; its `unknown:000010` / `unknown:000008` are bits 0x10 / 0x08). Control
+//! flags: Solaar `hidpp20.KeyFlag`, parameters 4 and 8 of `getCidInfo` read as one field
+//! (see [`crate::controls::info_flags`], [`crate::controls::additional_flags`]); tasks:
+//! Solaar `special_keys.Task`. Functions a feature has but the emulator does not model, and
+//! every function of the features it does not model (0x0003, 0x2201, 0x2110, the internal
+//! ones…), answer HID++ 2.0 error 0x07 (invalid function id), the error a device gives for
+//! a function it does not have.
+//!
 //! The thumb wheel answers like logid reports an MX Master 3's (18 ratchets per turn
 //! natively, 120 increments diverted; PixlOne/logiops#145), and its one direction setting
 //! (default direction, invert bit) applies to both reporting modes: a turn has the same
 //! sign as an AC Pan count and as a diverted increment (see `pawl_hidpp::session`, "Thumb
 //! wheel").
+//!
+//! # Wheel
+//!
+//! 0x2121 `setWheelMode` is obeyed: in high-resolution mode (bit 1, what the kernel's
+//! driver sets during its probe) the wheel field of the HID mouse report counts
+//! 1/multiplier detents ([`Emulator::wheel_counts`]); in low-resolution mode, detents.
 
 use crate::controls::{self, ControlInfo, Reporting, additional_flags, info_flags};
 use crate::error::{HIDPP10_ERROR, HIDPP10_INVALID_SUBID, HIDPP20_ERROR};
 use crate::feature::{
-    self, device_name, hires_wheel, receiver, reprog, root, thumb_wheel, wireless_status,
+    self, battery_status, device_name, hires_wheel, receiver, reprog, root, thumb_wheel,
+    unified_battery, wireless_status,
 };
-use crate::report::{Framing, LONG_PARAMS, Message};
+use crate::report::{DEVICE_INDEX_DIRECT, Framing, LONG_PARAMS, Message};
 
 /// An error the emulator is told to answer with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +55,190 @@ pub enum Failure {
     /// HID++ 2.0 error reply (feature index 0xFF) with this code.
     V20(u8),
 }
+
+/// HID++ 2.0 error "invalid function id": what a device answers for a function it does not
+/// have (Solaar `hidpp20_constants.ErrorCode.INVALID_FUNCTION_ID`).
+pub const ERR_INVALID_FUNCTION: u8 = 0x07;
+
+/// One entry of a device's feature table, at its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureEntry {
+    /// Feature id.
+    pub id: u16,
+    /// Feature version (Root `getFeature` byte 2).
+    pub version: u8,
+    /// Feature flags (Root `getFeature` byte 1): 0x20 internal, 0x40 hidden, 0x80 obsolete.
+    pub flags: u8,
+}
+
+const fn f(id: u16, version: u8, flags: u8) -> FeatureEntry {
+    FeatureEntry { id, version, flags }
+}
+
+/// Feature flag bits as Solaar prints them: "internal" 0x20, "hidden" 0x40, and the
+/// "unknown:000010" / "unknown:000008" bits.
+const IH: u8 = 0x60;
+const IH10: u8 = 0x70;
+const IH08: u8 = 0x68;
+const H: u8 = 0x40;
+
+/// The MX Master 3S's 36 features, index = position (Solaar `MX Master 3S B034.txt`).
+pub const MX_MASTER_3S_FEATURES: [FeatureEntry; 36] = [
+    f(0x0000, 0, 0),
+    f(0x0001, 0, 0),
+    f(0x0003, 4, 0),
+    f(0x0005, 0, 0),
+    f(0x1D4B, 0, 0),
+    f(0x0020, 0, 0),
+    f(0x0021, 1, 0),
+    f(0x0007, 0, 0),
+    f(0x1004, 3, 0),
+    f(0x1B04, 5, 0),
+    f(0x1814, 1, 0),
+    f(0x1815, 2, 0),
+    f(0x2250, 1, 0),
+    f(0x2201, 2, 0),
+    f(0x2110, 0, 0),
+    f(0x2121, 1, 0),
+    f(0x2150, 0, 0),
+    f(0x2251, 0, 0),
+    f(0x00C3, 0, 0),
+    f(0x1802, 0, IH10),
+    f(0x1803, 0, IH10),
+    f(0x1806, 8, IH10),
+    f(0x1816, 0, IH10),
+    f(0x1805, 0, IH),
+    f(0x1830, 0, IH10),
+    f(0x1891, 7, IH08),
+    f(0x18A1, 0, IH10),
+    f(0x1E00, 0, H),
+    f(0x1E02, 0, IH),
+    f(0x1602, 0, 0),
+    f(0x1EB0, 0, IH10),
+    f(0x1861, 1, IH10),
+    f(0x9300, 0, IH10),
+    f(0x9001, 0, IH10),
+    f(0x1E22, 0, IH10),
+    f(0x9205, 0, IH10),
+];
+
+/// The MX Master 3's 34 features through a Unifying receiver (Solaar `MX Master 3
+/// Wireless Mouse 4082.txt`; versions not recorded).
+pub const MX_MASTER_3_UNIFYING_FEATURES: [FeatureEntry; 34] = [
+    f(0x0000, 0, 0),
+    f(0x0001, 0, 0),
+    f(0x0003, 0, 0),
+    f(0x0005, 0, 0),
+    f(0x1D4B, 0, 0),
+    f(0x0020, 0, 0),
+    f(0x0021, 0, 0),
+    f(0x0007, 0, 0),
+    f(0x1000, 0, 0),
+    f(0x1B04, 0, 0),
+    f(0x1814, 0, 0),
+    f(0x2250, 0, 0),
+    f(0x2201, 0, 0),
+    f(0x2110, 0, 0),
+    f(0x2121, 0, 0),
+    f(0x2150, 0, 0),
+    f(0x2251, 0, 0),
+    f(0x00C2, 0, 0),
+    f(0x1802, 0, IH),
+    f(0x1803, 0, IH),
+    f(0x1806, 0, IH),
+    f(0x1813, 0, IH),
+    f(0x1805, 0, IH),
+    f(0x1830, 0, IH),
+    f(0x1890, 0, IH),
+    f(0x1891, 0, IH),
+    f(0x18A1, 0, IH),
+    f(0x1DF3, 0, IH),
+    f(0x1E00, 0, H),
+    f(0x1EB0, 0, IH),
+    f(0x1861, 0, IH),
+    f(0x9001, 0, IH),
+    f(0x9203, 0, IH),
+    f(0x9205, 0, IH),
+];
+
+/// The MX Master 3's 30 features over Bluetooth (Solaar `MX Master 3 Wireless Mouse
+/// B023.txt`; versions not recorded).
+pub const MX_MASTER_3_BT_FEATURES: [FeatureEntry; 30] = [
+    f(0x0000, 0, 0),
+    f(0x0001, 0, 0),
+    f(0x0003, 0, 0),
+    f(0x0005, 0, 0),
+    f(0x1D4B, 0, 0),
+    f(0x0020, 0, 0),
+    f(0x0021, 0, 0),
+    f(0x0007, 0, 0),
+    f(0x1000, 0, 0),
+    f(0x1B04, 0, 0),
+    f(0x1814, 0, 0),
+    f(0x2250, 0, 0),
+    f(0x2201, 0, 0),
+    f(0x2110, 0, 0),
+    f(0x2121, 0, 0),
+    f(0x2150, 0, 0),
+    f(0x2251, 0, 0),
+    f(0x00C2, 0, 0),
+    f(0x1802, 0, IH),
+    f(0x1803, 0, IH),
+    f(0x1806, 0, IH),
+    f(0x1813, 0, IH),
+    f(0x1805, 0, IH),
+    f(0x1830, 0, IH),
+    f(0x18A1, 0, IH),
+    f(0x1E00, 0, H),
+    f(0x1EB0, 0, IH),
+    f(0x1861, 0, IH),
+    f(0x9001, 0, IH),
+    f(0x9205, 0, IH),
+];
+
+const fn c(cid: u16, task: u16, flags: u8, group: u8, group_mask: u8, more: u8) -> ControlInfo {
+    ControlInfo {
+        cid,
+        task,
+        flags,
+        pos: 0,
+        group,
+        group_mask,
+        additional_flags: more,
+    }
+}
+
+use additional_flags::{ANALYTICS_KEY_EVENTS as AKE, FORCE_RAW_XY as FRXY, RAW_XY as RXY};
+use info_flags::{DIVERTABLE as DIV, MOUSE as MSE, REPROGRAMMABLE as REP, VIRTUAL as VIR};
+
+/// The MX Master 3S's 8 controls (Solaar `MX Master 3S B034.txt`, "Has 8 reprogrammable
+/// keys"): every physical one "mse" with analytics key events, none persistently
+/// divertable; the virtual gesture button 0x00D7 (task 0x00B4) divertable with forced
+/// raw XY, group 3.
+pub const MX_MASTER_3S_CONTROLS: [ControlInfo; 8] = [
+    c(0x0050, 0x0038, MSE, 1, 0x01, AKE),
+    c(0x0051, 0x0039, MSE, 1, 0x01, AKE),
+    c(0x0052, 0x003A, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x0053, 0x003C, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x0056, 0x003E, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00C3, 0x00A9, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00C4, 0x009D, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00D7, 0x00B4, DIV | VIR, 3, 0x00, RXY | FRXY),
+];
+
+/// The MX Master 3's 8 controls (Solaar `MX Master 3 Wireless Mouse 4082.txt`): as the
+/// 3S's, but the middle, gesture and Smart Shift buttons in group 3 (mask g1–g3) and the
+/// virtual gesture button in group 4.
+pub const MX_MASTER_3_CONTROLS: [ControlInfo; 8] = [
+    c(0x0050, 0x0038, MSE, 1, 0x01, AKE),
+    c(0x0051, 0x0039, MSE, 1, 0x01, AKE),
+    c(0x0052, 0x003A, MSE | REP | DIV, 3, 0x07, RXY | AKE),
+    c(0x0053, 0x003C, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x0056, 0x003E, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00C3, 0x00A9, MSE | REP | DIV, 3, 0x07, RXY | AKE),
+    c(0x00C4, 0x009D, MSE | REP | DIV, 3, 0x07, RXY | AKE),
+    c(0x00D7, 0x00B4, DIV | VIR, 4, 0x00, RXY | FRXY),
+];
 
 /// One control of the emulated device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,12 +265,16 @@ pub enum Motion {
 pub struct Emulator {
     framing: Framing,
     device: u8,
-    features: Vec<u16>,
+    features: &'static [FeatureEntry],
     name: &'static str,
     controls: Vec<EmulatedControl>,
+    wheel_multiplier: u8,
+    wheel_flags: u8,
+    ratchet: u8,
     wheel_mode: u8,
     wheel_mode_writes: u32,
     persistent_writes: u32,
+    battery: [u8; 4],
     thumb_diverted: bool,
     thumb_inverted: bool,
     thumb_info: [u8; 8],
@@ -70,78 +285,75 @@ pub struct Emulator {
 
 impl Emulator {
     /// An MX Master 3S at `device` index on a node declaring `framing` (Bluetooth: long
-    /// only, index 0xFF; behind a Bolt receiver: both, index 1–6).
+    /// only, index 0xFF; behind a Bolt receiver: both, index 1–6). Tables: see the module
+    /// docs.
     pub fn mx_master_3s(framing: Framing, device: u8) -> Emulator {
-        use info_flags::*;
-        let mouse_button = MOUSE | REPROGRAMMABLE | DIVERTABLE | PERSISTENTLY_DIVERTABLE;
-        let control = |cid: u16, task: u16, flags: u8, more: u8| EmulatedControl {
-            info: ControlInfo {
-                cid,
-                task,
-                flags,
-                additional_flags: more,
-            },
-            reporting: Reporting {
-                cid,
-                divert: false,
-                raw_xy: false,
-            },
-            held: false,
+        Emulator::new(
+            framing,
+            device,
+            &MX_MASTER_3S_FEATURES,
+            "MX Master 3S",
+            &MX_MASTER_3S_CONTROLS,
+        )
+        // Free wheel when recorded; 25 %, level "good", discharging.
+        .with_ratchet(0)
+        .with_battery([25, 0x04, 0, 0])
+    }
+
+    /// An MX Master 3 at `device`: over Bluetooth (index 0xFF) the B023 feature table,
+    /// behind a Unifying receiver (index 1–6) the 4082 one. Name as 0x0005 reports it
+    /// ("Wireless Mouse MX Master 3", 26 characters, per the Unifying receiver notes).
+    pub fn mx_master_3(framing: Framing, device: u8) -> Emulator {
+        let features: &'static [FeatureEntry] = if device == DEVICE_INDEX_DIRECT {
+            &MX_MASTER_3_BT_FEATURES
+        } else {
+            &MX_MASTER_3_UNIFYING_FEATURES
         };
+        Emulator::new(
+            framing,
+            device,
+            features,
+            "Wireless Mouse MX Master 3",
+            &MX_MASTER_3_CONTROLS,
+        )
+        // Ratcheted when recorded ("Normal wheel mode"); 100 %, next level 50 %.
+        .with_ratchet(1)
+        .with_battery([100, 50, 0, 0])
+    }
+
+    fn new(
+        framing: Framing,
+        device: u8,
+        features: &'static [FeatureEntry],
+        name: &'static str,
+        controls: &[ControlInfo],
+    ) -> Emulator {
+        let controls = controls
+            .iter()
+            .map(|&info| EmulatedControl {
+                info,
+                reporting: Reporting {
+                    cid: info.cid,
+                    divert: false,
+                    raw_xy: false,
+                },
+                held: false,
+            })
+            .collect();
         Emulator {
             framing,
             device,
-            features: vec![
-                feature::ROOT,
-                feature::FEATURE_SET,
-                0x0003,
-                feature::DEVICE_NAME,
-                feature::WIRELESS_DEVICE_STATUS,
-                0x1000,
-                feature::REPROG_CONTROLS_V4,
-                0x2110,
-                feature::HIRES_WHEEL,
-                feature::THUMB_WHEEL,
-                0x2201,
-            ],
-            name: "MX Master 3S",
-            controls: vec![
-                control(0x0050, 0x0038, MOUSE, 0),
-                control(0x0051, 0x0039, MOUSE, 0),
-                control(
-                    controls::CID_MIDDLE,
-                    0x003A,
-                    mouse_button,
-                    additional_flags::RAW_XY,
-                ),
-                control(
-                    controls::CID_BACK,
-                    0x003C,
-                    mouse_button,
-                    additional_flags::RAW_XY,
-                ),
-                control(
-                    controls::CID_FORWARD,
-                    0x003E,
-                    mouse_button,
-                    additional_flags::RAW_XY,
-                ),
-                control(
-                    controls::CID_GESTURE_BUTTON,
-                    0x00A9,
-                    REPROGRAMMABLE | DIVERTABLE | PERSISTENTLY_DIVERTABLE,
-                    additional_flags::RAW_XY,
-                ),
-                control(
-                    controls::CID_SMART_SHIFT,
-                    0x00AA,
-                    REPROGRAMMABLE | DIVERTABLE | PERSISTENTLY_DIVERTABLE,
-                    additional_flags::RAW_XY,
-                ),
-            ],
+            features,
+            name,
+            controls,
+            // Both records: multiplier 15, "has invert", "has ratchet switch" (0x04 | 0x08).
+            wheel_multiplier: 15,
+            wheel_flags: 0x0C,
+            ratchet: 1,
             wheel_mode: 0,
             wheel_mode_writes: 0,
             persistent_writes: 0,
+            battery: [0; 4],
             thumb_diverted: false,
             thumb_inverted: false,
             // native 18, diverted 120, default direction right/front, capabilities
@@ -151,6 +363,43 @@ impl Emulator {
             failures: Vec::new(),
             requests: 0,
         }
+    }
+
+    fn with_ratchet(mut self, ratchet: u8) -> Emulator {
+        self.ratchet = ratchet;
+        self
+    }
+
+    fn with_battery(mut self, battery: [u8; 4]) -> Emulator {
+        self.battery = battery;
+        self
+    }
+
+    /// The feature table, index = position.
+    pub fn features(&self) -> &'static [FeatureEntry] {
+        self.features
+    }
+
+    /// The 0x2121 wheel mode now (bit 0 target, bit 1 high resolution, bit 2 invert).
+    pub fn wheel_mode(&self) -> u8 {
+        self.wheel_mode
+    }
+
+    /// What the wheel field of the HID mouse report carries for `detents` (positive: away
+    /// from the user): `detents × multiplier` in high-resolution mode, else `detents`;
+    /// `None` when that does not fit the 8-bit field. Diverted to HID++ (mode bit 0) is not
+    /// modelled: pawl never asks for it.
+    pub fn wheel_counts(&self, detents: i8) -> Option<i8> {
+        if self.wheel_mode & hires_wheel::MODE_RESOLUTION != 0 {
+            i8::try_from(i16::from(detents) * i16::from(self.wheel_multiplier)).ok()
+        } else {
+            Some(detents)
+        }
+    }
+
+    /// 1/`multiplier` detent is one high-resolution wheel count.
+    pub fn wheel_multiplier(&self) -> u8 {
+        self.wheel_multiplier
     }
 
     /// Makes it a HID++ 1.0 device (answers the ping with "invalid sub id").
@@ -171,7 +420,10 @@ impl Emulator {
 
     /// The index of feature `id` in the emulated feature table.
     pub fn feature_index(&self, id: u16) -> Option<u8> {
-        self.features.iter().position(|&f| f == id).map(|i| i as u8)
+        self.features
+            .iter()
+            .position(|f| f.id == id)
+            .map(|i| i as u8)
     }
 
     /// The controls and their current state.
@@ -209,6 +461,13 @@ impl Emulator {
         self.thumb_inverted = inverted;
     }
 
+    /// Makes it answer 0x0005 with `name` (the kernel's driver names the HID device
+    /// "Logitech " + that name).
+    pub fn with_name(mut self, name: &'static str) -> Emulator {
+        self.name = name;
+        self
+    }
+
     /// Makes the thumb wheel report `native` ratchets and `diverted` increments per turn.
     pub fn with_thumb_resolution(mut self, native: u16, diverted: u16) -> Emulator {
         self.thumb_info[..2].copy_from_slice(&native.to_be_bytes());
@@ -222,8 +481,11 @@ impl Emulator {
     }
 
     /// A power cycle or reconnection: every temporary diversion is forgotten (the thumb
-    /// wheel's too; its invert bit is a setting and stays) and nothing is held.
+    /// wheel's too; its invert bit is a setting and stays), the wheel is back in
+    /// low-resolution HID mode (why the kernel's driver writes 0x2121 again on every
+    /// reconnection) and nothing is held.
     pub fn reset(&mut self) {
+        self.wheel_mode = 0;
         for c in &mut self.controls {
             c.reporting.divert = false;
             c.reporting.raw_xy = false;
@@ -246,7 +508,7 @@ impl Emulator {
         if self.hidpp10_only {
             return Some(self.error(&req, Failure::V10(HIDPP10_INVALID_SUBID)));
         }
-        let Some(&feature_id) = self.features.get(usize::from(req.sub_id)) else {
+        let Some(feature_id) = self.features.get(usize::from(req.sub_id)).map(|f| f.id) else {
             return Some(self.error(&req, Failure::V20(0x06)));
         };
         let function = req.function();
@@ -260,21 +522,24 @@ impl Emulator {
         let p = &mut reply.params;
         match (feature_id, function) {
             (feature::ROOT, root::GET_FEATURE) => {
+                // index, flags, version; index 0 = absent.
                 let id = req.u16_at(0);
-                let index = self.features.iter().position(|&f| f == id).unwrap_or(0);
-                p[0] = index as u8;
+                if let Some(i) = self.features.iter().position(|f| f.id == id) {
+                    let e = self.features[i];
+                    p[..3].copy_from_slice(&[i as u8, e.flags, e.version]);
+                }
             }
             (feature::ROOT, root::GET_PROTOCOL_VERSION) => {
                 p[..3].copy_from_slice(&[4, 5, req.params[2]]);
             }
             (feature::FEATURE_SET, 0) => p[0] = (self.features.len() - 1) as u8,
             (feature::FEATURE_SET, 1) => {
-                let id = self
-                    .features
-                    .get(usize::from(req.params[0]))
-                    .copied()
-                    .unwrap_or(0);
-                p[..2].copy_from_slice(&id.to_be_bytes());
+                // getFeatureID(index) → id, flags, version.
+                let Some(e) = self.features.get(usize::from(req.params[0])).copied() else {
+                    return Some(self.error(&req, Failure::V20(0x02)));
+                };
+                p[..2].copy_from_slice(&e.id.to_be_bytes());
+                p[2..4].copy_from_slice(&[e.flags, e.version]);
             }
             (feature::DEVICE_NAME, device_name::GET_COUNT) => p[0] = self.name.len() as u8,
             (feature::DEVICE_NAME, device_name::GET_NAME) => {
@@ -291,8 +556,13 @@ impl Emulator {
                 let i = c.info;
                 p[..2].copy_from_slice(&i.cid.to_be_bytes());
                 p[2..4].copy_from_slice(&i.task.to_be_bytes());
-                p[4] = i.flags;
-                p[8] = i.additional_flags;
+                p[4..9].copy_from_slice(&[
+                    i.flags,
+                    i.pos,
+                    i.group,
+                    i.group_mask,
+                    i.additional_flags,
+                ]);
             }
             (feature::REPROG_CONTROLS_V4, reprog::GET_CID_REPORTING) => {
                 let Some(c) = self.control(req.u16_at(0)) else {
@@ -325,12 +595,28 @@ impl Emulator {
                 p[..5].copy_from_slice(&req.params[..5]);
             }
             (feature::HIRES_WHEEL, hires_wheel::GET_CAPABILITY) => {
-                p[..2].copy_from_slice(&[15, 0x0C]);
+                p[..2].copy_from_slice(&[self.wheel_multiplier, self.wheel_flags]);
+            }
+            (feature::HIRES_WHEEL, hires_wheel::GET_RATCHET_SWITCH) => p[0] = self.ratchet,
+            (feature::UNIFIED_BATTERY, unified_battery::GET_CAPABILITIES) => {
+                // Levels critical/low/good/full; rechargeable, state of charge in %.
+                p[..2].copy_from_slice(&[0x0F, 0x03]);
+            }
+            (feature::UNIFIED_BATTERY, unified_battery::GET_STATUS) => {
+                p[..4].copy_from_slice(&self.battery);
+            }
+            (feature::BATTERY_STATUS, battery_status::GET_LEVEL_STATUS) => {
+                p[..3].copy_from_slice(&self.battery[..3]);
+            }
+            (feature::BATTERY_STATUS, battery_status::GET_CAPABILITY) => {
+                // 4 levels, mileage (percentages), as the record's "100 %, next level
+                // 50 %" shows; the flags byte itself is not recorded.
+                p[..2].copy_from_slice(&[4, 0x02]);
             }
             (feature::HIRES_WHEEL, hires_wheel::GET_MODE) => p[0] = self.wheel_mode,
             (feature::HIRES_WHEEL, hires_wheel::SET_MODE) => {
                 self.wheel_mode_writes += 1;
-                self.wheel_mode = req.params[0];
+                self.wheel_mode = req.params[0] & 0x07;
                 p[0] = self.wheel_mode;
             }
             (feature::THUMB_WHEEL, thumb_wheel::GET_INFO) => {
@@ -345,7 +631,7 @@ impl Emulator {
                 self.thumb_diverted = req.params[0] == thumb_wheel::MODE_DIVERTED;
                 self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
             }
-            _ => return Some(self.error(&req, Failure::V20(0x07))),
+            _ => return Some(self.error(&req, Failure::V20(ERR_INVALID_FUNCTION))),
         }
         Some(reply)
     }
@@ -473,7 +759,7 @@ impl Emulator {
         let index = self
             .features
             .iter()
-            .position(|&f| f == feature_id)
+            .position(|f| f.id == feature_id)
             .unwrap_or(0);
         Message {
             long: true,

@@ -12,6 +12,10 @@ pub const ROOT: u16 = 0x0000;
 pub const FEATURE_SET: u16 = 0x0001;
 /// Device name and type.
 pub const DEVICE_NAME: u16 = 0x0005;
+/// Battery status (level and next level, the MX Master 3's battery feature).
+pub const BATTERY_STATUS: u16 = 0x1000;
+/// Unified battery (state of charge, the MX Master 3S's battery feature).
+pub const UNIFIED_BATTERY: u16 = 0x1004;
 /// Reprogrammable controls v4 ("Keyboard reprogrammable keys and mouse buttons 5"): the
 /// control list and diversion.
 pub const REPROG_CONTROLS_V4: u16 = 0x1B04;
@@ -73,6 +77,8 @@ pub mod hires_wheel {
     pub const MODE_RESOLUTION: u8 = 0x02;
     /// Mode bit 2: inverted. Owned by the kernel / the user's other tools.
     pub const MODE_INVERT: u8 = 0x04;
+    /// `getRatchetSwitchState() → state` (0 free wheel, 1 ratcheted).
+    pub const GET_RATCHET_SWITCH: u8 = 3;
     /// Event 0: wheel movement (byte 0: bit 4 hi-res, bits 0–3 periods; bytes 1–2 delta i16).
     pub const EVENT_WHEEL: u8 = 0;
 }
@@ -104,6 +110,26 @@ pub mod thumb_wheel {
     pub const DIRECTION_BIT: u8 = 0x01;
 }
 
+/// Battery status (0x1000) functions, as the kernel's `hid-logitech-hidpp` reads them
+/// (`hidpp20_batterylevel_get_battery_capacity` / `_info`).
+pub mod battery_status {
+    /// `getBatteryLevelStatus() → level %, next level %, status (0 discharging)`.
+    pub const GET_LEVEL_STATUS: u8 = 0;
+    /// `getBatteryCapability() → number of levels, flags (bit 1 mileage: percentages)`.
+    pub const GET_CAPABILITY: u8 = 1;
+}
+
+/// Unified battery (0x1004) functions, as the kernel's `hid-logitech-hidpp` reads them
+/// (`hidpp20_unifiedbattery_get_capabilities` / `_get_status`).
+pub mod unified_battery {
+    /// `getCapabilities() → supported levels (bit 0 critical, 1 low, 2 good, 3 full), flags
+    /// (bit 0 rechargeable, bit 1 state of charge in %)`.
+    pub const GET_CAPABILITIES: u8 = 0;
+    /// `getStatus() → state of charge %, level, charging status (0 discharging), external
+    /// power`.
+    pub const GET_STATUS: u8 = 1;
+}
+
 /// Wireless device status (0x1D4B) events.
 pub mod wireless_status {
     /// Event 0: status broadcast (status 1 = reconnection, request 1 = software
@@ -129,6 +155,8 @@ pub fn name(id: u16) -> &'static str {
         ROOT => "Root",
         FEATURE_SET => "Feature set",
         DEVICE_NAME => "Device name",
+        BATTERY_STATUS => "Battery status",
+        UNIFIED_BATTERY => "Unified battery",
         REPROG_CONTROLS_V4 => "Reprogrammable controls v4",
         WIRELESS_DEVICE_STATUS => "Wireless device status",
         HIRES_WHEEL => "High-resolution wheel",

@@ -345,8 +345,9 @@ fn replies_to_other_programs_are_ignored() {
 #[test]
 fn a_missing_control_is_reported() {
     let mut config = SessionConfig::gesture(Button(5));
+    // 0x00FD is on no MX Master's control list (0x00D7, the virtual gesture button, is).
     config.divert.push(pawl_hidpp::DivertSpec {
-        cid: 0x00D7,
+        cid: 0x00FD,
         button: Button(6),
         raw_xy: false,
     });
@@ -355,7 +356,7 @@ fn a_missing_control_is_reported() {
         BLUETOOTH,
         config,
     );
-    assert!(rig.events.contains(&Event::ControlMissing(0x00D7)));
+    assert!(rig.events.contains(&Event::ControlMissing(0x00FD)));
     assert_eq!(rig.session.diverted().count(), 1);
 }
 
@@ -367,7 +368,7 @@ fn query_session_reads_what_is_diverted_and_diverts_nothing() {
         BLUETOOTH,
         query(),
     );
-    assert_eq!(fresh.session.controls().len(), 7);
+    assert_eq!(fresh.session.controls().len(), 8);
     assert_eq!(fresh.session.diverted().count(), 0);
     assert!(fresh.device.controls().iter().all(|c| !c.reporting.divert));
     assert!(fresh.written.iter().all(|m| m.sw_id() == 0x0B));
@@ -673,4 +674,135 @@ fn request_names_say_what_failed() {
         Request::GetFeature(0x1B04).to_string(),
         "feature lookup 0x1B04 (Reprogrammable controls v4)"
     );
+}
+
+/// The kernel's `hid-logitech-hidpp` talks to the same device: software id 1 for its HID++
+/// 2.0 requests, 0 for its ping (6.1 `hidpp_send_fap_command_sync`, `hidpp_root_get_protocol_version`).
+const KERNEL_SW_ID: u8 = 1;
+
+#[test]
+fn pawls_software_id_is_neither_the_kernels_nor_the_pings() {
+    let mut rig = Rig::bluetooth();
+    rig.device.reset();
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    let exit = rig.session.undivert();
+    for m in exit {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]).unwrap();
+        rig.written.push(m);
+    }
+    assert!(!rig.written.is_empty());
+    for m in &rig.written {
+        assert!(
+            m.sw_id() != KERNEL_SW_ID && m.sw_id() != 0,
+            "request {m:?} uses software id {}",
+            m.sw_id()
+        );
+    }
+}
+
+#[test]
+fn pawl_never_addresses_the_wireless_status_feature_nor_writes_the_wheel_mode() {
+    // A reply on the 0x1D4B index is a connect event to the kernel's driver
+    // (`hidpp_report_is_connect_event`): it would re-run its setup. 0x2121 is the driver's.
+    let mut rig = Rig::bluetooth();
+    rig.device.reset();
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    let exit = rig.session.undivert();
+    for m in exit {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]).unwrap();
+        rig.written.push(m);
+    }
+    let wireless = rig
+        .device
+        .feature_index(feature::WIRELESS_DEVICE_STATUS)
+        .unwrap();
+    let hires = rig.device.feature_index(feature::HIRES_WHEEL).unwrap();
+    assert!(rig.written.iter().all(|m| m.sub_id != wireless));
+    assert!(
+        !rig.written
+            .iter()
+            .any(|m| m.sub_id == hires && m.function() == feature::hires_wheel::SET_MODE)
+    );
+    assert_eq!(rig.device.wheel_mode_writes(), 0);
+}
+
+#[test]
+fn the_kernels_replies_on_hidraw_change_nothing() {
+    // Every reply the kernel's probe and reconnect work get, as pawl's hidraw reader sees
+    // them, arriving while pawl waits for each of its own replies.
+    let mut device = Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let mut kernel_view = device.clone();
+    let index = |id| kernel_view.feature_index(id).unwrap();
+    let (name, hires, battery) = (
+        index(feature::DEVICE_NAME),
+        index(feature::HIRES_WHEEL),
+        index(feature::UNIFIED_BATTERY),
+    );
+    let kernel_requests = [
+        Message::request(BLUETOOTH, DEVICE_INDEX_DIRECT, 0, 1, 0, &[0, 0, 0x5A]),
+        Message::request(
+            BLUETOOTH,
+            DEVICE_INDEX_DIRECT,
+            0,
+            0,
+            KERNEL_SW_ID,
+            &[0x1D, 0x4B],
+        ),
+        Message::request(BLUETOOTH, DEVICE_INDEX_DIRECT, name, 0, KERNEL_SW_ID, &[]),
+        Message::request(
+            BLUETOOTH,
+            DEVICE_INDEX_DIRECT,
+            battery,
+            1,
+            KERNEL_SW_ID,
+            &[],
+        ),
+        Message::request(
+            BLUETOOTH,
+            DEVICE_INDEX_DIRECT,
+            hires,
+            2,
+            KERNEL_SW_ID,
+            &[0x02],
+        ),
+        Message::request(BLUETOOTH, DEVICE_INDEX_DIRECT, hires, 0, KERNEL_SW_ID, &[]),
+        // A function the device lacks: an error reply naming the kernel's software id.
+        Message::request(BLUETOOTH, DEVICE_INDEX_DIRECT, hires, 9, KERNEL_SW_ID, &[]),
+    ];
+    let kernel_replies: Vec<Message> = kernel_requests
+        .iter()
+        .map(|r| {
+            let (bytes, len) = r.encode();
+            kernel_view.answer(&bytes[..len]).unwrap()
+        })
+        .collect();
+    let mut session = Session::new(
+        SessionConfig::gesture(Button(5)),
+        BLUETOOTH,
+        DEVICE_INDEX_DIRECT,
+    );
+    let mut out = Output::default();
+    session.start(Micros(0), &mut out);
+    let mut t = 0;
+    while let Some(request) = out.request.take() {
+        for k in &kernel_replies {
+            let (bytes, len) = k.encode();
+            let mut theirs = Output::default();
+            t += 1;
+            session.input(&bytes[..len], Micros(t), &mut theirs);
+            assert_eq!(theirs, Output::default(), "the kernel's {k:?} moved pawl");
+        }
+        let (bytes, len) = request.encode();
+        let reply = device.answer(&bytes[..len]).unwrap();
+        let (bytes, len) = reply.encode();
+        out = Output::default();
+        t += 1;
+        session.input(&bytes[..len], Micros(t), &mut out);
+    }
+    assert_eq!(session.phase(), Phase::Ready);
+    assert!(device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
 }

@@ -12,6 +12,16 @@
 //! button n: bit 3 `BTN_SIDE` (back), bit 4 `BTN_EXTRA` (forward), bit 5 `BTN_FORWARD` (the
 //! default gesture button). Wheel and AC Pan become `REL_WHEEL_HI_RES` ±120 per detent with
 //! `REL_WHEEL` ±1 (and the `HWHEEL` pair), as the descriptors have no Resolution Multiplier.
+//!
+//! With the kernel's Logitech drivers loaded (as on a user's machine), hid-logitech-hidpp
+//! binds the MX Master 3S (its module alias `hid:b0005g*v0000046Dp0000B034`), probes it over
+//! HID++ and sets the 0x2121 wheel to high resolution: the wheel field then counts 1/15
+//! detents and the driver makes `REL_WHEEL_HI_RES` 8 per count, `REL_WHEEL` at half a
+//! detent (`hidpp_scroll_counter_handle_scroll`). A model with [`MouseModel::hidpp`] gets
+//! the HID++ device model (`pawl_hidpp::emulator`) answering on the uhid device's own
+//! thread from creation on ([`crate::hidpp_emu`]), and [`HidMouse::wheel`] sends what the
+//! real mouse sends in the wheel mode the driver set. hid-generic keeps every other device
+//! (the Bolt receiver: no Debian kernel's hid-logitech-dj lists c548).
 
 use std::path::Path;
 use std::time::Duration;
@@ -20,6 +30,7 @@ use anyhow::{Context, bail};
 use pawl_evdev::codes::{EV_REL, REL_X};
 
 use crate::evdev::{self, NodeInfo};
+use crate::hidpp_emu::{self, HidppShared};
 use crate::uhid::{BUS_BLUETOOTH, BUS_USB, UhidDevice, UhidSpec};
 
 /// A mouse model: descriptor file, identity and report layout.
@@ -37,6 +48,9 @@ pub struct MouseModel {
     pub product: u16,
     /// Bits of each of X and Y in report 2 (12 or 16).
     pub xy_bits: u32,
+    /// Speaks HID++ (an emulated MX Master 3S answers on its report 0x11): the kernel's
+    /// hid-logitech-hidpp binds it.
+    pub hidpp: bool,
 }
 
 /// MX Master 3S over Bluetooth LE. The name is what the mouse advertises over BLE.
@@ -47,6 +61,7 @@ pub const MX_MASTER_3S_BT: MouseModel = MouseModel {
     vendor: 0x046d,
     product: 0xb034,
     xy_bits: 12,
+    hidpp: true,
 };
 
 /// Logi Bolt receiver, mouse interface, as hid-generic sees it (no hid-logitech-dj). The
@@ -58,6 +73,7 @@ pub const BOLT_RECEIVER: MouseModel = MouseModel {
     vendor: 0x046d,
     product: 0xc548,
     xy_bits: 16,
+    hidpp: false,
 };
 
 /// Pawl's default gesture button (0-based: `BTN_FORWARD - BTN_MOUSE`).
@@ -115,6 +131,7 @@ pub struct HidMouse {
     dev: UhidDevice,
     model: MouseModel,
     buttons: u16,
+    hidpp: Option<HidppShared>,
 }
 
 impl HidMouse {
@@ -122,21 +139,34 @@ impl HidMouse {
     pub fn create(model: MouseModel, recordings: &Path, phys: &str) -> anyhow::Result<HidMouse> {
         let path = recordings.join(model.rdesc_file);
         let rdesc = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
-        let dev = UhidDevice::create(UhidSpec {
-            name: model.name.into(),
-            phys: phys.into(),
-            uniq: String::new(),
-            bus: model.bus,
-            vendor: model.vendor.into(),
-            product: model.product.into(),
-            version: 0x0001,
-            rdesc,
-        })?;
+        let hidpp = model
+            .hidpp
+            .then(|| hidpp_emu::shared_mx_master_3s(model.name));
+        let responder = hidpp.clone().map(hidpp_emu::responder);
+        let dev = UhidDevice::create_with(
+            UhidSpec {
+                name: model.name.into(),
+                phys: phys.into(),
+                uniq: String::new(),
+                bus: model.bus,
+                vendor: model.vendor.into(),
+                product: model.product.into(),
+                version: 0x0001,
+                rdesc,
+            },
+            responder,
+        )?;
         Ok(HidMouse {
             dev,
             model,
             buttons: 0,
+            hidpp,
         })
+    }
+
+    /// The HID++ device model behind the mouse, if it speaks HID++.
+    pub fn hidpp(&self) -> Option<&HidppShared> {
+        self.hidpp.as_ref()
     }
 
     /// The uhid device (for raw reports and kernel requests).
@@ -190,9 +220,24 @@ impl HidMouse {
         self.send(dx, dy, 0, 0)
     }
 
-    /// A wheel report of `detents` (positive: scroll up).
+    /// A wheel report of `detents` (positive: scroll up), in the units of the wheel mode
+    /// now: for a HID++ mouse in high-resolution mode (set by the kernel's driver),
+    /// `detents × 15` counts.
     pub fn wheel(&self, detents: i8) -> anyhow::Result<()> {
-        self.send(0, 0, detents, 0)
+        let counts = match &self.hidpp {
+            Some(h) => h
+                .lock()
+                .emu
+                .wheel_counts(detents)
+                .with_context(|| format!("{detents} detents do not fit one report"))?,
+            None => detents,
+        };
+        self.send(0, 0, counts, 0)
+    }
+
+    /// A wheel report of `counts` as they are (1/15 detent each in high-resolution mode).
+    pub fn wheel_counts(&self, counts: i8) -> anyhow::Result<()> {
+        self.send(0, 0, counts, 0)
     }
 
     /// An AC Pan report of `detents` (positive: right).

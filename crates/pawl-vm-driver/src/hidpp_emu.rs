@@ -1,21 +1,31 @@
 //! The HID++ side of an emulated MX Master 3S: the uhid mouse built from the real Bluetooth
 //! descriptor (which declares HID++ long report 0x11, so its hidraw node carries HID++),
-//! with `pawl_hidpp::emulator::Emulator` answering every report pawl writes to hidraw
-//! (`UHID_OUTPUT`) with a `UHID_INPUT2` reply, and sending the notifications a diverted
-//! gesture button, raw-XY motion and a diverted thumb wheel produce (a native thumb wheel
-//! turn is an AC Pan count in the mouse report). hid-generic binds the device, so the kernel
-//! itself never talks HID++ to it: every request the emulator sees is pawl's.
+//! with `pawl_hidpp::emulator::Emulator` answering on the uhid device's own thread (see
+//! [`crate::uhid::Responder`]):
+//! - the kernel's hid-logitech-hidpp (bound to 0005:046d:b034 as on a user's machine) sends
+//!   HID++ as `UHID_SET_REPORT` — its probe (ping, 0x0005 name, 0x1D4B, 0x1004 battery,
+//!   0x2121 capability and setWheelMode) and its reconnect work; the reply comes first
+//!   (`UHID_SET_REPORT_REPLY`, error 0), then the HID++ answer as `UHID_INPUT2` of the exact
+//!   report size;
+//! - pawl's hidraw writes arrive as `UHID_OUTPUT` (uhid has an output_report hook) and are
+//!   answered the same way.
+//!
+//! Both are logged apart ([`HidppState::kernel`], [`HidppState::pawl`]). The scenario sends
+//! the notifications a diverted gesture button, raw-XY motion and a diverted thumb wheel
+//! produce (a native thumb wheel turn is an AC Pan count in the mouse report).
 
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 use pawl_hidpp::emulator::{Emulator, Motion};
+use pawl_hidpp::feature;
 use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, Message};
 
 use crate::evdev::NodeInfo;
 use crate::hid::{HidMouse, MX_MASTER_3S_BT};
-use crate::uhid::UhidEvent;
+use crate::uhid::{EIO, Responder};
 
 /// The Bluetooth descriptor's HID++ reports: long only.
 const BLUETOOTH: Framing = Framing {
@@ -23,25 +33,128 @@ const BLUETOOTH: Framing = Framing {
     long: true,
 };
 
+/// The device model and what it was asked, shared by the uhid device's thread and the
+/// scenario.
+#[derive(Debug)]
+pub struct HidppState {
+    /// The device model.
+    pub emu: Emulator,
+    /// Every HID++ request the kernel's driver sent (`UHID_SET_REPORT`), in order.
+    pub kernel: Vec<Message>,
+    /// Every HID++ request pawl wrote to hidraw (`UHID_OUTPUT`), in order.
+    pub pawl: Vec<Message>,
+    /// When the last request of either arrived.
+    pub last: Instant,
+}
+
+/// [`HidppState`] behind a lock.
+#[derive(Clone, Debug)]
+pub struct HidppShared(Arc<Mutex<HidppState>>);
+
+impl HidppShared {
+    /// The state, locked (a panicked holder does not poison it for the others).
+    pub fn lock(&self) -> MutexGuard<'_, HidppState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A fresh MX Master 3S model over Bluetooth that names itself `name` (0x0005).
+pub fn shared_mx_master_3s(name: &'static str) -> HidppShared {
+    HidppShared(Arc::new(Mutex::new(HidppState {
+        emu: Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT).with_name(name),
+        kernel: Vec::new(),
+        pawl: Vec::new(),
+        last: Instant::now(),
+    })))
+}
+
+/// The uhid responder answering from `shared`.
+pub fn responder(shared: HidppShared) -> Box<dyn Responder> {
+    Box::new(Answer(shared))
+}
+
+struct Answer(HidppShared);
+
+impl Answer {
+    fn answer(&self, data: &[u8], from_kernel: bool) -> Vec<Vec<u8>> {
+        let Some(m) = Message::parse(data) else {
+            return Vec::new();
+        };
+        let mut st = self.0.lock();
+        st.last = Instant::now();
+        if from_kernel {
+            st.kernel.push(m);
+        } else {
+            st.pawl.push(m);
+        }
+        st.emu
+            .answer(data)
+            .map(|reply| {
+                let (bytes, len) = reply.encode();
+                vec![bytes[..len].to_vec()]
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Responder for Answer {
+    fn set_report(&mut self, _rnum: u8, _rtype: u8, data: &[u8]) -> (u16, Vec<Vec<u8>>) {
+        (0, self.answer(data, true))
+    }
+
+    fn get_report(&mut self, _rnum: u8, _rtype: u8) -> (u16, Vec<u8>) {
+        // The MX Master has no feature reports; nothing in the driver asks for one.
+        (EIO, Vec::new())
+    }
+
+    fn output(&mut self, data: &[u8]) -> Vec<Vec<u8>> {
+        self.answer(data, false)
+    }
+}
+
 /// An MX Master 3S over Bluetooth that speaks HID++.
 #[derive(Debug)]
 pub struct HidppMouse {
     /// The uhid mouse (report 2 motion for input that is not diverted).
     pub mouse: HidMouse,
-    /// The device model behind report 0x11.
-    pub emu: Emulator,
-    /// Every HID++ request pawl wrote, in order.
-    pub requests: Vec<Message>,
+    shared: HidppShared,
 }
 
 impl HidppMouse {
     /// Creates the uhid device with `phys` from the recordings' descriptor.
     pub fn create(recordings: &std::path::Path, phys: &str) -> anyhow::Result<HidppMouse> {
-        Ok(HidppMouse {
-            mouse: HidMouse::create(MX_MASTER_3S_BT, recordings, phys)?,
-            emu: Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT),
-            requests: Vec::new(),
-        })
+        let mouse = HidMouse::create(MX_MASTER_3S_BT, recordings, phys)?;
+        let shared = mouse
+            .hidpp()
+            .context("the MX Master 3S model speaks HID++")?
+            .clone();
+        Ok(HidppMouse { mouse, shared })
+    }
+
+    /// The device model (locked while the guard lives: the kernel's and pawl's requests
+    /// wait for it).
+    pub fn emu(&self) -> impl std::ops::DerefMut<Target = Emulator> + '_ {
+        EmuGuard(self.shared.lock())
+    }
+
+    /// The HID++ requests pawl wrote so far.
+    pub fn requests(&self) -> Vec<Message> {
+        self.shared.lock().pawl.clone()
+    }
+
+    /// The HID++ requests the kernel's driver sent so far.
+    pub fn kernel_requests(&self) -> Vec<Message> {
+        self.shared.lock().kernel.clone()
+    }
+
+    /// How many 0x2121 `setWheelMode` requests pawl sent (it must never).
+    pub fn pawl_wheel_mode_writes(&self) -> usize {
+        let st = self.shared.lock();
+        let index = st.emu.feature_index(feature::HIRES_WHEEL);
+        st.pawl
+            .iter()
+            .filter(|m| Some(m.sub_id) == index && m.function() == feature::hires_wheel::SET_MODE)
+            .count()
     }
 
     /// The kernel's evdev node of the mouse.
@@ -49,16 +162,18 @@ impl HidppMouse {
         self.mouse.wait_node(timeout)
     }
 
-    /// Answers what the kernel queued for the device (pawl's hidraw writes) until nothing
-    /// arrives for `quiet`.
+    /// Waits until no HID++ request arrived for `quiet` (the device thread answers them).
     pub fn pump(&mut self, quiet: Duration) -> anyhow::Result<()> {
-        while let Some(ev) = self.mouse.uhid().next_event(quiet)? {
-            self.handle(ev)?;
+        loop {
+            let since = self.shared.lock().last.elapsed();
+            if since >= quiet {
+                return Ok(());
+            }
+            std::thread::sleep(quiet - since);
         }
-        Ok(())
     }
 
-    /// Answers requests until `done(self)` holds; fails after `timeout`.
+    /// Waits until `done(self)` holds; fails after `timeout`.
     pub fn pump_until(
         &mut self,
         what: &str,
@@ -67,53 +182,34 @@ impl HidppMouse {
     ) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         while !done(self) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if Instant::now() >= deadline {
                 bail!(
-                    "{what}: not within {timeout:?} ({} HID++ requests seen)",
-                    self.requests.len()
+                    "{what}: not within {timeout:?} ({} HID++ requests from pawl seen)",
+                    self.shared.lock().pawl.len()
                 );
             }
-            if let Some(ev) = self
-                .mouse
-                .uhid()
-                .next_event(left.min(Duration::from_millis(100)))?
-            {
-                self.handle(ev)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn handle(&mut self, ev: UhidEvent) -> anyhow::Result<()> {
-        if let UhidEvent::Output { data, .. } = ev
-            && let Some(m) = Message::parse(&data)
-        {
-            self.requests.push(m);
-            if let Some(reply) = self.emu.answer(&data) {
-                self.send(&reply)?;
-            }
+            std::thread::sleep(Duration::from_millis(5));
         }
         Ok(())
     }
 
     /// Whether the gesture button is diverted now.
     pub fn gesture_diverted(&self) -> bool {
-        self.emu
+        self.emu()
             .reporting(CID_GESTURE_BUTTON)
             .is_some_and(|r| r.divert)
     }
 
     /// Whether the thumb wheel is diverted now.
     pub fn thumb_diverted(&self) -> bool {
-        self.emu.thumb_diverted()
+        self.emu().thumb_diverted()
     }
 
     /// Turns the thumb wheel by `increments` (1/120 turn each, positive in its default
     /// direction) while it is diverted: one HID++ rotation notification.
     pub fn thumb_diverted_turn(&self, increments: i16) -> anyhow::Result<()> {
         let m = self
-            .emu
+            .emu()
             .thumb(increments)
             .context("the thumb wheel is not diverted")?;
         self.send(&m)
@@ -123,7 +219,7 @@ impl HidppMouse {
     /// direction) while it is native: one mouse report with that AC Pan count.
     pub fn thumb_native_turn(&self, ratchets: i8) -> anyhow::Result<()> {
         let pan = self
-            .emu
+            .emu()
             .thumb_native(ratchets)
             .context("the thumb wheel is diverted: it sends no AC Pan")?;
         self.mouse.pan(pan)
@@ -139,7 +235,7 @@ impl HidppMouse {
     /// for it otherwise).
     pub fn gesture_button(&mut self, held: bool) -> anyhow::Result<()> {
         let m = self
-            .emu
+            .emu()
             .set_held(CID_GESTURE_BUTTON, held)
             .context("the gesture button is not diverted: the 3S would send nothing")?;
         self.send(&m)
@@ -148,7 +244,8 @@ impl HidppMouse {
     /// Moves the mouse: a raw-XY notification while the diverted gesture button is held,
     /// an ordinary report 2 otherwise.
     pub fn motion(&self, dx: i16, dy: i16) -> anyhow::Result<()> {
-        match self.emu.motion(dx, dy) {
+        let motion = self.emu().motion(dx, dy);
+        match motion {
             Motion::RawXy(m) => self.send(&m),
             Motion::Hid => self.mouse.motion(dx.into(), dy.into()),
         }
@@ -163,5 +260,21 @@ impl HidppMouse {
             self.motion(dx / steps, dy / steps)?;
         }
         self.gesture_button(false)
+    }
+}
+
+/// [`HidppMouse::emu`]'s guard.
+struct EmuGuard<'a>(MutexGuard<'a, HidppState>);
+
+impl std::ops::Deref for EmuGuard<'_> {
+    type Target = Emulator;
+    fn deref(&self) -> &Emulator {
+        &self.0.emu
+    }
+}
+
+impl std::ops::DerefMut for EmuGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Emulator {
+        &mut self.0.emu
     }
 }

@@ -30,6 +30,8 @@ mod pawl;
 #[cfg(target_os = "linux")]
 mod perf;
 #[cfg(target_os = "linux")]
+mod receiver;
+#[cfg(target_os = "linux")]
 mod scenarios;
 #[cfg(target_os = "linux")]
 mod sys;

@@ -33,13 +33,6 @@ pub fn default_config_text(platform: Platform) -> String {
         .replace("{on_forward}", on_forward)
         .replace("{buttons}", buttons)
         .replace("{desktop}", desktop)
-        .replace(
-            "{hidpp_enabled}",
-            match platform {
-                Platform::Linux => "false",
-                Platform::MacOs => "true",
-            },
-        )
 }
 
 const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its default value.
@@ -144,11 +137,14 @@ glide_interval_ms = 16
 # Cost: the kernel hands every report of the mouse to hidraw readers too, so with its
 # pointer node grabbed (scroll transformed) each motion report is read twice, once from
 # evdev and once from hidraw; with [scroll] scope = "none" and every [buttons] action
-# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write. Leave it off when logid or
-# Solaar manage the mouse. Needs read-write access to /dev/hidrawN (contrib/70-pawl.rules).
-# macOS (default true): the same through IOHIDDevice; a Bluetooth MX Master needs the
-# Input Monitoring permission for it (a Unifying/Bolt receiver needs none).
-enabled = {hidpp_enabled}
+# "pass-through" the pointer is not grabbed and motion costs one hidraw read, no write.
+# Measured with the kernel's hid-logitech-hidpp bound: 2 reads, 1 write and 1 wake-up per
+# motion frame instead of 1, 1, 1. Only MX Master endpoints are opened: other mice never
+# cost anything. Set it false when logid or Solaar manage the mouse. Needs read-write
+# access to /dev/hidrawN (contrib/70-pawl.rules).
+# macOS: the same through IOHIDDevice; a Bluetooth MX Master needs the Input Monitoring
+# permission for it (a Unifying/Bolt receiver needs none).
+enabled = true
 # With enabled: while the MX Master's pointer is grabbed with scroll transformed, divert
 # its thumb wheel too (HID++ 0x2150, temporarily, undone on exit) and scroll it through
 # [scroll] in 1/120 turn steps instead of whole ratchets (18 per turn on an MX Master 3).

@@ -345,12 +345,13 @@ pub struct Config {
     pub hidpp: HidppConfig,
 }
 
-/// Logitech HID++ settings (`[hidpp]`: Linux off by default, macOS on by default).
+/// Logitech HID++ settings (`[hidpp]`, on by default on Linux and macOS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HidppConfig {
     /// Divert the MX Master's gesture button (HID++ 0x1B04 control 0x00C3, temporarily,
     /// undone on exit) so it works as the gesture button; `false` leaves HID++ alone (for
-    /// logid or Solaar).
+    /// logid or Solaar). Default `true` on Linux and macOS (only MX Master endpoints are
+    /// opened).
     pub enabled: bool,
     /// With `enabled`: divert the MX Master's thumb wheel (HID++ 0x2150, temporarily,
     /// undone on exit) while its pointer node is grabbed with scroll transformed, and send
@@ -418,9 +419,12 @@ impl Config {
             chords: Vec::new(),
             commands: Vec::new(),
             hidpp: HidppConfig {
-                // macOS: without HID++ the MX Master 3/3S gesture button never reaches
-                // the event tap (README, "The gesture button over HID++").
-                enabled: platform == Platform::MacOs,
+                // On for MX Masters on both platforms: pawl opens only MX Master HID++
+                // endpoints, and without HID++ the MX Master 3/3S gesture button never
+                // arrives (README, "The gesture button over HID++"). Cost on Linux with
+                // the kernel's hid-logitech-hidpp bound: one more read per motion frame,
+                // no write, no wake-up (VM `hidpp_cost_per_motion_frame`).
+                enabled: true,
                 thumb_wheel: true,
             },
         }

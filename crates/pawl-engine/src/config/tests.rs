@@ -35,24 +35,17 @@ fn empty_file_gives_the_documented_defaults() {
 }
 
 #[test]
-fn hidpp_is_off_by_default_and_can_be_switched_on() {
-    let c = Config::parse("[hidpp]\nenabled = true\n", "c.toml", Platform::Linux).unwrap();
-    assert!(c.hidpp.enabled);
-    assert!(!Config::default_for(Platform::Linux).hidpp.enabled);
+fn hidpp_is_on_by_default_and_can_be_switched_off() {
+    for platform in [Platform::Linux, Platform::MacOs] {
+        assert!(Config::default_for(platform).hidpp.enabled);
+        let c = Config::parse("[hidpp]\nenabled = false\n", "c.toml", platform).unwrap();
+        assert!(!c.hidpp.enabled);
+        let text = default_config_text(platform);
+        assert!(text.contains("\n[hidpp]\n"), "{text}");
+        assert!(text.contains("\nenabled = true\n"), "{text}");
+    }
     let e = Config::parse("[hidpp]\nenable = false\n", "c.toml", Platform::Linux).unwrap_err();
     assert!(e.to_string().contains("c.toml:2:"), "{e}");
-    let text = default_config_text(Platform::Linux);
-    assert!(text.contains("\n[hidpp]\n"), "{text}");
-    assert!(text.contains("\nenabled = false\n"), "{text}");
-}
-
-#[test]
-fn hidpp_is_on_by_default_on_macos_and_can_be_switched_off() {
-    assert!(Config::default_for(Platform::MacOs).hidpp.enabled);
-    let off = Config::parse("[hidpp]\nenabled = false\n", "c.toml", Platform::MacOs).unwrap();
-    assert!(!off.hidpp.enabled);
-    let text = default_config_text(Platform::MacOs);
-    assert!(text.contains("\nenabled = true\n"), "{text}");
 }
 
 #[test]

@@ -63,7 +63,7 @@ const PEER_MOUSE_NAME: &str = "MX Master 3S peer";
 
 /// pawl's configuration: the defaults, and the peers' mice left alone.
 pub const PAWL_CONFIG: &str = "# cargo xtask perf-vm: defaults; the peers' mice are not pawl's\n\
-                               [[device]]\nname = \"MX Master 3S peer*\"\nhandle = false\n";
+                               [[device]]\nname = \"*MX Master 3S peer*\"\nhandle = false\n";
 
 /// kanata's configuration for `source`: grab exactly that node; nothing is mapped, so
 /// every event is passed through (`src/kanata/linux.rs`: non-key events and unmapped keys

@@ -22,8 +22,8 @@ pub const TOUCHPAD_EVENTS: &str =
     "evemu-devices--SynPS2 Synaptics TouchPad.two-finger-vert-scroll.events";
 use crate::uhid::{BUS_BLUETOOTH, BUS_USB, UhidEvent};
 
-/// The uhid MX Master 3S (real Bluetooth descriptor) becomes an evdev mouse named after the
-/// device, 0005:046d:b034, with the 16 buttons, motion, and both wheels with hi-res codes;
+/// The uhid MX Master 3S (real Bluetooth descriptor), bound by hid-logitech-hidpp, becomes
+/// an evdev mouse named "Logitech " + its HID++ name, 0005:046d:b034, with the 16 buttons, motion, and both wheels with hi-res codes;
 /// report bits map to the codes pawl's button numbering assumes.
 pub fn uhid_mx_master_3s_creates_evdev_node(ctx: &mut Ctx) -> anyhow::Result<()> {
     let phys = ctx.phys("bt");
@@ -35,11 +35,11 @@ pub fn uhid_mx_master_3s_creates_evdev_node(ctx: &mut Ctx) -> anyhow::Result<()>
         info.name,
         info.phys
     ));
+    let want_name = format!("Logitech {}", MX_MASTER_3S_BT.name);
     ensure!(
-        info.name.starts_with(MX_MASTER_3S_BT.name),
-        "name {:?} does not start with {:?}",
+        info.name == want_name,
+        "name {:?}, want {want_name:?} (hid-logitech-hidpp names it from 0x0005)",
         info.name,
-        MX_MASTER_3S_BT.name
     );
     ensure!(
         (info.id.bustype, info.id.vendor, info.id.product) == (BUS_BLUETOOTH, 0x046d, 0xb034),
@@ -73,8 +73,9 @@ pub fn uhid_mx_master_3s_creates_evdev_node(ctx: &mut Ctx) -> anyhow::Result<()>
     }
     ensure!(node.has(EV_MSC, MSC_SCAN), "no MSC_SCAN");
 
-    // The device side saw hid-generic bind (UHID_START) and, with our reader holding the
-    // evdev node, the HID device opened (UHID_OPEN last).
+    // The device side saw the driver bind (UHID_START) and, with our reader holding the
+    // evdev node, the HID device opened (UHID_OPEN last). The driver's HID++ requests were
+    // answered on the device's thread and are not among these events.
     let mut events = Vec::new();
     while let Some(ev) = mouse.uhid().next_event(Duration::from_millis(200))? {
         events.push(ev);
@@ -88,6 +89,7 @@ pub fn uhid_mx_master_3s_creates_evdev_node(ctx: &mut Ctx) -> anyhow::Result<()>
     // Button page usage N arrives as MSC_SCAN 0x9000N with BTN_MOUSE + N - 1.
     let scan = |bit: u8| Event::new(EV_MSC, MSC_SCAN, 0x90000 + i32::from(bit) + 1);
     mouse.motion(-2047, 2047)?;
+    // One detent: 15 counts in the high-resolution mode the driver set.
     mouse.wheel(1)?;
     mouse.pan(-1)?;
     mouse.press(GESTURE_BUTTON)?;
@@ -96,10 +98,11 @@ pub fn uhid_mx_master_3s_creates_evdev_node(ctx: &mut Ctx) -> anyhow::Result<()>
     mouse.release(3)?;
     let want = vec![
         motion_frame(-2047, 2047),
-        // hid-input (6.1 `hidinput_handle_scroll`) emits the lo-res code first.
+        // hid-logitech-hidpp (`hidpp_scroll_counter_handle_scroll`) emits the hi-res code
+        // first; AC Pan goes through hid-input (6.1 `hidinput_handle_scroll`), lo-res first.
         vec![
-            Event::new(EV_REL, REL_WHEEL, 1),
             Event::new(EV_REL, REL_WHEEL_HI_RES, 120),
+            Event::new(EV_REL, REL_WHEEL, 1),
         ],
         vec![
             Event::new(EV_REL, REL_HWHEEL, -1),

@@ -1,6 +1,6 @@
-//! Issue 5 (and 11: the lock decides, never `pawl.json`): one managed worker. `pawl
-//! on|off|status` against a real kernel (the worker grabs a uhid MX Master 3S), `pawl
-//! inspect` reading without grabbing, `pawl devices` exit codes.
+//! Lifecycle: one managed worker (the lock decides, never `pawl.json`). `pawl on|off|status`
+//! against a real kernel (the worker grabs a uhid MX Master 3S), `pawl inspect` reading
+//! without grabbing, `pawl devices` exit codes.
 //!
 //! Every scenario gets its own runtime directory (`XDG_RUNTIME_DIR`), so lock and metadata
 //! start fresh; workers are counted from `/proc` (processes running `pawl --worker run`,
@@ -552,7 +552,8 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
     }
     let text = std::fs::read_to_string(&record)?;
     ensure!(
-        text.lines().any(|l| l.starts_with("N: MX Master 3S")) && text.contains("E: "),
+        // The name hid-logitech-hidpp gives the node: "Logitech " + the 0x0005 name.
+        text.lines().any(|l| l == "N: Logitech MX Master 3S") && text.contains("E: "),
         "recording {text:?}"
     );
     let (code, out, err) = env.run(&["replay", record.to_str().context("path")?])?;

@@ -3,13 +3,15 @@
 //! checks.
 //!
 //! Adding a scenario: write `fn name(ctx: &mut Ctx) -> anyhow::Result<()>` in the module of
-//! its issue and add one [`Scenario`] line to [`SCENARIOS`]. Each scenario creates its own
+//! what it exercises (`gestures`, `hotplug`, `lifecycle`, `hidpp`, `kernel`…) and add one
+//! [`Scenario`] line to [`SCENARIOS`]. Each scenario creates its own
 //! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
 //! when it returns.
 
-mod issue2;
-mod issue4;
-mod issue8;
+mod drivers;
+mod gestures;
+mod hidpp;
+mod hotplug;
 mod kernel;
 mod lifecycle;
 mod rig;
@@ -26,7 +28,7 @@ use crate::evdev::{Event, Frame};
 /// One named end-to-end check.
 #[derive(Clone, Copy, Debug)]
 pub struct Scenario {
-    /// The name printed in `PASS`/`FAIL` lines (as named in the issues).
+    /// The name printed in `PASS`/`FAIL` lines (named for the behaviour it checks).
     pub name: &'static str,
     /// The check; `Err` is a failure with its reason.
     pub run: fn(&mut Ctx) -> anyhow::Result<()>,
@@ -52,56 +54,81 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "static_pawl_runs_in_vm",
         run: kernel::static_pawl_runs_in_vm,
     },
-    // Issue 2.
+    // The kernel's Logitech drivers bound, as on a user's machine.
+    Scenario {
+        name: "kernel_driver_binds_mx_master_3s",
+        run: drivers::kernel_driver_binds_mx_master_3s,
+    },
+    Scenario {
+        name: "kernel_driver_hires_wheel_transformed",
+        run: drivers::kernel_driver_hires_wheel_transformed,
+    },
+    Scenario {
+        name: "kernel_driver_reconnect_keeps_diversion",
+        run: hidpp::kernel_driver_reconnect_keeps_diversion,
+    },
+    Scenario {
+        name: "hidpp_cost_per_motion_frame",
+        run: drivers::hidpp_cost_per_motion_frame,
+    },
+    Scenario {
+        name: "unifying_receiver_child_handled",
+        run: drivers::unifying_receiver_child_handled,
+    },
+    Scenario {
+        name: "bolt_receiver_handled_as_the_kernel_binds_it",
+        run: drivers::bolt_receiver_handled_as_the_kernel_binds_it,
+    },
+    // Gestures, wheel and motion through the clone, and what pawl leaves alone.
     Scenario {
         name: "uhid_mx_master_3s_bluetooth",
-        run: issue2::uhid_mx_master_3s_bluetooth,
+        run: gestures::uhid_mx_master_3s_bluetooth,
     },
     Scenario {
         name: "uhid_bolt_receiver",
-        run: issue2::uhid_bolt_receiver,
+        run: gestures::uhid_bolt_receiver,
     },
     Scenario {
         name: "gesture_right_switches_desktop",
-        run: issue2::gesture_right_switches_desktop,
+        run: gestures::gesture_right_switches_desktop,
     },
     Scenario {
         name: "gesture_left_switches_desktop",
-        run: issue2::gesture_left_switches_desktop,
+        run: gestures::gesture_left_switches_desktop,
     },
     Scenario {
         name: "gesture_up_opens_overview",
-        run: issue2::gesture_up_opens_overview,
+        run: gestures::gesture_up_opens_overview,
     },
     Scenario {
         name: "gesture_down_opens_app_expose",
-        run: issue2::gesture_down_opens_app_expose,
+        run: gestures::gesture_down_opens_app_expose,
     },
     Scenario {
         name: "gesture_below_threshold_does_nothing",
-        run: issue2::gesture_below_threshold_does_nothing,
+        run: gestures::gesture_below_threshold_does_nothing,
     },
     Scenario {
         name: "gesture_click_passes_through",
-        run: issue2::gesture_click_passes_through,
+        run: gestures::gesture_click_passes_through,
     },
     Scenario {
         name: "inverted_desktop_direction",
-        run: issue2::inverted_desktop_direction,
+        run: gestures::inverted_desktop_direction,
     },
     Scenario {
         name: "touchpad_untouched",
-        run: issue2::touchpad_untouched,
+        run: gestures::touchpad_untouched,
     },
     Scenario {
         name: "other_mouse_untouched",
-        run: issue2::other_mouse_untouched,
+        run: gestures::other_mouse_untouched,
     },
     Scenario {
         name: "bad_config_grabs_nothing",
-        run: issue2::bad_config_grabs_nothing,
+        run: gestures::bad_config_grabs_nothing,
     },
-    // Issue 5: one managed worker, the inspector, the device check.
+    // Lifecycle: one managed worker, the inspector, the device check.
     Scenario {
         name: "off_when_not_running",
         run: lifecycle::off_when_not_running,
@@ -134,107 +161,107 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "devices_exit_code",
         run: lifecycle::devices_exit_code,
     },
-    // Issue 4.
+    // Hotplug, signals, permissions: the daemon in real life.
     Scenario {
         name: "unplug_mid_gesture_releases_everything",
-        run: issue4::unplug_mid_gesture_releases_everything,
+        run: hotplug::unplug_mid_gesture_releases_everything,
     },
     Scenario {
         name: "replug_regrabs",
-        run: issue4::replug_regrabs,
+        run: hotplug::replug_regrabs,
     },
     Scenario {
         name: "held_button_at_start_is_not_stuck",
-        run: issue4::held_button_at_start_is_not_stuck,
+        run: hotplug::held_button_at_start_is_not_stuck,
     },
     Scenario {
         name: "syn_dropped_resyncs",
-        run: issue4::syn_dropped_resyncs,
+        run: hotplug::syn_dropped_resyncs,
     },
     Scenario {
         name: "sighup_applies_valid_config",
-        run: issue4::sighup_applies_valid_config,
+        run: hotplug::sighup_applies_valid_config,
     },
     Scenario {
         name: "sighup_keeps_old_on_invalid_config",
-        run: issue4::sighup_keeps_old_on_invalid_config,
+        run: hotplug::sighup_keeps_old_on_invalid_config,
     },
     Scenario {
         name: "sigkill_leaves_device_usable",
-        run: issue4::sigkill_leaves_device_usable,
+        run: hotplug::sigkill_leaves_device_usable,
     },
     Scenario {
         name: "keyboard_never_opened",
-        run: issue4::keyboard_never_opened,
+        run: hotplug::keyboard_never_opened,
     },
     Scenario {
         name: "command_action_runs_and_is_reaped",
-        run: issue4::command_action_runs_and_is_reaped,
+        run: hotplug::command_action_runs_and_is_reaped,
     },
     Scenario {
         name: "hires_only_source_gets_lowres_derived",
-        run: issue4::hires_only_source_gets_lowres_derived,
+        run: hotplug::hires_only_source_gets_lowres_derived,
     },
     Scenario {
         name: "lowres_only_source_gets_hires_synthesized",
-        run: issue4::lowres_only_source_gets_hires_synthesized,
+        run: hotplug::lowres_only_source_gets_hires_synthesized,
     },
     Scenario {
         name: "two_mx_masters_both_handled",
-        run: issue4::two_mx_masters_both_handled,
+        run: hotplug::two_mx_masters_both_handled,
     },
     Scenario {
         name: "permissions_set_after_node_appears_is_retried",
-        run: issue4::permissions_set_after_node_appears_is_retried,
+        run: hotplug::permissions_set_after_node_appears_is_retried,
     },
     Scenario {
         name: "uinput_permission_error_names_the_fix",
-        run: issue4::uinput_permission_error_names_the_fix,
+        run: hotplug::uinput_permission_error_names_the_fix,
     },
     Scenario {
         name: "grabbed_elsewhere_is_reported",
-        run: issue4::grabbed_elsewhere_is_reported,
+        run: hotplug::grabbed_elsewhere_is_reported,
     },
-    // Issue 8: HID++.
+    // HID++: diversion, gestures and the thumb wheel through the mouse's hidraw node.
     Scenario {
         name: "hidpp_gesture_right_switches_desktop",
-        run: issue8::hidpp_gesture_right_switches_desktop,
+        run: hidpp::hidpp_gesture_right_switches_desktop,
     },
     Scenario {
         name: "hidpp_pointer_not_grabbed_motion_bypasses_pawl",
-        run: issue8::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
+        run: hidpp::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
     },
     Scenario {
         name: "hidpp_divert_reapplied_after_reconnect",
-        run: issue8::hidpp_divert_reapplied_after_reconnect,
+        run: hidpp::hidpp_divert_reapplied_after_reconnect,
     },
     Scenario {
         name: "hidpp_undivert_on_exit",
-        run: issue8::hidpp_undivert_on_exit,
+        run: hidpp::hidpp_undivert_on_exit,
     },
     Scenario {
         name: "hidpp_first_rawxy_dropped",
-        run: issue8::hidpp_first_rawxy_dropped,
+        run: hidpp::hidpp_first_rawxy_dropped,
     },
     Scenario {
         name: "hidpp_error_reply_reported",
-        run: issue8::hidpp_error_reply_reported,
+        run: hidpp::hidpp_error_reply_reported,
     },
     Scenario {
         name: "hidpp_endpoint_reopened_when_the_mouse_returns",
-        run: issue8::hidpp_endpoint_reopened_when_the_mouse_returns,
+        run: hidpp::hidpp_endpoint_reopened_when_the_mouse_returns,
     },
     Scenario {
         name: "hidpp_sighup_switches_hidpp",
-        run: issue8::hidpp_sighup_switches_hidpp,
+        run: hidpp::hidpp_sighup_switches_hidpp,
     },
     Scenario {
         name: "hidpp_devices_shows_diverted_controls",
-        run: issue8::hidpp_devices_shows_diverted_controls,
+        run: hidpp::hidpp_devices_shows_diverted_controls,
     },
     Scenario {
         name: "hidpp_thumb_wheel_scrolls_horizontally",
-        run: issue8::hidpp_thumb_wheel_scrolls_horizontally,
+        run: hidpp::hidpp_thumb_wheel_scrolls_horizontally,
     },
 ];
 

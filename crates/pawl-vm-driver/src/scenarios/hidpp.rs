@@ -1,4 +1,4 @@
-//! Issue 8 scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
+//! HID++ scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
 //! descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
 //! pawl diverts the gesture button (CID 0x00C3) with raw XY; gestures arrive as HID++
 //! notifications and fire the same chords as evdev gestures.
@@ -178,11 +178,11 @@ pub fn hidpp_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()>
     rig.dev.gesture(-DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
     ensure!(
-        rig.dev.emu.persistent_writes() == 0,
+        rig.dev.emu().persistent_writes() == 0,
         "pawl asked for a persistent diversion"
     );
     ensure!(
-        rig.dev.emu.wheel_mode_writes() == 0,
+        rig.dev.pawl_wheel_mode_writes() == 0,
         "pawl wrote the 0x2121 wheel mode"
     );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
@@ -257,9 +257,9 @@ pub fn hidpp_pointer_not_grabbed_motion_bypasses_pawl(ctx: &mut Ctx) -> anyhow::
 /// gesture button and the thumb wheel again and gestures work.
 pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
-    rig.dev.emu.reset();
+    rig.dev.emu().reset();
     ensure!(!rig.dev.gesture_diverted(), "reset kept the diversion");
-    let status = rig.dev.emu.wireless_status();
+    let status = rig.dev.emu().wireless_status();
     rig.dev.send(&status)?;
     rig.dev
         .pump_until("gesture button diverted again", T_EVENT, |d| {
@@ -276,13 +276,83 @@ pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
     Ok(())
 }
 
+/// `kernel_driver_reconnect_keeps_diversion`: with hid-logitech-hidpp bound, the mouse
+/// reconnects (its temporary state gone, the 0x1D4B broadcast sent): the driver re-runs its
+/// setup (0x2121 written back to high resolution) while pawl diverts the gesture button and
+/// the thumb wheel again over the same device, both answered in whatever order they
+/// interleave. Afterwards both diversions hold, the wheel is the driver's (hi-res), pawl
+/// never wrote 0x2121 nor sent anything on the 0x1D4B index (a reply there would be a
+/// connect event to the driver), used only its own software id, and gestures and the
+/// wheel work.
+pub fn kernel_driver_reconnect_keeps_diversion(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    rig.wait_thumb_diverted(1)?;
+    let kernel_before = rig.dev.kernel_requests().len();
+    rig.dev.emu().reset();
+    let status = rig.dev.emu().wireless_status();
+    rig.dev.send(&status)?;
+    let hires = rig
+        .dev
+        .emu()
+        .feature_index(feature::HIRES_WHEEL)
+        .context("no 0x2121")?;
+    rig.dev
+        .pump_until("the driver's reconnect setup", T_EVENT, |d| {
+            d.kernel_requests()[kernel_before..]
+                .iter()
+                .any(|m| m.sub_id == hires && m.function() == feature::hires_wheel::SET_MODE)
+        })
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    rig.wait_log("reconnected: diverting again")?;
+    rig.wait_log_count("diverted 0x00C3 gesture button with raw XY", 2)?;
+    rig.wait_thumb_diverted(2)?;
+    rig.dev.pump(Duration::from_millis(200))?;
+    ensure!(rig.dev.gesture_diverted(), "gesture button not diverted");
+    ensure!(rig.dev.thumb_diverted(), "thumb wheel not diverted");
+    ensure!(
+        rig.dev.emu().wheel_mode() == feature::hires_wheel::MODE_RESOLUTION,
+        "wheel mode {:#04x} after the reconnect",
+        rig.dev.emu().wheel_mode()
+    );
+    ensure!(
+        rig.dev.pawl_wheel_mode_writes() == 0,
+        "pawl wrote the 0x2121 wheel mode"
+    );
+    let wireless = rig
+        .dev
+        .emu()
+        .feature_index(feature::WIRELESS_DEVICE_STATUS)
+        .context("no 0x1D4B")?;
+    let pawls = rig.dev.requests();
+    ensure!(
+        pawls.iter().all(|m| m.sub_id != wireless),
+        "pawl sent a request on the 0x1D4B index"
+    );
+    ensure!(
+        pawls
+            .iter()
+            .all(|m| m.sw_id() == pawl_hidpp::report::SOFTWARE_ID_DAEMON),
+        "a pawl request with another software id"
+    );
+    ctx.notes.push(format!(
+        "{} requests from the driver, {} from pawl",
+        rig.dev.kernel_requests().len(),
+        pawls.len()
+    ));
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
 /// `hidpp_undivert_on_exit`: on SIGTERM pawl exits 0 and the gesture button is back to
 /// native reporting, raw XY off, and so is the thumb wheel (its invert bit untouched).
 pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(
         ctx,
         DEFAULT_CONFIG,
-        |d| d.emu.set_thumb_inverted(true),
+        |d| d.emu().set_thumb_inverted(true),
         true,
     )?;
     rig.wait_thumb_diverted(1)?;
@@ -292,7 +362,7 @@ pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
     rig.dev.pump(Duration::from_millis(300))?;
     let r = rig
         .dev
-        .emu
+        .emu()
         .reporting(CID_GESTURE_BUTTON)
         .context("no gesture button")?;
     ensure!(
@@ -306,10 +376,10 @@ pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
         rig.pawl.log()
     );
     ensure!(
-        rig.dev.emu.thumb_inverted(),
+        rig.dev.emu().thumb_inverted(),
         "pawl cleared the thumb wheel's invert bit"
     );
-    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    ensure!(rig.dev.emu().persistent_writes() == 0, "persistent write");
     Ok(())
 }
 
@@ -414,7 +484,7 @@ pub fn hidpp_error_reply_reported(ctx: &mut Ctx) -> anyhow::Result<()> {
         ctx,
         DEFAULT_CONFIG,
         |d| {
-            d.emu.fail(
+            d.emu().fail(
                 feature::REPROG_CONTROLS_V4,
                 feature::reprog::SET_CID_REPORTING,
                 Failure::V20(0x02),
@@ -482,9 +552,9 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
     rig.wait_log("HID++ off")?;
     rig.wait_log("grabbed /dev/input")?;
     ensure!(
-        rig.dev.requests.is_empty(),
+        rig.dev.requests().is_empty(),
         "pawl talked HID++ with it off: {:?}",
-        rig.dev.requests
+        rig.dev.requests()
     );
     rig.reload(SCOPE_NONE)?;
     rig.dev
@@ -513,7 +583,7 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
     rig.wait_log_count("grabbed /dev/input", 2)?;
     let r = rig
         .dev
-        .emu
+        .emu()
         .reporting(CID_GESTURE_BUTTON)
         .context("no gesture button")?;
     ensure!(!r.divert && !r.raw_xy, "still diverted: {r:?}");
@@ -522,7 +592,7 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
         "the pointer node is not grabbed again with HID++ off; log: {}",
         rig.pawl.log()
     );
-    ensure!(rig.dev.emu.persistent_writes() == 0, "persistent write");
+    ensure!(rig.dev.emu().persistent_writes() == 0, "persistent write");
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
@@ -582,7 +652,7 @@ pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()
     ensure!(out.contains("HID++:"), "no HID++ section: {out}{err}");
     ensure!(
         out.lines().any(|l| l.contains("/dev/hidraw")
-            && l.contains("\"MX Master 3S\"")
+            && l.contains("\"Logitech MX Master 3S\"")
             && l.contains("diverted 0x00C3 gesture button (raw XY)")
             && l.contains("thumb wheel (0x2150)")),
         "the diverted gesture button and thumb wheel are not listed: {out}{err}"

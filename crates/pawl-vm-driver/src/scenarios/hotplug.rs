@@ -1,6 +1,6 @@
-//! Issue 4 scenarios: the Linux daemon in real life — unplug and replug, a button held
-//! while pawl starts, the kernel dropping events, SIGHUP reloads, SIGKILL, keyboards never
-//! opened, command actions, sources with only one kind of wheel code, two MX Masters.
+//! Hotplug and the daemon in real life: unplug and replug, a button held while pawl starts,
+//! the kernel dropping events, SIGHUP reloads, SIGKILL, keyboards never opened, command
+//! actions, sources with only one kind of wheel code, two MX Masters, permissions.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
