@@ -18,7 +18,9 @@
 mod bench_instructions;
 mod check_macos;
 mod cpio;
+mod kernels;
 mod perf_vm;
+mod userland;
 mod util;
 mod vm;
 
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         "bench-instructions" => bench_instructions::bench_instructions(rest),
         "vm-test" => vm::vm_test(rest),
         "perf-vm" => perf_vm::perf_vm(rest),
+        "vm-root" => vm::vm_root(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md"
