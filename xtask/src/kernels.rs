@@ -184,16 +184,7 @@ impl PrivateApt {
 
     /// The `<release>` of the `linux-image-<release>` that `linux-image-amd64` depends on.
     fn newest_release(&self) -> anyhow::Result<String> {
-        let deps = self.depends("linux-image-amd64")?;
-        let mut releases: Vec<&str> = deps
-            .iter()
-            .filter_map(|d| d.strip_prefix("linux-image-"))
-            .filter(|r| r.ends_with("-amd64") && r.starts_with(|c: char| c.is_ascii_digit()))
-            .collect();
-        releases.sort_by_key(|r| crate::vm::version_key(r));
-        releases
-            .pop()
-            .map(str::to_owned)
+        newest_image_release(&self.depends("linux-image-amd64")?)
             .context("linux-image-amd64 depends on no linux-image-<release>-amd64")
     }
 
@@ -227,21 +218,42 @@ impl PrivateApt {
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.trim_start_matches([' ', '|']).strip_prefix("Depends: "))
-            .map(|d| d.trim_matches(['<', '>']).to_owned())
-            .collect())
+        Ok(parse_depends(&String::from_utf8_lossy(&out.stdout)))
     }
+}
+
+/// The `Depends:` names of `apt-cache depends` output (alternatives' `|` and virtual
+/// packages' `<…>` stripped).
+fn parse_depends(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim_start_matches([' ', '|']).strip_prefix("Depends: "))
+        .map(|d| d.trim_matches(['<', '>']).to_owned())
+        .collect()
+}
+
+/// The newest `<release>` among `linux-image-<release>` names ending in `-amd64`.
+fn newest_image_release(deps: &[String]) -> Option<String> {
+    let mut releases: Vec<&str> = deps
+        .iter()
+        .filter_map(|d| d.strip_prefix("linux-image-"))
+        .filter(|r| r.ends_with("-amd64") && r.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    releases.sort_by_key(|r| crate::vm::version_key(r));
+    releases.pop().map(str::to_owned)
 }
 
 /// The host's Debian mirror (the first `URIs:` of `/etc/apt/sources.list.d/debian.sources`
 /// that is not the security archive, or a `deb` line of `/etc/apt/sources.list`), else
 /// `http://deb.debian.org/debian`.
 pub(crate) fn debian_mirror() -> String {
-    let deb822 =
-        std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default();
-    let one_line = std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default();
+    mirror_from(
+        &std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default(),
+        &std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default(),
+    )
+}
+
+/// [`debian_mirror`] from the two files' text.
+fn mirror_from(deb822: &str, one_line: &str) -> String {
     deb822
         .lines()
         .filter_map(|l| l.strip_prefix("URIs:"))
@@ -257,4 +269,48 @@ pub(crate) fn debian_mirror() -> String {
             || "http://deb.debian.org/debian".to_owned(),
             |u| u.trim_end_matches('/').to_owned(),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_newest_release_comes_from_the_meta_package_dependencies() {
+        let text = "linux-image-amd64\n  Depends: linux-base-amd64\n  Depends: linux-image-7.3.4+deb13-amd64\n |Depends: <linux-initramfs-tool>\n  Depends: linux-modules-amd64\n";
+        let deps = parse_depends(text);
+        assert_eq!(
+            deps,
+            [
+                "linux-base-amd64",
+                "linux-image-7.3.4+deb13-amd64",
+                "linux-initramfs-tool",
+                "linux-modules-amd64"
+            ]
+        );
+        assert_eq!(
+            newest_image_release(&deps).as_deref(),
+            Some("7.3.4+deb13-amd64")
+        );
+        let two = [
+            "linux-image-6.9.1-amd64".into(),
+            "linux-image-6.10.2-amd64".into(),
+        ];
+        assert_eq!(newest_image_release(&two).as_deref(), Some("6.10.2-amd64"));
+        assert_eq!(newest_image_release(&["linux-image-amd64".into()]), None);
+    }
+
+    #[test]
+    fn the_mirror_is_the_hosts_debian_archive_not_its_security_archive() {
+        let deb822 = "Types: deb\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n\nTypes: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm\n";
+        assert_eq!(mirror_from(deb822, ""), "http://mirror.example/debian");
+        assert_eq!(
+            mirror_from(
+                "",
+                "deb [arch=amd64] http://ftp.example/debian bookworm main\n"
+            ),
+            "http://ftp.example/debian"
+        );
+        assert_eq!(mirror_from("", ""), "http://deb.debian.org/debian");
+    }
 }

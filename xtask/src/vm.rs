@@ -1008,6 +1008,40 @@ mod tests {
     }
 
     #[test]
+    fn kernel_flag_and_filters_are_told_apart() {
+        let a = parse_args(&["--kernel".into(), "hid-bpf".into(), "udev".into()]).unwrap();
+        assert_eq!(a.kernel.as_deref(), Some("hid-bpf"));
+        assert_eq!(a.filters, ["udev"]);
+        assert!(parse_args(&["Bad-Filter".into()]).is_err());
+        assert!(parse_args(&["--kernel".into()]).is_err());
+    }
+
+    #[test]
+    fn a_kernel_is_selected_by_tier_or_release_substring() {
+        assert!(kernel_selected(None, "installed", Some("6.1.0-57-amd64")));
+        assert!(kernel_selected(
+            Some("installed"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+        assert!(!kernel_selected(
+            Some("hid-bpf"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+        assert!(kernel_selected(
+            Some("7.3"),
+            "hid-bpf",
+            Some("7.3.4+deb13-amd64")
+        ));
+        assert!(!kernel_selected(
+            Some("7.3"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+    }
+
+    #[test]
     fn a_fail_or_a_missing_result_fails_the_run() {
         let run = |results: &[&str]| Run {
             boot: Some(Duration::from_secs(1)),
