@@ -189,12 +189,17 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     ensure!(!boots.is_empty(), "no scenario matches {:?}", args.filters);
 
     let recordings = recordings_dir(&root)?;
-    let mut debian_root = None;
+    // A root that cannot be built fails its scenarios (on every kernel); the base boots
+    // still run.
+    let mut debian_root = Err("not needed".to_owned());
     if boots.iter().any(|(set, _)| *set != Set::Base) {
-        util::step("Debian root file system (debootstrap, cached)", || {
-            debian_root = Some(userland::ensure_root(&target)?);
+        let built = util::step("Debian root file system (debootstrap, cached)", || {
+            debian_root = Ok(userland::ensure_root(&target)?);
             Ok(())
-        })?;
+        });
+        if let Err(e) = built {
+            debian_root = Err(format!("{e:#}"));
+        }
     }
 
     let timeout = std::env::var("PAWL_VM_TIMEOUT_SECS")
@@ -224,16 +229,22 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
                     &out_dir,
                     timeout,
                 ),
-                Set::Userland | Set::All => userland_boot(
-                    kernel,
-                    debian_root.as_deref().expect("root built above"),
-                    &root,
-                    (&pawl, &driver),
-                    &recordings,
-                    (*set, &args.filters),
-                    &out_dir,
-                    timeout,
-                ),
+                Set::Userland | Set::All => match &debian_root {
+                    Ok(debian_root) => userland_boot(
+                        kernel,
+                        debian_root,
+                        &root,
+                        (&pawl, &driver),
+                        &recordings,
+                        (*set, &args.filters),
+                        &out_dir,
+                        timeout,
+                    ),
+                    Err(e) => Err(anyhow::format_err!(
+                        "the Debian userland could not be built, so {} did not run: {e}",
+                        expected.join(", ")
+                    )),
+                },
             };
             let (passed, problems) = match run {
                 Ok(run) => judge(&run, expected),
