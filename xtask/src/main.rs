@@ -10,8 +10,12 @@
 //!   they are stale).
 //! - `bench-instructions` — instructions per input frame of the hot path, counted by
 //!   callgrind ([`bench_instructions`]); a report, not part of `ci`.
-//! - `vm-test [FILTER...]` — the end-to-end scenarios in a QEMU VM on the installed Debian
-//!   kernel (`vm.rs`); filters select scenarios by name substring.
+//! - `vm-test [--kernel K] [FILTER...]` — the end-to-end scenarios in a QEMU VM on the
+//!   installed Debian kernel and Debian's newest HID-BPF kernel (`vm.rs`, `kernels.rs`),
+//!   with a Debian userland boot for the udev/libinput/sway scenarios (`userland.rs`);
+//!   filters select scenarios by name substring on every kernel.
+//! - `vm-root` — builds (when missing) that userland's cached root file system and prints
+//!   its path.
 //! - `perf-vm [--quick]` — PERFORMANCE.md: pawl and its peers measured from /proc in the
 //!   same VM ([`perf_vm`]); a report, not part of `ci` (about 15 minutes).
 //! - `dist deb [--test]` — the Debian package, lintian-clean; `--test` installs, runs and
@@ -21,7 +25,9 @@ mod bench_instructions;
 mod check_macos;
 mod cpio;
 mod dist;
+mod kernels;
 mod perf_vm;
+mod userland;
 mod util;
 mod vm;
 
@@ -38,10 +44,11 @@ fn main() -> ExitCode {
         "bench-instructions" => bench_instructions::bench_instructions(rest),
         "vm-test" => vm::vm_test(rest),
         "perf-vm" => perf_vm::perf_vm(rest),
+        "vm-root" => vm::vm_root(rest),
         "dist" => dist::dist(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md\n  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [--kernel K] [FILTER...]\n                       end-to-end scenarios in QEMU on both kernels (K: installed, hid-bpf)\n  vm-root              build the cached Debian root of the userland boot\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md\n  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot"
             );
             return ExitCode::from(2);
         }

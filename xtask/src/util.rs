@@ -85,6 +85,15 @@ pub fn ensure_debian_packages(packages: &[&str]) -> anyhow::Result<()> {
     run(&mut install)
 }
 
+/// `program` run as root: directly when xtask is root, else through `sudo`.
+pub fn privileged(program: &str) -> Command {
+    if rustix_like_is_root() {
+        Command::new(program)
+    } else {
+        sudo(program)
+    }
+}
+
 #[allow(dead_code, reason = "used by ensure_debian_packages")]
 fn sudo(program: &str) -> Command {
     let mut c = Command::new("sudo");

@@ -1,11 +1,28 @@
-//! `cargo xtask vm-test [FILTER...]`: the end-to-end tier. Boots the installed Debian kernel
-//! in QEMU (TCG) with an initramfs holding busybox, the HID/input modules, static `pawl` and
-//! `pawl-vm-driver` binaries and the recordings, runs the driver's scenarios in one boot
-//! and fails on any `FAIL` line, a missing result, or a timeout.
+//! `cargo xtask vm-test [--kernel K] [FILTER...]`: the end-to-end tier. Runs the driver's
+//! scenarios in QEMU (TCG) on two kernels — Debian's installed one (`/boot`, 6.1 on
+//! bookworm) and Debian's newest packaged kernel with `CONFIG_HID_BPF=y`, fetched into
+//! `target/` ([`crate::kernels`]) — and prints one line per kernel,
+//! `vm-test [<kernel release>]: N of M scenarios passed`. It fails on any `FAIL` line, a
+//! missing result, or a timeout.
 //!
-//! Environment: `PAWL_VM_TIMEOUT_SECS` (default 600) bounds the VM run; `PAWL_VM_DEBUG=1`
+//! Each kernel gets up to two boots:
+//! - the base scenarios boot an initramfs holding busybox, the HID/input modules, static
+//!   `pawl` and `pawl-vm-driver` binaries and the recordings;
+//! - the userland scenarios (udev, libinput, sway reading pawl's output) boot a Debian root
+//!   file system ([`crate::userland`], cached under `target/`) over virtio 9p, read-only,
+//!   with a second 9p share at `/pawl-vm` holding the binaries, the recordings,
+//!   `contrib/70-pawl.rules` and the userland's init; a tiny initramfs loads the modules
+//!   (the root has none for these kernels) and switches to it. If that root cannot be built,
+//!   the run fails (it never skips).
+//!
+//! `--kernel K` (or `PAWL_VM_KERNEL=K`) runs one kernel: `installed`, `hid-bpf`, or a
+//! substring of a release (`6.1`, `7.3`). Filters select scenarios by name on every kernel.
+//!
+//! Environment: `PAWL_VM_TIMEOUT_SECS` (default 600) bounds each VM run; `PAWL_VM_DEBUG=1`
 //! runs pawl with `--debug` (a failing scenario prints the tail of pawl's log);
-//! `PAWL_VM_VERBOSE=1` prints every scenario's notes (frames seen, syscall counts).
+//! `PAWL_VM_VERBOSE=1` prints every scenario's notes (frames seen, syscall counts);
+//! `PAWL_VM_USERLAND_ALL=1` runs the base scenarios in the userland boot too (one boot per
+//! kernel, to measure that option).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -18,6 +35,7 @@ use anyhow::{Context, bail, ensure};
 
 use crate::cpio::Cpio;
 use crate::util;
+use crate::{kernels, userland};
 
 /// Debian packages the VM needs (the `cpio` tool is not used: xtask writes the archive).
 pub(crate) const PACKAGES: &[&str] = &[
@@ -41,6 +59,10 @@ const MODULES: &[&str] = &[
     "uinput",
 ];
 
+/// What the userland boot loads on top of [`MODULES`] before it switches to the 9p root:
+/// virtio PCI and 9p over virtio (modules on Debian's kernels; built-ins are skipped).
+const USERLAND_MODULES: &[&str] = &["virtio_pci", "9pnet_virtio", "9p"];
+
 /// The target the static binaries are built for (a separate target directory, so host
 /// builds are not invalidated by the different RUSTFLAGS).
 pub(crate) const TARGET: &str = "x86_64-unknown-linux-gnu";
@@ -54,35 +76,245 @@ const DRIVER_EXIT: &str = "pawl-vm: driver exit status ";
 /// JSON traces are not needed there).
 const RECORDING_EXTENSIONS: &[&str] = &["rdesc", "desc", "events"];
 
-/// Runs the VM tests; `args` are scenario name filters (substrings).
+/// Guest memory of the userland boot (sway, udev and libinput beside the scenarios).
+const USERLAND_MEMORY_MB: &str = "1024";
+
+/// Which scenarios a boot runs (`pawl-vm-driver --set`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Set {
+    Base,
+    Userland,
+    All,
+}
+
+impl Set {
+    fn flag(self) -> &'static str {
+        match self {
+            Set::Base => "base",
+            Set::Userland => "userland",
+            Set::All => "all",
+        }
+    }
+}
+
+/// `vm-test`'s arguments: filters and the kernel selection.
+#[derive(Debug, Default)]
+struct Args {
+    filters: Vec<String>,
+    kernel: Option<String>,
+}
+
+fn parse_args(args: &[String]) -> anyhow::Result<Args> {
+    let mut out = Args {
+        kernel: std::env::var("PAWL_VM_KERNEL")
+            .ok()
+            .filter(|k| !k.is_empty()),
+        ..Args::default()
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--kernel" {
+            out.kernel = Some(it.next().context("--kernel needs a value")?.clone());
+        } else if let Some(k) = a.strip_prefix("--kernel=") {
+            out.kernel = Some(k.to_owned());
+        } else {
+            ensure!(
+                !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "filter {a:?}: scenario names are lowercase letters, digits and _"
+            );
+            out.filters.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `--kernel` `want` selects `kernel` of `tier` (`installed` / `hid-bpf`).
+fn kernel_selected(want: Option<&str>, tier: &str, release: Option<&str>) -> bool {
+    match want {
+        None => true,
+        Some(w) if w == tier => true,
+        Some(w) => release.is_some_and(|r| r.contains(w)),
+    }
+}
+
+/// What one kernel's boots gave.
+#[derive(Debug)]
+struct KernelResult {
+    release: String,
+    passed: usize,
+    expected: usize,
+    problems: Vec<String>,
+    wall: Duration,
+}
+
+/// Runs the VM tests; `args` are `--kernel K` and scenario name filters (substrings).
 pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     let total = Instant::now();
     let root = util::project_root()?;
-    for f in args {
-        ensure!(
-            !f.is_empty()
-                && f.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
-            "filter {f:?}: scenario names are lowercase letters, digits and _"
-        );
-    }
+    let args = parse_args(args)?;
     util::step("debian packages", || util::ensure_debian_packages(PACKAGES))?;
-    let kernel = find_kernel()?;
-    eprintln!("kernel {} ({})", kernel.version, kernel.vmlinuz.display());
+    let target = target_dir(&root);
+    let want = args.kernel.as_deref();
+    let mut kernels = Vec::new();
+    let installed = find_kernel()?;
+    if kernel_selected(want, "installed", Some(&installed.version)) {
+        kernels.push(installed);
+    }
+    if want.is_none_or(|w| w != "installed") {
+        let mut k = None;
+        util::step("HID-BPF kernel (Debian package)", || {
+            k = Some(kernels::hid_bpf_kernel(&target)?);
+            Ok(())
+        })?;
+        let k = k.expect("step returned");
+        if kernel_selected(want, "hid-bpf", Some(&k.version)) {
+            kernels.push(k);
+        }
+    }
+    ensure!(!kernels.is_empty(), "no kernel matches --kernel {want:?}");
+    for k in &kernels {
+        eprintln!("kernel {} ({})", k.version, k.vmlinuz.display());
+    }
     util::step("static build of pawl and pawl-vm-driver", build_static)?;
-    let bin_dir = target_dir(&root).join(TARGET).join("release");
+    let bin_dir = target.join(TARGET).join("release");
     let pawl = bin_dir.join("pawl");
     let driver = bin_dir.join("pawl-vm-driver");
 
-    let expected = list_scenarios(&driver, args)?;
-    ensure!(!expected.is_empty(), "no scenario matches {args:?}");
+    let all_in_userland = std::env::var("PAWL_VM_USERLAND_ALL").is_ok_and(|v| v == "1");
+    let mut boots: Vec<(Set, Vec<String>)> = Vec::new();
+    if all_in_userland {
+        boots.push((Set::All, list_scenarios(&driver, Set::All, &args.filters)?));
+    } else {
+        boots.push((
+            Set::Base,
+            list_scenarios(&driver, Set::Base, &args.filters)?,
+        ));
+        boots.push((
+            Set::Userland,
+            list_scenarios(&driver, Set::Userland, &args.filters)?,
+        ));
+    }
+    boots.retain(|(_, names)| !names.is_empty());
+    ensure!(!boots.is_empty(), "no scenario matches {:?}", args.filters);
 
-    let out_dir = target_dir(&root).join("vm-test");
-    std::fs::create_dir_all(&out_dir)?;
-    let initramfs = out_dir.join("initramfs.cpio");
     let recordings = recordings_dir(&root)?;
-    util::step("initramfs", || {
-        let bytes = initramfs_bytes(&kernel, &pawl, &driver, &recordings, args)?;
+    // A root that cannot be built fails its scenarios (on every kernel); the base boots
+    // still run.
+    let mut debian_root = Err("not needed".to_owned());
+    if boots.iter().any(|(set, _)| *set != Set::Base) {
+        let built = util::step("Debian root file system (debootstrap, cached)", || {
+            debian_root = Ok(userland::ensure_root(&target)?);
+            Ok(())
+        });
+        if let Err(e) = built {
+            debian_root = Err(format!("{e:#}"));
+        }
+    }
+
+    let timeout = std::env::var("PAWL_VM_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(Duration::from_secs(600), Duration::from_secs);
+    let mut results = Vec::new();
+    for kernel in &kernels {
+        let started = Instant::now();
+        let out_dir = target.join("vm-test").join(&kernel.version);
+        std::fs::create_dir_all(&out_dir)?;
+        let mut result = KernelResult {
+            release: kernel.version.clone(),
+            passed: 0,
+            expected: 0,
+            problems: Vec::new(),
+            wall: Duration::ZERO,
+        };
+        for (set, expected) in &boots {
+            let run = match set {
+                Set::Base => base_boot(
+                    kernel,
+                    &pawl,
+                    &driver,
+                    &recordings,
+                    &args.filters,
+                    &out_dir,
+                    timeout,
+                ),
+                Set::Userland | Set::All => match &debian_root {
+                    Ok(debian_root) => userland_boot(
+                        kernel,
+                        debian_root,
+                        &root,
+                        (&pawl, &driver),
+                        &recordings,
+                        (*set, &args.filters),
+                        &out_dir,
+                        timeout,
+                    ),
+                    Err(e) => Err(anyhow::format_err!(
+                        "the Debian userland could not be built, so {} did not run: {e}",
+                        expected.join(", ")
+                    )),
+                },
+            };
+            let (passed, problems) = match run {
+                Ok(run) => judge(&run, expected),
+                Err(e) => (0, vec![format!("{e:#}")]),
+            };
+            result.passed += passed;
+            result.expected += expected.len();
+            result.problems.extend(
+                problems
+                    .into_iter()
+                    .map(|p| format!("[{} {}] {p}", kernel.version, set.flag())),
+            );
+        }
+        result.wall = started.elapsed();
+        eprintln!(
+            "vm-test [{}]: {} of {} scenarios passed ({:.1} s)",
+            result.release,
+            result.passed,
+            result.expected,
+            result.wall.as_secs_f64()
+        );
+        results.push(result);
+    }
+    eprintln!("vm-test total {:.1} s", total.elapsed().as_secs_f64());
+    for r in &results {
+        println!(
+            "vm-test [{}]: {} of {} scenarios passed",
+            r.release, r.passed, r.expected
+        );
+    }
+    let problems: Vec<&String> = results.iter().flat_map(|r| &r.problems).collect();
+    if problems.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{}",
+        problems
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
+
+/// The base scenarios' boot: everything in one initramfs.
+fn base_boot(
+    kernel: &Kernel,
+    pawl: &Path,
+    driver: &Path,
+    recordings: &Path,
+    filters: &[String],
+    out_dir: &Path,
+    timeout: Duration,
+) -> anyhow::Result<Run> {
+    let initramfs = out_dir.join("initramfs.cpio");
+    let mut args = vec!["--set".to_owned(), Set::Base.flag().to_owned()];
+    args.extend(filters.iter().cloned());
+    util::step(&format!("initramfs ({})", kernel.version), || {
+        let bytes = initramfs_bytes(kernel, pawl, driver, recordings, &args)?;
         std::fs::write(&initramfs, &bytes)
             .with_context(|| format!("write {}", initramfs.display()))?;
         eprintln!(
@@ -92,38 +324,52 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
         );
         Ok(())
     })?;
-
-    let timeout = std::env::var("PAWL_VM_TIMEOUT_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map_or(Duration::from_secs(600), Duration::from_secs);
     let serial_log = out_dir.join("serial.log");
     let mut run = None;
-    util::step("qemu", || {
-        run = Some(boot(&kernel, &initramfs, &serial_log, timeout)?);
-        Ok(())
-    })?;
+    util::step(
+        &format!("qemu ({}, base scenarios)", kernel.version),
+        || {
+            run = Some(boot(kernel, &initramfs, &serial_log, timeout)?);
+            Ok(())
+        },
+    )?;
     let run = run.expect("boot returned");
-    let res = judge(&run, &expected);
+    report_times(&run, &serial_log);
+    Ok(run)
+}
+
+fn report_times(run: &Run, serial_log: &Path) {
     let boot = run.boot.map_or("driver never started".into(), |d| {
         format!("{:.1} s", d.as_secs_f64())
     });
     eprintln!(
-        "vm-test: VM boot (qemu start → driver start) {boot}, scenarios {:.1} s, VM total {:.1} s, vm-test total {:.1} s; serial log {}",
+        "vm-test: VM boot (qemu start → driver start) {boot}, scenarios {:.1} s, VM total {:.1} s; serial log {}",
         run.scenarios.map_or(0.0, |d| d.as_secs_f64()),
         run.total.as_secs_f64(),
-        total.elapsed().as_secs_f64(),
         serial_log.display()
     );
-    res
 }
 
-/// An installed kernel: version, image, modules directory.
+/// `cargo xtask vm-root`: builds (when missing) the cached Debian root of the userland boot
+/// and prints its path.
+pub fn vm_root(args: &[String]) -> anyhow::Result<()> {
+    ensure!(args.is_empty(), "usage: cargo xtask vm-root");
+    let root = util::project_root()?;
+    let mut dir = None;
+    util::step("Debian root file system (debootstrap, cached)", || {
+        dir = Some(userland::ensure_root(&target_dir(&root))?);
+        Ok(())
+    })?;
+    println!("{}", dir.expect("step returned").display());
+    Ok(())
+}
+
+/// A kernel: release, image, modules directory (with `modules.dep`).
 #[derive(Debug)]
 pub(crate) struct Kernel {
     pub(crate) version: String,
-    vmlinuz: PathBuf,
-    modules: PathBuf,
+    pub(crate) vmlinuz: PathBuf,
+    pub(crate) modules: PathBuf,
 }
 
 /// The newest kernel that has both `/boot/vmlinuz-<v>` and `/lib/modules/<v>/modules.dep`.
@@ -149,7 +395,7 @@ pub(crate) fn find_kernel() -> anyhow::Result<Kernel> {
 }
 
 /// `6.1.0-57-amd64` → [6, 1, 0, 57] for ordering.
-fn version_key(v: &str) -> Vec<u64> {
+pub(crate) fn version_key(v: &str) -> Vec<u64> {
     v.split(|c: char| !c.is_ascii_digit())
         .filter_map(|p| p.parse().ok())
         .collect()
@@ -201,10 +447,11 @@ pub(crate) fn build_static() -> anyhow::Result<()> {
     )
 }
 
-/// The scenario names the driver will run for `filters` (`--list` touches no device).
-fn list_scenarios(driver: &Path, filters: &[String]) -> anyhow::Result<Vec<String>> {
+/// The scenario names of `set` the driver will run for `filters` (`--list` touches no
+/// device).
+fn list_scenarios(driver: &Path, set: Set, filters: &[String]) -> anyhow::Result<Vec<String>> {
     let out = Command::new(driver)
-        .arg("--list")
+        .args(["--list", "--set", set.flag()])
         .args(filters)
         .output()
         .with_context(|| format!("cannot run {} --list", driver.display()))?;
@@ -269,7 +516,7 @@ pub(crate) fn initramfs_bytes(
     c.file("bin/pawl", 0o755, &read(pawl)?);
     c.file("bin/pawl-vm-driver", 0o755, &read(driver)?);
 
-    let modules = resolve_modules(kernel)?;
+    let modules = resolve_modules(kernel, MODULES)?;
     let mut order = String::new();
     for m in &modules {
         let name = format!("{}.ko", module_name(m));
@@ -287,6 +534,16 @@ pub(crate) fn initramfs_bytes(
         0o644,
         logitech_hid_aliases(kernel)?.as_bytes(),
     );
+    c.file("etc/pawl-vm/args", 0o644, driver_args(filters).as_bytes());
+    for (name, data) in recording_files(recordings)? {
+        c.file(&format!("recordings/{name}"), 0o644, &data);
+    }
+    Ok(c.finish())
+}
+
+/// The driver's arguments after the paths: `filters` (and `--set …`) with the flags
+/// `PAWL_VM_DEBUG` and `PAWL_VM_VERBOSE` ask for.
+fn driver_args(filters: &[String]) -> String {
     let mut args: Vec<&str> = filters.iter().map(String::as_str).collect();
     if std::env::var("PAWL_VM_DEBUG").is_ok_and(|v| v == "1") {
         args.insert(0, "--pawl-debug");
@@ -294,9 +551,12 @@ pub(crate) fn initramfs_bytes(
     if std::env::var("PAWL_VM_VERBOSE").is_ok_and(|v| v == "1") {
         args.insert(0, "--verbose");
     }
-    c.file("etc/pawl-vm/args", 0o644, args.join(" ").as_bytes());
+    args.join(" ")
+}
 
-    let mut copied = 0;
+/// The recordings the VM needs (file name, bytes); at least one.
+fn recording_files(recordings: &Path) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut files = Vec::new();
     for e in
         std::fs::read_dir(recordings).with_context(|| format!("read {}", recordings.display()))?
     {
@@ -307,16 +567,178 @@ pub(crate) fn initramfs_bytes(
             .is_some_and(|x| RECORDING_EXTENSIONS.contains(&x));
         if keep {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            c.file(&format!("recordings/{name}"), 0o644, &read(&path)?);
-            copied += 1;
+            let data = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
+            files.push((name.into_owned(), data));
         }
     }
     ensure!(
-        copied > 0,
+        !files.is_empty(),
         "no recordings found in {}",
         recordings.display()
     );
-    Ok(c.finish())
+    Ok(files)
+}
+
+/// The userland boot's `/init` in its initramfs: loads the modules, mounts the Debian root
+/// and the share over 9p (read-only) and switches to the share's init.
+const USERLAND_INITRAMFS_INIT: &str = r#"#!/bin/sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo 1 > /proc/sys/kernel/printk
+for m in $(cat /etc/pawl-vm/modules); do
+    insmod "/lib/modules/$m" || echo "pawl-vm: insmod $m failed"
+done
+opts=trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro
+mkdir -p /newroot
+mount -t 9p -o $opts root /newroot || echo "pawl-vm: cannot mount the 9p root"
+mount -t 9p -o $opts share /newroot/pawl-vm || echo "pawl-vm: cannot mount the 9p share"
+mount --move /dev /newroot/dev
+umount /sys
+umount /proc
+exec switch_root /newroot /pawl-vm/init
+"#;
+
+/// The userland's init (Debian's `/bin/sh`, from the share): the usual mounts with every
+/// writable place on tmpfs, systemd-udevd (no systemd as PID 1), a trigger of what exists
+/// so far, the driver, power off.
+const USERLAND_INIT: &str = r#"#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /var/tmp
+echo 1 > /proc/sys/kernel/printk
+echo "pawl-vm: userland up at $(cut -d' ' -f1 /proc/uptime) s of uptime"
+/lib/systemd/systemd-udevd --daemon
+udevadm trigger --action=add --subsystem-match=input --subsystem-match=misc
+udevadm settle --timeout=60
+echo "pawl-vm: udev settled at $(cut -d' ' -f1 /proc/uptime) s of uptime"
+echo "pawl-vm: driver starting"
+/pawl-vm/pawl-vm-driver --pawl /pawl-vm/pawl --recordings /pawl-vm/recordings --work /tmp/pawl-vm $(cat /pawl-vm/args)
+echo "pawl-vm: driver exit status $?"
+/pawl-vm/busybox poweroff -f
+"#;
+
+/// The userland boot: a tiny initramfs (busybox, modules) that switches to the Debian
+/// `root` over 9p; the binaries, recordings, the udev rule and the init come from a share
+/// written fresh into `out_dir/share` (the cached root stays as built).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, each argument distinct"
+)]
+fn userland_boot(
+    kernel: &Kernel,
+    debian_root: &Path,
+    project: &Path,
+    (pawl, driver): (&Path, &Path),
+    recordings: &Path,
+    (set, filters): (Set, &[String]),
+    out_dir: &Path,
+    timeout: Duration,
+) -> anyhow::Result<Run> {
+    let share = out_dir.join("share");
+    let initramfs = out_dir.join("initramfs-userland.cpio");
+    util::step(
+        &format!("userland share and initramfs ({})", kernel.version),
+        || {
+            let _ = std::fs::remove_dir_all(&share);
+            std::fs::create_dir_all(share.join("recordings"))?;
+            std::fs::create_dir_all(share.join("contrib"))?;
+            let copy = |from: &Path, to: &str| {
+                std::fs::copy(from, share.join(to))
+                    .with_context(|| format!("copy {} to the share", from.display()))
+            };
+            copy(pawl, "pawl")?;
+            copy(driver, "pawl-vm-driver")?;
+            copy(Path::new("/bin/busybox"), "busybox")?;
+            copy(
+                &project.join("contrib/70-pawl.rules"),
+                "contrib/70-pawl.rules",
+            )?;
+            for (name, data) in recording_files(recordings)? {
+                std::fs::write(share.join("recordings").join(name), data)?;
+            }
+            let init = share.join("init");
+            std::fs::write(&init, USERLAND_INIT)?;
+            std::fs::set_permissions(&init, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+            let mut args = vec!["--set".to_owned(), set.flag().to_owned()];
+            args.extend(filters.iter().cloned());
+            std::fs::write(share.join("args"), driver_args(&args))?;
+
+            let mut c = Cpio::default();
+            for d in [
+                "bin",
+                "dev",
+                "proc",
+                "sys",
+                "etc",
+                "etc/pawl-vm",
+                "lib",
+                "lib/modules",
+            ] {
+                c.dir(d, 0o755);
+            }
+            c.file("init", 0o755, USERLAND_INITRAMFS_INIT.as_bytes());
+            c.file("bin/busybox", 0o755, &std::fs::read("/bin/busybox")?);
+            c.symlink("bin/sh", "busybox");
+            let wanted: Vec<&str> = USERLAND_MODULES.iter().chain(MODULES).copied().collect();
+            let mut order = String::new();
+            for m in resolve_modules(kernel, &wanted)? {
+                let name = format!("{}.ko", module_name(&m));
+                c.file(&format!("lib/modules/{name}"), 0o644, &module_bytes(&m)?);
+                order.push_str(&name);
+                order.push('\n');
+            }
+            c.file("etc/pawl-vm/modules", 0o644, order.as_bytes());
+            let bytes = c.finish();
+            std::fs::write(&initramfs, &bytes)
+                .with_context(|| format!("write {}", initramfs.display()))?;
+            eprintln!(
+                "{} ({:.1} MiB); modules: {}",
+                initramfs.display(),
+                bytes.len() as f64 / (1024.0 * 1024.0),
+                order.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+            Ok(())
+        },
+    )?;
+    let serial_log = out_dir.join("serial-userland.log");
+    let virtfs = |path: &Path, tag: &str| {
+        format!(
+            "local,path={},mount_tag={tag},security_model=passthrough,readonly=on",
+            path.display()
+        )
+    };
+    let (root_fs, share_fs) = (virtfs(debian_root, "root"), virtfs(&share, "share"));
+    let qemu_args = ["-virtfs", &root_fs, "-virtfs", &share_fs, "-nic", "none"];
+    let mut run = None;
+    util::step(
+        &format!(
+            "qemu ({}, {} scenarios, Debian userland)",
+            kernel.version,
+            set.flag()
+        ),
+        || {
+            run = Some(boot_qemu(
+                kernel,
+                &initramfs,
+                &serial_log,
+                timeout,
+                USERLAND_MEMORY_MB,
+                &qemu_args,
+            )?);
+            Ok(())
+        },
+    )?;
+    let run = run.expect("boot returned");
+    report_times(&run, &serial_log);
+    Ok(run)
 }
 
 /// The kernel's `modules.alias` lines for Logitech HID ids (`alias hid:b0003g*v0000046D…
@@ -344,9 +766,9 @@ fn same_module(a: &str, b: &str) -> bool {
     a.replace('-', "_") == b.replace('-', "_")
 }
 
-/// [`MODULES`] and their dependencies from `modules.dep`, dependencies first, as paths
-/// relative to the modules directory; modules built into the kernel are left out.
-fn resolve_modules(kernel: &Kernel) -> anyhow::Result<Vec<String>> {
+/// `wanted` (e.g. [`MODULES`]) and their dependencies from `modules.dep`, dependencies
+/// first, as paths in the modules directory; modules built into the kernel are left out.
+fn resolve_modules(kernel: &Kernel, wanted: &[&str]) -> anyhow::Result<Vec<String>> {
     let dep_path = kernel.modules.join("modules.dep");
     let deps_text = std::fs::read_to_string(&dep_path)
         .with_context(|| format!("read {}", dep_path.display()))?;
@@ -358,7 +780,7 @@ fn resolve_modules(kernel: &Kernel) -> anyhow::Result<Vec<String>> {
     let builtin =
         std::fs::read_to_string(kernel.modules.join("modules.builtin")).unwrap_or_default();
     let mut order: Vec<String> = Vec::new();
-    for want in MODULES {
+    for want in wanted {
         match deps.keys().find(|p| same_module(module_name(p), want)) {
             Some(path) => add_with_deps(path, &deps, &mut order),
             None if builtin.lines().any(|l| same_module(module_name(l), want)) => {}
@@ -439,11 +861,31 @@ pub(crate) fn boot_with(
     timeout: Duration,
     qemu_args: &[&str],
 ) -> anyhow::Result<Run> {
+    boot_qemu(kernel, initramfs, serial_log, timeout, "512", qemu_args)
+}
+
+/// [`boot_with`] with `memory_mb` of guest memory.
+fn boot_qemu(
+    kernel: &Kernel,
+    initramfs: &Path,
+    serial_log: &Path,
+    timeout: Duration,
+    memory_mb: &str,
+    qemu_args: &[&str],
+) -> anyhow::Result<Run> {
     let mut log = std::fs::File::create(serial_log)
         .with_context(|| format!("create {}", serial_log.display()))?;
     let start = Instant::now();
     let mut child = Command::new("qemu-system-x86_64")
-        .args(["-accel", "tcg", "-cpu", "max", "-m", "512", "-nographic"])
+        .args([
+            "-accel",
+            "tcg",
+            "-cpu",
+            "max",
+            "-m",
+            memory_mb,
+            "-nographic",
+        ])
         .arg("-kernel")
         .arg(&kernel.vmlinuz)
         .arg("-initrd")
@@ -523,8 +965,9 @@ pub(crate) fn boot_with(
     Ok(run)
 }
 
-/// Fails on a timeout, a driver error, any `FAIL`, or results that differ from `expected`.
-fn judge(run: &Run, expected: &[String]) -> anyhow::Result<()> {
+/// The `PASS` count and the problems of `run`: a timeout, a driver error, any `FAIL`, or
+/// results that differ from `expected`.
+fn judge(run: &Run, expected: &[String]) -> (usize, Vec<String>) {
     let mut problems = Vec::new();
     if run.timed_out {
         problems.push(format!(
@@ -567,11 +1010,7 @@ fn judge(run: &Run, expected: &[String]) -> anyhow::Result<()> {
         .iter()
         .filter(|l| l.starts_with("PASS "))
         .count();
-    eprintln!("vm-test: {passed} of {} scenarios passed", expected.len());
-    if problems.is_empty() {
-        return Ok(());
-    }
-    bail!("{}", problems.join("\n"))
+    (passed, problems)
 }
 
 #[cfg(test)]
@@ -610,6 +1049,40 @@ mod tests {
     }
 
     #[test]
+    fn kernel_flag_and_filters_are_told_apart() {
+        let a = parse_args(&["--kernel".into(), "hid-bpf".into(), "udev".into()]).unwrap();
+        assert_eq!(a.kernel.as_deref(), Some("hid-bpf"));
+        assert_eq!(a.filters, ["udev"]);
+        assert!(parse_args(&["Bad-Filter".into()]).is_err());
+        assert!(parse_args(&["--kernel".into()]).is_err());
+    }
+
+    #[test]
+    fn a_kernel_is_selected_by_tier_or_release_substring() {
+        assert!(kernel_selected(None, "installed", Some("6.1.0-57-amd64")));
+        assert!(kernel_selected(
+            Some("installed"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+        assert!(!kernel_selected(
+            Some("hid-bpf"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+        assert!(kernel_selected(
+            Some("7.3"),
+            "hid-bpf",
+            Some("7.3.4+deb13-amd64")
+        ));
+        assert!(!kernel_selected(
+            Some("7.3"),
+            "installed",
+            Some("6.1.0-57-amd64")
+        ));
+    }
+
+    #[test]
     fn a_fail_or_a_missing_result_fails_the_run() {
         let run = |results: &[&str]| Run {
             boot: Some(Duration::from_secs(1)),
@@ -620,9 +1093,14 @@ mod tests {
             timed_out: false,
         };
         let expected = vec!["a".to_string(), "b".to_string()];
-        assert!(judge(&run(&["PASS a", "PASS b"]), &expected).is_ok());
-        assert!(judge(&run(&["PASS a", "FAIL b: x"]), &expected).is_err());
-        assert!(judge(&run(&["PASS a"]), &expected).is_err());
-        assert!(judge(&run(&["PASS a", "PASS b", "PASS c"]), &expected).is_err());
+        assert_eq!(judge(&run(&["PASS a", "PASS b"]), &expected), (2, vec![]));
+        let (passed, problems) = judge(&run(&["PASS a", "FAIL b: x"]), &expected);
+        assert_eq!((passed, problems.len()), (1, 1));
+        assert!(!judge(&run(&["PASS a"]), &expected).1.is_empty());
+        assert!(
+            !judge(&run(&["PASS a", "PASS b", "PASS c"]), &expected)
+                .1
+                .is_empty()
+        );
     }
 }

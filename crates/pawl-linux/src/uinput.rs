@@ -129,13 +129,22 @@ pub fn clone_spec(
     }
 }
 
-/// The spec of the virtual keyboard with exactly `keys` (`KEY_*` codes): `EV_KEY` only, no
-/// autorepeat, bus `BUS_VIRTUAL`.
+/// The keys every virtual keyboard declares besides those its chords press: `KEY_ESC` (1)
+/// to `KEY_S` (31), the block udev's `input_id` builtin requires of a full keyboard
+/// (`ID_INPUT_KEYBOARD`: bits 1–31 of the key bitmap, mask `0xFFFFFFFE`, systemd
+/// `src/udev/udev-builtin-input_id.c`, `test_key`). Without it udev tags the node only
+/// `ID_INPUT_KEY`, and what looks for keyboards by that tag (desktops' keyboard settings,
+/// X.org's `MatchIsKeyboard` through udev) passes it over.
+pub const FULL_KEYBOARD_KEYS: std::ops::RangeInclusive<u16> = 1..=31;
+
+/// The spec of the virtual keyboard with `keys` (`KEY_*` codes) and
+/// [`FULL_KEYBOARD_KEYS`]: `EV_KEY` only, no autorepeat, bus `BUS_VIRTUAL`. pawl presses only
+/// the keys of its chords.
 pub fn keyboard_spec(keys: impl IntoIterator<Item = u16>) -> UinputSpec {
     let mut caps = Caps::default();
     caps.ev.set(pawl_evdev::codes::EV_SYN);
     caps.ev.set(pawl_evdev::codes::EV_KEY);
-    for k in keys {
+    for k in keys.into_iter().chain(FULL_KEYBOARD_KEYS) {
         caps.key.set(k);
     }
     UinputSpec {
@@ -179,9 +188,10 @@ mod tests {
     }
 
     #[test]
-    fn keyboard_has_only_the_given_keys() {
+    fn keyboard_has_the_given_keys_and_what_udev_calls_a_full_keyboard() {
         let spec = keyboard_spec([125, 104]);
-        assert_eq!(spec.caps.key.iter().collect::<Vec<_>>(), vec![104, 125]);
+        let want: Vec<u16> = (1..=31).chain([104, 125]).collect();
+        assert_eq!(spec.caps.key.iter().collect::<Vec<_>>(), want);
         assert_eq!(
             spec.caps.ev.iter().collect::<Vec<_>>(),
             vec![EV_SYN, EV_KEY]

@@ -9,13 +9,15 @@
 //! `# ` (a scenario's notes when it fails, or always with `--verbose`). The exit status is non-zero when any scenario failed.
 //!
 //! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--pawl-debug]
-//! [--verbose] [--list] [FILTER...]`;
+//! [--verbose] [--list] [--set base|userland|all] [FILTER...]`;
 //! a filter that is a scenario's full name runs that scenario, any other runs every scenario
 //! whose name contains it (all run without filters).
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
 //! know how many result lines to expect).
 //!
-//! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions.
+//! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions; `--set userland`
+//! selects [`scenarios::userland::SCENARIOS`] instead (udev, libinput and sway reading
+//! pawl's output: they need the Debian userland boot), `--set all` both (default `base`).
 //!
 //! `--perf [FLAGS]` (last) runs the measurements of `cargo xtask perf-vm` instead ([`perf`]).
 
@@ -75,6 +77,7 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         verbose: false,
     };
     let mut list = false;
+    let mut set = "base".to_owned();
     let mut filters = Vec::new();
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
@@ -84,6 +87,7 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--recordings" => opts.recordings = value("--recordings")?.into(),
             "--work" => opts.work = value("--work")?.into(),
             "--list" => list = true,
+            "--set" => set = value("--set")?,
             "--pawl-debug" => opts.pawl_debug = true,
             "--verbose" => opts.verbose = true,
             // `cargo xtask perf-vm`: measurements instead of scenarios; the rest are its flags.
@@ -92,7 +96,13 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             _ => filters.push(arg),
         }
     }
-    let selected = scenarios::select(&filters);
+    let table: Vec<scenarios::Scenario> = match set.as_str() {
+        "base" => scenarios::SCENARIOS.to_vec(),
+        "userland" => scenarios::userland::SCENARIOS.to_vec(),
+        "all" => [scenarios::SCENARIOS, scenarios::userland::SCENARIOS].concat(),
+        other => bail!("--set {other}: want base, userland or all"),
+    };
+    let selected = scenarios::select_from(&table, &filters);
     if list {
         for s in &selected {
             println!("{}", s.name);

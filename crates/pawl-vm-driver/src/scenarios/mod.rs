@@ -15,6 +15,11 @@ mod hotplug;
 mod kernel;
 mod lifecycle;
 mod rig;
+// The Debian userland boot (`--set userland`): udev, libinput and sway read pawl's output.
+mod compositor;
+mod libinput;
+mod udev;
+pub mod userland;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -320,14 +325,14 @@ impl Ctx {
     }
 }
 
-/// The scenarios `filters` select (all when empty): a filter equal to a scenario's name
-/// selects that one, any other selects every name containing it.
-pub fn select(filters: &[String]) -> Vec<Scenario> {
+/// The scenarios of `table` that `filters` select (all when empty): a filter equal to a
+/// scenario's name selects that one, any other selects every name containing it.
+pub fn select_from(table: &[Scenario], filters: &[String]) -> Vec<Scenario> {
     let selects = |f: &str, name: &str| {
-        let exact = SCENARIOS.iter().any(|s| s.name == f);
+        let exact = table.iter().any(|s| s.name == f);
         if exact { name == f } else { name.contains(f) }
     };
-    SCENARIOS
+    table
         .iter()
         .filter(|s| filters.is_empty() || filters.iter().any(|f| selects(f, s.name)))
         .copied()

@@ -1,0 +1,310 @@
+//! A real Wayland compositor on pawl's devices (userland boot): Debian's sway (wlroots,
+//! headless outputs, libinput input, pixman renderer) run as the plain user with its seat
+//! from seatd; the desktop moving is read back through sway's IPC.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+
+use crate::evdev::{EvdevNode, Event};
+use crate::hid::{GESTURE_BUTTON, HidMouse, MX_MASTER_3S_BT};
+use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME};
+use crate::scenarios::rig::Rig;
+use crate::scenarios::userland::{USER, output, settle};
+use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// How long sway may take to open its IPC socket under TCG (~2.5 s measured, unloaded).
+const T_SWAY: Duration = Duration::from_secs(60);
+
+/// sway's config: one headless output, the desktop-left/right shortcuts pawl presses on
+/// GNOME (Super+Page_Up / Super+Page_Down) bound to the workspaces "left" and "right", and
+/// workspace "1" focused at the start.
+const SWAY_CONFIG: &str = "output HEADLESS-1 resolution 800x600\n\
+    bindsym Mod4+Page_Up workspace left\n\
+    bindsym Mod4+Page_Down workspace right\n\
+    workspace 1\n";
+
+/// seatd and sway as the plain user, stopped (killed) when dropped.
+struct Sway {
+    seatd: Child,
+    sway: Child,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Sway {
+    fn start(dir: &Path) -> anyhow::Result<Sway> {
+        let (user, uid) = USER;
+        let runtime = PathBuf::from(format!("/run/user/{uid}"));
+        std::fs::create_dir_all(&runtime)?;
+        std::os::unix::fs::chown(&runtime, Some(uid), Some(uid))?;
+        std::fs::set_permissions(
+            &runtime,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )?;
+        let seatd_log = std::fs::File::create(dir.join("seatd.log"))?;
+        let seatd = Command::new("seatd")
+            .args(["-u", user])
+            .stdin(Stdio::null())
+            .stdout(seatd_log.try_clone()?)
+            .stderr(seatd_log)
+            .spawn()
+            .context("cannot start seatd")?;
+        let seat_socket = Path::new("/run/seatd.sock");
+        let deadline = Instant::now() + T_DEVICE;
+        while !seat_socket.exists() {
+            if Instant::now() >= deadline {
+                bail!(
+                    "seatd made no {} within {T_DEVICE:?}",
+                    seat_socket.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let config = dir.join("sway.config");
+        std::fs::write(&config, SWAY_CONFIG)?;
+        let log = dir.join("sway.log");
+        let log_file = std::fs::File::create(&log)?;
+        let sway = Command::new("sway")
+            .arg("-c")
+            .arg(&config)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &runtime)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("WLR_BACKENDS", "headless,libinput")
+            .env("WLR_RENDERER", "pixman")
+            .env("WLR_LIBINPUT_NO_DEVICES", "1")
+            .env("LIBSEAT_BACKEND", "seatd")
+            .uid(uid)
+            .gid(uid)
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file)
+            .spawn()
+            .context("cannot start sway")?;
+        let mut s = Sway {
+            seatd,
+            sway,
+            socket: PathBuf::new(),
+            log,
+        };
+        let deadline = Instant::now() + T_SWAY;
+        loop {
+            let found = std::fs::read_dir(&runtime)?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("sway-ipc.") && n.ends_with(".sock"))
+                });
+            if let Some(socket) = found {
+                s.socket = socket;
+                if s.msg(&["-t", "get_version"]).is_ok() {
+                    return Ok(s);
+                }
+            }
+            if let Some(status) = s.sway.try_wait()? {
+                bail!("sway exited ({status}) at start; log:\n{}", s.log());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "sway opened no IPC socket within {T_SWAY:?}; log:\n{}",
+                    s.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `swaymsg -s <socket> args…`.
+    fn msg(&self, args: &[&str]) -> anyhow::Result<String> {
+        output(
+            Command::new("swaymsg")
+                .arg("-s")
+                .arg(&self.socket)
+                .args(args),
+        )
+    }
+
+    /// The focused workspace's name, from `swaymsg -t get_workspaces -p` ("Workspace NAME
+    /// (focused)").
+    fn focused(&self) -> anyhow::Result<String> {
+        let text = self.msg(&["-p", "-t", "get_workspaces"])?;
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix("Workspace ")?
+                    .strip_suffix(" (focused)")
+                    .map(str::to_owned)
+            })
+            .with_context(|| format!("no focused workspace in {text:?}"))
+    }
+
+    /// Waits until workspace `want` is focused.
+    fn wait_focused(&self, want: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let now = self.focused()?;
+            if now == want {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "sway's focused workspace is {now:?}, not {want:?}, {timeout:?} after the gesture; sway log:\n{}",
+                    tail(&self.log(), 30)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until sway's libinput has taken (`present`) or dropped pawl's device named
+    /// `name` (`get_inputs`).
+    fn wait_input(&self, name: &str, present: bool) -> anyhow::Result<()> {
+        let deadline = Instant::now() + T_DEVICE;
+        loop {
+            let inputs = self.msg(&["-p", "-t", "get_inputs"])?;
+            if inputs.contains(name) == present {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "sway {} input {name:?} after {T_DEVICE:?}: {inputs}",
+                    if present { "has no" } else { "still has" }
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Sway {
+    fn drop(&mut self) {
+        for child in [&mut self.sway, &mut self.seatd] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file("/run/seatd.sock");
+    }
+}
+
+/// The uhid MX Master, pawl on it with `config` and pawl's clone; unlike [`Rig`] it does not
+/// need a virtual keyboard (the `command` backend makes none).
+struct Mouse {
+    mouse: HidMouse,
+    clone: EvdevNode,
+    pawl: Pawl,
+}
+
+impl Mouse {
+    fn start(ctx: &mut Ctx, config: &str) -> anyhow::Result<Mouse> {
+        let phys = ctx.phys("bt");
+        let mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
+        let source = mouse.wait_node(T_DEVICE)?;
+        let dir = ctx.subdir(&format!("pawl-{phys}"))?;
+        let mut pawl = Pawl::start(
+            &ctx.pawl,
+            &dir,
+            &PawlOptions {
+                config,
+                desktop: "GNOME",
+                run_args: &[],
+                debug: ctx.pawl_debug,
+            },
+        )?;
+        let clone = pawl.wait_clone(&source, T_DEVICE)?;
+        let mut m = Mouse { mouse, clone, pawl };
+        m.sentinel()?;
+        Ok(m)
+    }
+
+    /// A motion that must come out of the clone: pawl has handled everything before it.
+    fn sentinel(&mut self) -> anyhow::Result<()> {
+        use pawl_evdev::codes::{EV_REL, REL_X, REL_Y};
+        self.mouse.motion(7, -5)?;
+        let want = vec![Event::new(EV_REL, REL_X, 7), Event::new(EV_REL, REL_Y, -5)];
+        self.clone
+            .frames_until(T_EVENT, "sentinel motion", |f| *f == want)
+            .with_context(|| format!("pawl log: {}", self.pawl.log()))
+            .map(drop)
+    }
+
+    /// Holds the gesture button, moves `dx` right in ten reports, releases.
+    fn drag(&mut self, dx: i32) -> anyhow::Result<()> {
+        self.mouse.press(GESTURE_BUTTON)?;
+        for _ in 0..10 {
+            self.mouse.motion(dx / 10, 0)?;
+        }
+        self.mouse.release(GESTURE_BUTTON)?;
+        self.sentinel()
+    }
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// `compositor_workspace_follows_gesture`: sway runs on pawl's devices; a drag right with
+/// the gesture button of the uhid MX Master (default `invert_desktop = true`: the
+/// "desktop-left" action) moves sway to workspace "left", read back with
+/// `swaymsg -t get_workspaces`, with each action backend:
+/// - `command`: `[actions.commands]` runs `swaymsg workspace left` (pawl runs as root,
+///   `allow_root_commands`);
+/// - `keys`: pawl presses GNOME's Super+Page_Up on its virtual keyboard, which sway reads
+///   through libinput and has bound to `workspace left`.
+pub fn compositor_workspace_follows_gesture(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const DRAG: i32 = 600;
+    let dir = ctx.subdir("sway")?;
+    // The mouse and pawl first (as at login); sway picks up what pawl creates later too.
+    let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, "", "GNOME")?;
+    settle()?;
+    let sway = Sway::start(&dir)?;
+    let first = sway.focused()?;
+    ensure!(
+        first == "1",
+        "sway starts on workspace {first:?}, not \"1\""
+    );
+    rig.stop()?;
+    drop(rig);
+    sway.wait_input(VIRTUAL_KEYBOARD_NAME, false)?;
+
+    let socket = sway.socket.display().to_string();
+    let command =
+        |ws: &str| format!("[\"/usr/bin/swaymsg\", \"-s\", {socket:?}, \"workspace\", {ws:?}]");
+    let command_config = format!(
+        "[actions]\nbackend = \"command\"\nallow_root_commands = true\n\n[actions.commands]\n\
+         desktop-left = {}\ndesktop-right = {}\n",
+        command("left"),
+        command("right")
+    );
+    for (backend, config) in [("command", command_config.as_str()), ("keys", "")] {
+        let mut m = Mouse::start(ctx, config).with_context(|| format!("{backend} backend"))?;
+        settle()?;
+        if backend == "keys" {
+            // Pressed before sway has the keyboard, the chord would be lost.
+            sway.wait_input(VIRTUAL_KEYBOARD_NAME, true)?;
+        }
+        sway.msg(&["workspace", "1"])?;
+        sway.wait_focused("1", T_EVENT)?;
+        m.drag(DRAG)?;
+        sway.wait_focused("left", T_EVENT)
+            .with_context(|| format!("{backend} backend; pawl log: {}", m.pawl.log()))?;
+        ctx.notes.push(format!(
+            "{backend} backend: drag right → workspace \"left\""
+        ));
+        let status = m.pawl.terminate(Duration::from_secs(5))?;
+        ensure!(status.success(), "pawl exited with {status} on SIGTERM");
+        drop(m);
+        sway.wait_input(VIRTUAL_KEYBOARD_NAME, false)?;
+    }
+    Ok(())
+}

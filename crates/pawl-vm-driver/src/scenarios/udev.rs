@@ -1,0 +1,271 @@
+//! udev reading pawl's devices (userland boot): Debian's rules classify the clone as the
+//! mouse it copies and the virtual keyboard as a keyboard; `contrib/70-pawl.rules` tags the
+//! nodes it is for and no others.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, ensure};
+use pawl_evdev::codes::{BTN_LEFT, BTN_RIGHT, MSC_SCAN, REL_WHEEL, REL_X, REL_Y};
+
+use crate::evdev;
+use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
+use crate::scenarios::rig::Rig;
+use crate::scenarios::userland::{SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info};
+use crate::scenarios::{Ctx, T_DEVICE};
+use crate::sys::InputId;
+use crate::uinput::{UinputDevice, UinputSpec};
+
+/// A uinput device with `keys` and `rels`, identified as a USB device of an unknown vendor.
+fn uinput_spec(name: &str, phys: String, keys: Vec<u16>, rels: Vec<u16>) -> UinputSpec {
+    UinputSpec {
+        name: name.into(),
+        id: InputId {
+            bustype: 0x03,
+            vendor: 0x1234,
+            product: 0x5678,
+            version: 0x0001,
+        },
+        phys,
+        props: Vec::new(),
+        keys,
+        rels,
+        mscs: vec![MSC_SCAN],
+        abs: Vec::new(),
+    }
+}
+
+/// The `ID_INPUT_*` classes udev's `input_id` builtin sets that a mouse clone must never
+/// carry (a joystick or keyboard class changes how desktops and libinput treat the node).
+const NEVER_ON_A_MOUSE: &[&str] = &[
+    "ID_INPUT_JOYSTICK",
+    "ID_INPUT_KEYBOARD",
+    "ID_INPUT_TOUCHPAD",
+    "ID_INPUT_TABLET",
+    "ID_INPUT_TOUCHSCREEN",
+    "ID_INPUT_ACCELEROMETER",
+];
+
+/// `udev_classifies_pawl_devices`: with Debian's udev rules (60-input-id.rules, the
+/// `input_id` builtin) pawl's clone of the MX Master is `ID_INPUT_MOUSE` exactly as the
+/// mouse is (the same `ID_INPUT*` set), never a joystick, keyboard, touchpad or tablet; the
+/// virtual keyboard is `ID_INPUT_KEYBOARD` + `ID_INPUT_KEY` and not a mouse.
+pub fn udev_classifies_pawl_devices(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let rig = Rig::start(ctx, MX_MASTER_3S_BT, "", "GNOME")?;
+    settle()?;
+    let mouse = udev_info(&rig.source.path)?;
+    let clone = udev_info(&rig.clone.info().path)?;
+    let keyboard = udev_info(&rig.keyboard.info().path)?;
+    ctx.notes
+        .push(format!("mouse: {}", mouse.input_ids().join(" ")));
+    ctx.notes
+        .push(format!("clone: {}", clone.input_ids().join(" ")));
+    ctx.notes.push(format!(
+        "virtual keyboard: {}",
+        keyboard.input_ids().join(" ")
+    ));
+    ensure!(
+        mouse.is_set("ID_INPUT_MOUSE"),
+        "udev does not classify the uhid MX Master itself as a mouse: {:?}",
+        mouse.input_ids()
+    );
+    ensure!(
+        clone.is_set("ID_INPUT") && clone.is_set("ID_INPUT_MOUSE"),
+        "pawl's clone is not ID_INPUT_MOUSE: {:?}",
+        clone.input_ids()
+    );
+    for class in NEVER_ON_A_MOUSE {
+        ensure!(
+            !clone.is_set(class),
+            "pawl's clone is {class}: {:?}",
+            clone.input_ids()
+        );
+    }
+    ensure!(
+        clone.input_ids() == mouse.input_ids(),
+        "the clone's classes {:?} differ from the mouse's {:?}",
+        clone.input_ids(),
+        mouse.input_ids()
+    );
+    ensure!(
+        keyboard.is_set("ID_INPUT_KEYBOARD") && keyboard.is_set("ID_INPUT_KEY"),
+        "pawl's virtual keyboard is not ID_INPUT_KEYBOARD: {:?}",
+        keyboard.input_ids()
+    );
+    for class in ["ID_INPUT_MOUSE", "ID_INPUT_JOYSTICK", "ID_INPUT_TOUCHPAD"] {
+        ensure!(
+            !keyboard.is_set(class),
+            "pawl's virtual keyboard is {class}: {:?}",
+            keyboard.input_ids()
+        );
+    }
+    Ok(())
+}
+
+/// `contrib/70-pawl.rules` installed in `/run/udev/rules.d` for the guard's lifetime.
+struct InstalledRule(PathBuf);
+
+impl InstalledRule {
+    fn install() -> anyhow::Result<InstalledRule> {
+        let dir = Path::new("/run/udev/rules.d");
+        std::fs::create_dir_all(dir)?;
+        let to = dir.join("70-pawl.rules");
+        let from = Path::new(SHARE).join("contrib/70-pawl.rules");
+        std::fs::copy(&from, &to).with_context(|| format!("copy {}", from.display()))?;
+        output(Command::new("udevadm").args(["control", "--reload"]))?;
+        Ok(InstalledRule(to))
+    }
+}
+
+impl Drop for InstalledRule {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = Command::new("udevadm")
+            .args(["control", "--reload"])
+            .status();
+    }
+}
+
+/// Replays a `change` uevent for `nodes` (so the rules are applied again) and waits.
+fn retrigger(nodes: &[&Path]) -> anyhow::Result<()> {
+    let mut cmd = Command::new("udevadm");
+    cmd.args(["trigger", "--action=change"]);
+    for n in nodes {
+        cmd.arg(n);
+    }
+    output(&mut cmd)?;
+    settle()
+}
+
+/// `udev_rule_matches_mx_master`: `contrib/70-pawl.rules` (installed in `/run/udev/rules.d`,
+/// applied with `udevadm trigger --action=change`) tags with `uaccess`: `/dev/uinput`, the
+/// MX Master's pointer node and its hidraw node, pawl's clone (and gives the clone
+/// `ID_BUS=bluetooth`, so the hwdb lookup of 70-mouse.rules is done for it, with the
+/// mouse's `MOUSE_*` results), the Bolt receiver's pointer node; and no others: not pawl's
+/// virtual keyboard, not a keyboard, not a node that is a mouse and a keyboard at once,
+/// not the Bolt receiver's hidraw node (receivers are not listed) nor its non-pointer
+/// nodes. Before the rule is installed none of them is tagged (the tag is the rule's).
+pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let rig = Rig::start(ctx, MX_MASTER_3S_BT, "", "GNOME")?;
+    let receiver_phys = ctx.phys("usb");
+    let receiver = HidMouse::create(BOLT_RECEIVER, &ctx.recordings, &receiver_phys)?;
+    receiver.wait_node(T_DEVICE)?;
+    let full_keys: Vec<u16> = (1..=120).collect();
+    let kbd = UinputDevice::create(&uinput_spec(
+        "Test USB Keyboard",
+        ctx.phys("usb-kbd"),
+        full_keys.clone(),
+        Vec::new(),
+    ))?;
+    let combo = UinputDevice::create(&uinput_spec(
+        "Test Keyboard With Touch Mouse",
+        ctx.phys("usb-combo"),
+        full_keys.into_iter().chain([BTN_LEFT, BTN_RIGHT]).collect(),
+        vec![REL_X, REL_Y, REL_WHEEL],
+    ))?;
+    let (kbd_node, combo_node) = (kbd.node().to_owned(), combo.node().to_owned());
+    let uinput = PathBuf::from("/dev/uinput");
+    let mouse = rig.source.path.clone();
+    let clone = rig.clone.info().path.clone();
+    let keyboard = rig.keyboard.info().path.clone();
+    let mouse_hidraw = hidraw_with_phys(&rig.source.phys)?;
+    let receiver_hidraw = hidraw_with_phys(&receiver_phys)?;
+    let receiver_nodes: Vec<PathBuf> = evdev::scan()
+        .into_iter()
+        .filter(|n| n.phys == receiver_phys)
+        .map(|n| n.path)
+        .collect();
+    let mut all: Vec<&Path> = vec![
+        &uinput,
+        &mouse,
+        &clone,
+        &keyboard,
+        &mouse_hidraw,
+        &receiver_hidraw,
+        &kbd_node,
+        &combo_node,
+    ];
+    all.extend(receiver_nodes.iter().map(PathBuf::as_path));
+
+    settle()?;
+    for node in &all {
+        let info = udev_info(node)?;
+        ensure!(
+            !info.tagged("uaccess"),
+            "{} is tagged uaccess before the rule is installed: {:?}",
+            node.display(),
+            info.tags
+        );
+    }
+
+    let _rule = InstalledRule::install()?;
+    retrigger(&all)?;
+    let mut seen = Vec::new();
+    let mut check = |node: &Path, what: &str, want: bool| -> anyhow::Result<UdevInfo> {
+        let info = udev_info(node)?;
+        seen.push(format!("{what} {}: tags {:?}", node.display(), info.tags));
+        ensure!(
+            info.tagged("uaccess") == want,
+            "{what} {} {} tagged uaccess by 70-pawl.rules (tags {:?}, {})",
+            node.display(),
+            if want { "is not" } else { "is" },
+            info.tags,
+            info.input_ids().join(" ")
+        );
+        Ok(info)
+    };
+    check(&uinput, "/dev/uinput", true)?;
+    let mouse_info = check(&mouse, "the MX Master's pointer node", true)?;
+    let clone_info = check(&clone, "pawl's clone", true)?;
+    check(&keyboard, "pawl's virtual keyboard", false)?;
+    check(&mouse_hidraw, "the MX Master's hidraw node", true)?;
+    check(&receiver_hidraw, "the Bolt receiver's hidraw node", false)?;
+    let kbd_info = check(&kbd_node, "a USB keyboard", false)?;
+    let combo_info = check(&combo_node, "a mouse that is also a keyboard", false)?;
+    let mut receiver_pointers = 0;
+    for node in &receiver_nodes {
+        let info = udev_info(node)?;
+        let pointer = (info.is_set("ID_INPUT_MOUSE") || info.is_set("ID_INPUT_TOUCHPAD"))
+            && !info.is_set("ID_INPUT_KEYBOARD");
+        receiver_pointers += usize::from(pointer);
+        check(node, "a Bolt receiver node", pointer)?;
+    }
+    ctx.notes.extend(seen);
+    ensure!(
+        kbd_info.is_set("ID_INPUT_KEYBOARD")
+            && combo_info.is_set("ID_INPUT_KEYBOARD")
+            && combo_info.is_set("ID_INPUT_MOUSE"),
+        "the test keyboard ({}) or mouse+keyboard ({}) is not classified as meant: the 'no keyboards' half is untested",
+        kbd_info.input_ids().join(" "),
+        combo_info.input_ids().join(" ")
+    );
+    ensure!(
+        receiver_pointers == 1,
+        "{receiver_pointers} of the Bolt receiver's nodes {receiver_nodes:?} are pointers (want 1)"
+    );
+    ensure!(
+        clone_info.props.get("ID_BUS").map(String::as_str) == Some("bluetooth"),
+        "the rule gives the clone no ID_BUS=bluetooth: {:?}",
+        clone_info.props.get("ID_BUS")
+    );
+    let hwdb = |i: &UdevInfo| -> Vec<String> {
+        i.props
+            .iter()
+            .filter(|(k, _)| k.starts_with("MOUSE_"))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    };
+    ensure!(
+        hwdb(&clone_info) == hwdb(&mouse_info),
+        "the clone's hwdb properties {:?} differ from the mouse's {:?}",
+        hwdb(&clone_info),
+        hwdb(&mouse_info)
+    );
+    ctx.notes.push(format!(
+        "mouse hwdb {:?}, clone hwdb {:?}",
+        hwdb(&mouse_info),
+        hwdb(&clone_info)
+    ));
+    drop((receiver, kbd, combo));
+    Ok(())
+}
