@@ -47,7 +47,7 @@ fn generated_files() -> Vec<(PathBuf, String)> {
         ("contrib/pawl.service", crate::service::systemd_unit(&spec)),
         (
             "contrib/dev.pawl.worker.plist",
-            crate::service::launch_agent_plist(&spec),
+            crate::service::launch_agent_plist(&spec, None),
         ),
     ] {
         let text = match text.strip_prefix('#') {
