@@ -3,8 +3,8 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
-//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, on
-//!   Linux ([`check_macos`]).
+//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, a link
+//!   of `pawl` for each and the check of its framework imports, on Linux ([`check_macos`]).
 //! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
 //!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
 //!   they are stale).
@@ -18,6 +18,8 @@
 mod bench_instructions;
 mod check_macos;
 mod cpio;
+mod macho;
+mod macos_link;
 mod perf_vm;
 mod util;
 mod vm;
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
         "perf-vm" => perf_vm::perf_vm(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          clippy and link the macOS build, check its imports (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md"
             );
             return ExitCode::from(2);
         }
