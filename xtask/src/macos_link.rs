@@ -40,6 +40,8 @@ pub const SYMBOL_LIST: &str = "crates/pawl-macos/macos-symbols.txt";
 const ZIGLANG: &str = "ziglang==0.17.1";
 /// The member of the wheel.
 const LIBSYSTEM_IN_WHEEL: &str = "ziglang/lib/libc/darwin/libSystem.tbd";
+/// Its SHA-256 in that wheel: a different file fails instead of being patched blindly.
+const LIBSYSTEM_SHA256: &str = "01089e97e7372fdda64ef480f2c99d483daf0c7fc99298a137425ee3230588ab";
 
 /// Where the SDK is made, the wheel kept, and pawl linked.
 const SDK_DIR: &str = "target/macos-sdk";
@@ -231,6 +233,17 @@ fn framework_install_name(fw: &str) -> String {
     format!("/System/Library/Frameworks/{fw}.framework/Versions/A/{fw}")
 }
 
+/// Debian's Python (whose pip `PACKAGES` installs), else whichever `python3` is first on
+/// `PATH`.
+fn python() -> Command {
+    let debian = Path::new("/usr/bin/python3");
+    Command::new(if debian.exists() {
+        debian
+    } else {
+        Path::new("python3")
+    })
+}
+
 /// Fetches libSystem.tbd from the pinned wheel once (`pip download`, then one member out
 /// of the zip with Python's `zipfile`) and returns the patched text.
 fn libsystem_tbd(sdk_dir: &Path) -> anyhow::Result<String> {
@@ -239,7 +252,7 @@ fn libsystem_tbd(sdk_dir: &Path) -> anyhow::Result<String> {
         let wheels = sdk_dir.join("wheel");
         fs::create_dir_all(&wheels)?;
         util::run(
-            Command::new("python3")
+            python()
                 .args(["-m", "pip", "download", "--quiet", "--no-deps"])
                 .args(["--only-binary=:all:", "--dest"])
                 .arg(&wheels)
@@ -251,15 +264,18 @@ fn libsystem_tbd(sdk_dir: &Path) -> anyhow::Result<String> {
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|x| x == "whl"))
             .context("pip download left no wheel")?;
-        let script = "import sys, zipfile\n\
-                      z = zipfile.ZipFile(sys.argv[1])\n\
-                      open(sys.argv[3], 'wb').write(z.read(sys.argv[2]))\n";
+        let script = "import hashlib, sys, zipfile\n\
+                      data = zipfile.ZipFile(sys.argv[1]).read(sys.argv[2])\n\
+                      if hashlib.sha256(data).hexdigest() != sys.argv[4]:\n\
+                      \x20   sys.exit(sys.argv[2] + ': unexpected SHA-256')\n\
+                      open(sys.argv[3], 'wb').write(data)\n";
         util::run(
-            Command::new("python3")
+            python()
                 .args(["-c", script])
                 .arg(&wheel)
                 .arg(LIBSYSTEM_IN_WHEEL)
-                .arg(&kept),
+                .arg(&kept)
+                .arg(LIBSYSTEM_SHA256),
         )?;
         // The wheel (tens of MB) is not needed any more.
         let _ = fs::remove_dir_all(&wheels);
