@@ -124,7 +124,8 @@ pub trait Tap {
     fn sender(&mut self, registry_id: u64) -> Option<DeviceInfo>;
     /// Starts `argv` detached (`osascript`, `[actions.commands]`), SIGINT and SIGTERM back
     /// at their default action in the child; never waits for it. When it exits, the host
-    /// reaps it and hands its status and stderr to [`crate::actions::ChildReports`].
+    /// reaps it and hands its status (and osascript's stderr) to
+    /// [`crate::actions::ChildReports`].
     fn spawn(&mut self, argv: &[String]);
 }
 

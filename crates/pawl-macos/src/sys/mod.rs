@@ -507,12 +507,19 @@ impl Tap for Host {
             return;
         };
         // SIGINT and SIGTERM are caught, not ignored (see `Signals`): `exec` puts them back
-        // at their default action in the child.
+        // at their default action in the child. osascript's stderr (one short line) is kept
+        // for the report; a command's goes to /dev/null, as on Linux (a pipe nobody reads
+        // until it exits would block a chatty one).
+        let osascript = program.rsplit('/').next() == Some("osascript");
         match Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(if osascript {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .spawn()
         {
             Ok(child) => {
