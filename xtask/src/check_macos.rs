@@ -1,15 +1,18 @@
-//! `cargo xtask check-macos`: type-checks and lints the macOS build of pawl on a Linux host.
+//! `cargo xtask check-macos`: type-checks, lints and links the macOS build of pawl on a Linux
+//! host, and checks every framework symbol it imports against a reviewed list.
 //!
-//! No macOS SDK or linker is needed to type-check: Debian's `rustc-web` toolchain (rustc at
+//! No macOS SDK is needed to type-check: Debian's `rustc-web` toolchain (rustc at
 //! `/usr/bin/rustc`) ships the standard library sources (`rust-web-src`), so cargo can build
 //! `std` for an Apple target with `-Zbuild-std` (allowed on a stable compiler by
-//! `RUSTC_BOOTSTRAP=1`). Nothing is linked and nothing runs: this proves the macOS code
-//! compiles against Apple's generated bindings (`objc2-*`) and is clippy-clean, not that it
-//! works on a Mac.
+//! `RUSTC_BOOTSTRAP=1`). The link ([`crate::macos_link`]) uses LLVM's Mach-O linker and a
+//! fake SDK made here. Nothing runs: this proves the macOS code compiles against Apple's
+//! generated bindings (`objc2-*`), is clippy-clean, links into a Mach-O for each target,
+//! and imports no framework symbol newer than its deployment target — not that it works
+//! on a Mac.
 
 use std::process::Command;
 
-use crate::util;
+use crate::{macos_link, util};
 
 /// The Debian packages that provide the toolchain: rustc and cargo with the std sources,
 /// and clippy built for the same compiler.
@@ -31,11 +34,14 @@ const PACKAGES_ON_MACOS: &[&str] = &["pawl", "pawl-engine", "pawl-evdev", "pawl-
 const TARGET_DIR: &str = "target/macos-check";
 
 /// Runs clippy (which type-checks every target: lib, bin, tests) with `-D warnings` for
-/// each Apple target.
-pub fn check_macos(_args: &[String]) -> anyhow::Result<()> {
+/// each Apple target, then links `pawl` for each and checks its framework imports.
+/// `--link-only` skips clippy (while working on the link or the symbol list).
+pub fn check_macos(args: &[String]) -> anyhow::Result<()> {
     util::project_root()?;
     util::ensure_debian_packages(PACKAGES)?;
-    for target in TARGETS {
+    util::ensure_debian_packages(macos_link::PACKAGES)?;
+    let link_only = args.iter().any(|a| a == "--link-only");
+    for target in TARGETS.iter().filter(|_| !link_only) {
         util::step(&format!("clippy --target {target}"), || {
             let mut cmd = debian_cargo();
             cmd.args(["clippy", "--quiet", "--all-targets", "--locked"]);
@@ -48,7 +54,7 @@ pub fn check_macos(_args: &[String]) -> anyhow::Result<()> {
             util::run(&mut cmd)
         })?;
     }
-    Ok(())
+    macos_link::link_and_check(TARGETS, debian_cargo)
 }
 
 /// Debian's cargo with Debian's rustc, `/usr/bin` first in `PATH` (so `cargo clippy` finds

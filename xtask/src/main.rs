@@ -3,8 +3,8 @@
 //!
 //! Tasks:
 //! - `ci` — everything CI runs: fmt check, clippy, tests, and the tasks below as they exist.
-//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, on
-//!   Linux ([`check_macos`]).
+//! - `check-macos` — type-check and clippy of the macOS build for both Apple targets, a link
+//!   of `pawl` for each and the check of its framework imports, on Linux ([`check_macos`]).
 //! - `man`, `completions` — regenerate the committed man pages (`contrib/man/`) and shell
 //!   completions (`contrib/completions/`) from the clap definition (`cargo test` fails while
 //!   they are stale).
@@ -26,6 +26,8 @@ mod check_macos;
 mod cpio;
 mod dist;
 mod kernels;
+mod macho;
+mod macos_link;
 mod perf_vm;
 mod userland;
 mod util;
@@ -48,7 +50,20 @@ fn main() -> ExitCode {
         "dist" => dist::dist(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [--kernel K] [FILTER...]\n                       end-to-end scenarios in QEMU on both kernels (K: installed, hid-bpf)\n  vm-root              build the cached Debian root of the userland boot\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md\n  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot"
+                "usage: cargo xtask <task>
+
+tasks:
+  ci                   fmt check, clippy, every test
+  check-macos          clippy and link the macOS build, check its imports (both Apple targets;
+                       --link-only: no clippy)
+  man                  regenerate contrib/man and contrib/completions
+  completions          the same
+  bench-instructions   instructions per input frame (callgrind)
+  vm-test [--kernel K] [FILTER...]
+                       end-to-end scenarios in QEMU on both kernels (K: installed, hid-bpf)
+  vm-root              build the cached Debian root of the userland boot
+  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md
+  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot"
             );
             return ExitCode::from(2);
         }

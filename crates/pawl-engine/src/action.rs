@@ -186,6 +186,9 @@ impl Key {
                     | AudioPrev
                     | AudioNext
                     | AudioMicMute
+                    | AudioMute
+                    | AudioLowerVolume
+                    | AudioRaiseVolume
                     | BrightnessDown
                     | BrightnessUp
             ),

@@ -18,6 +18,9 @@ pub enum Call {
     Post(Synthetic),
     ArmTimer(Option<Micros>),
     Spawn(Vec<String>),
+    Prompt,
+    Recheck,
+    Warp(f64, f64),
 }
 
 /// The fake OS.
@@ -33,6 +36,11 @@ pub struct FakeTap {
     pub lookups: Vec<u64>,
     /// Which taps exist and whether they are enabled.
     pub taps: HashMap<TapKind, bool>,
+    /// What a probe tap says; `None`: the same as `trusted` (a revoked grant that
+    /// `AXIsProcessTrusted` still reports is `trusted: true, tap_allowed: Some(false)`).
+    pub tap_allowed: Option<bool>,
+    /// The modifier flags the user holds.
+    pub held: u64,
 }
 
 impl FakeTap {
@@ -76,7 +84,7 @@ impl FakeTap {
 impl Tap for FakeTap {
     fn create(&mut self, kind: TapKind, spec: TapSpec) -> Result<(), TapCreateError> {
         self.calls.push(Call::Create(kind, spec));
-        if self.fail_create.contains(&kind) || !self.trusted {
+        if self.fail_create.contains(&kind) || !self.can_create_tap() {
             return Err(TapCreateError { kind });
         }
         self.taps.insert(kind, spec.enabled);
@@ -99,6 +107,27 @@ impl Tap for FakeTap {
 
     fn is_trusted(&mut self) -> bool {
         self.trusted
+    }
+
+    fn can_create_tap(&mut self) -> bool {
+        self.tap_allowed.unwrap_or(self.trusted)
+    }
+
+    fn prompt_for_trust(&mut self) -> bool {
+        self.calls.push(Call::Prompt);
+        self.trusted
+    }
+
+    fn schedule_recheck(&mut self) {
+        self.calls.push(Call::Recheck);
+    }
+
+    fn held_flags(&mut self) -> u64 {
+        self.held
+    }
+
+    fn warp(&mut self, x: f64, y: f64) {
+        self.calls.push(Call::Warp(x, y));
     }
 
     fn post(&mut self, event: &Synthetic) {
@@ -130,6 +159,7 @@ pub struct FakeEvent {
     pub integers: HashMap<u32, i64>,
     pub doubles: HashMap<u32, f64>,
     pub writes: Vec<(Field, f64)>,
+    pub location: (f64, f64),
 }
 
 impl Default for FakeEvent {
@@ -140,6 +170,7 @@ impl Default for FakeEvent {
             integers,
             doubles: HashMap::new(),
             writes: Vec::new(),
+            location: (0.0, 0.0),
         }
     }
 }
@@ -191,5 +222,9 @@ impl TapEvent for FakeEvent {
     fn set_double(&mut self, field: Field, value: f64) {
         self.writes.push((field, value));
         self.doubles.insert(field.0, value);
+    }
+
+    fn location(&self) -> (f64, f64) {
+        self.location
     }
 }

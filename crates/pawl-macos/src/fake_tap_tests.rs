@@ -151,7 +151,7 @@ fn movement_tap_is_enabled_exactly_at_gesture_button_down_and_disabled_at_up() {
     );
     assert_eq!(tap.enabled(TapKind::Movement), Some(true));
     drag(&mut w, &mut tap, 3, 0);
-    assert!(tap.take_calls().is_empty());
+    assert_eq!(tap.take_calls(), vec![Call::Warp(0.0, 0.0)]);
     button(&mut w, &mut tap, 5, false);
     assert!(tap.calls.contains(&Call::Enable(TapKind::Movement, false)));
     assert_eq!(tap.enabled(TapKind::Movement), Some(false));
@@ -255,13 +255,85 @@ fn disabled_movement_tap_stays_disabled_after_the_cancel() {
         &mut w,
         &mut tap,
         TapKind::Movement,
-        EventType::TAP_DISABLED_BY_USER_INPUT,
+        EventType::TAP_DISABLED_BY_TIMEOUT,
     );
     assert_eq!(
         tap.take_calls(),
         vec![Call::Enable(TapKind::Movement, false)]
     );
     assert_eq!(tap.enabled(TapKind::Primary), Some(true));
+}
+
+#[test]
+fn tap_disabled_by_user_input_is_re_enabled_only_by_a_re_check_that_can_create_a_tap() {
+    let (mut w, mut tap) = run_worker();
+    button(&mut w, &mut tap, 5, true);
+    tap.take_calls();
+    tap.taps.insert(TapKind::Primary, false);
+    disabled(
+        &mut w,
+        &mut tap,
+        TapKind::Primary,
+        EventType::TAP_DISABLED_BY_USER_INPUT,
+    );
+    assert_eq!(
+        tap.take_calls(),
+        vec![Call::Enable(TapKind::Movement, false), Call::Recheck],
+        "cancelled, nothing re-enabled, a re-check armed"
+    );
+    assert_eq!(tap.enabled(TapKind::Primary), Some(false));
+    // The re-check: a probe tap can be created, so the primary tap is enabled again (not
+    // re-created).
+    w.on_accessibility_changed(&mut tap);
+    assert_eq!(tap.take_calls(), vec![Call::Enable(TapKind::Primary, true)]);
+    assert_eq!(tap.enabled(TapKind::Primary), Some(true));
+    // A later notification while everything is on changes nothing.
+    w.on_accessibility_changed(&mut tap);
+    assert!(tap.take_calls().is_empty());
+}
+
+#[test]
+fn tap_disabled_by_user_input_after_a_revocation_tears_down_at_the_re_check() {
+    let (mut w, mut tap) = run_worker();
+    disabled(
+        &mut w,
+        &mut tap,
+        TapKind::Primary,
+        EventType::TAP_DISABLED_BY_USER_INPUT,
+    );
+    tap.take_calls();
+    // AXIsProcessTrusted still says yes, but macOS refuses a new tap.
+    tap.tap_allowed = Some(false);
+    w.on_accessibility_changed(&mut tap);
+    assert_eq!(tap.take_calls(), vec![Call::InvalidateAll]);
+    assert!(!w.is_active());
+}
+
+#[test]
+fn revocation_that_ax_is_process_trusted_still_reports_is_caught_by_the_probe_tap() {
+    let (mut w, mut tap) = run_worker();
+    tap.tap_allowed = Some(false);
+    assert!(tap.trusted);
+    disabled(
+        &mut w,
+        &mut tap,
+        TapKind::Primary,
+        EventType::TAP_DISABLED_BY_TIMEOUT,
+    );
+    let calls = tap.take_calls();
+    assert_eq!(calls, vec![Call::InvalidateAll], "never re-enabled");
+    assert!(!w.is_active());
+    // Granted again: the notification creates the taps once.
+    tap.tap_allowed = None;
+    w.on_accessibility_changed(&mut tap);
+    assert!(w.is_active());
+    assert_eq!(
+        tap.take_calls()
+            .iter()
+            .filter(|c| matches!(c, Call::Create(..)))
+            .count(),
+        2
+    );
 }
 
 #[test]
@@ -333,7 +405,7 @@ fn wake_cancels_the_gesture_and_re_enables_the_primary_tap() {
 }
 
 #[test]
-fn start_without_trust_creates_nothing() {
+fn start_without_trust_prompts_once_and_waits_for_the_grant_instead_of_exiting() {
     let config = Config::default_for(Platform::MacOs);
     let mut w = Worker::new(
         config.clone(),
@@ -342,8 +414,100 @@ fn start_without_trust_creates_nothing() {
     );
     let mut tap = fake();
     tap.trusted = false;
+    assert_eq!(w.start(&mut tap), Ok(()));
+    assert_eq!(tap.take_calls(), vec![Call::Prompt], "no tap, one prompt");
+    assert!(w.waiting_for_trust() && !w.is_active());
+    // Notifications without the grant change nothing and never prompt again.
+    w.on_accessibility_changed(&mut tap);
+    w.on_wake(&mut tap);
+    assert!(tap.take_calls().is_empty());
+    tap.trusted = true;
+    w.on_accessibility_changed(&mut tap);
+    assert!(w.is_active());
+    assert_eq!(
+        tap.take_calls()
+            .iter()
+            .filter(|c| matches!(c, Call::Create(..)))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn inspect_without_trust_is_an_error_and_creates_nothing() {
+    let config = Config::default_for(Platform::MacOs);
+    let mut w = Worker::new(
+        config.clone(),
+        Mode::Inspect,
+        Performer::new(&config, |_| None).unwrap(),
+    );
+    let mut tap = fake();
+    tap.trusted = false;
     assert_eq!(w.start(&mut tap), Err(StartError::NotTrusted));
     assert!(tap.calls.is_empty());
+}
+
+#[test]
+fn gesture_warps_the_cursor_back_to_the_press_for_every_suppressed_motion() {
+    let (mut w, mut tap) = run_worker();
+    // Motion without the gesture button moves the cursor as usual.
+    assert_eq!(drag(&mut w, &mut tap, 5, 5), Disposition::Pass);
+    let down = FakeEvent {
+        location: (640.0, 400.0),
+        ..FakeEvent::button(5)
+    };
+    send(
+        &mut w,
+        &mut tap,
+        TapKind::Primary,
+        EventType::OTHER_MOUSE_DOWN,
+        down,
+        MX,
+    );
+    tap.take_calls();
+    for _ in 0..3 {
+        assert_eq!(drag(&mut w, &mut tap, 10, 0), Disposition::Drop);
+    }
+    assert_eq!(tap.take_calls(), vec![Call::Warp(640.0, 400.0); 3]);
+    button(&mut w, &mut tap, 5, false);
+    tap.take_calls();
+    assert_eq!(drag(&mut w, &mut tap, 10, 0), Disposition::Pass);
+    assert!(tap.calls.is_empty(), "{:?}", tap.calls);
+}
+
+#[test]
+fn chord_keeps_the_modifiers_the_user_holds() {
+    let mut config = Config::default_for(Platform::MacOs);
+    config.actions.backend = pawl_engine::config::ActionBackend::CgEvent;
+    let (mut w, mut tap) = started(config, Mode::Run);
+    let shift = crate::cg::flags::SHIFT;
+    tap.held = shift;
+    button(&mut w, &mut tap, 3, true);
+    let posts = tap.posts();
+    assert_eq!(
+        posts,
+        vec![
+            Synthetic::FlagsChanged {
+                code: 0x37,
+                flags: crate::cg::flags::COMMAND | shift
+            },
+            Synthetic::Key {
+                code: 0x21,
+                down: true,
+                flags: crate::cg::flags::COMMAND
+            },
+            Synthetic::Key {
+                code: 0x21,
+                down: false,
+                flags: crate::cg::flags::COMMAND
+            },
+            Synthetic::FlagsChanged {
+                code: 0x37,
+                flags: shift
+            },
+        ],
+        "the shortcut is exactly Command+[, and Shift is still down afterwards"
+    );
 }
 
 #[test]
@@ -649,6 +813,9 @@ fn taps_are_never_re_created_by_disabled_events_or_wake() {
             EventType::TAP_DISABLED_BY_USER_INPUT
         };
         disabled(&mut w, &mut tap, TapKind::Primary, ty);
+        if i % 3 == 0 {
+            w.on_accessibility_changed(&mut tap);
+        }
         w.on_wake(&mut tap);
     }
     assert!(
@@ -660,4 +827,31 @@ fn taps_are_never_re_created_by_disabled_events_or_wake() {
     );
     assert_eq!(tap.enabled(TapKind::Primary), Some(true));
     assert_eq!(tap.enabled(TapKind::Movement), Some(false));
+}
+
+#[test]
+fn a_new_sender_costs_one_lookup_on_its_first_event_and_none_after() {
+    let (mut w, mut tap) = run_worker();
+    for id in 1..=40u64 {
+        scroll(
+            &mut w,
+            &mut tap,
+            FakeEvent::scroll(1, 1.0, 10),
+            0x2_0000_0000 + id,
+        );
+        assert_eq!(
+            tap.lookups.len() as u64,
+            id,
+            "one lookup per new sender's first event"
+        );
+    }
+    for id in 1..=40u64 {
+        scroll(
+            &mut w,
+            &mut tap,
+            FakeEvent::scroll(1, 1.0, 10),
+            0x2_0000_0000 + id,
+        );
+    }
+    assert_eq!(tap.lookups.len(), 40, "known senders cost no lookup");
 }

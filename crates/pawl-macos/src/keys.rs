@@ -45,7 +45,7 @@ pub fn modifiers_of_mask(mask: u64) -> impl Iterator<Item = Modifier> {
 }
 
 /// The virtual key code of a non-modifier key; `None` for modifiers and keys macOS has no
-/// key code for (see [`Key::available_on`]: XF86 navigation, media and brightness keys,
+/// key code for (see [`Key::available_on`]: XF86 navigation, media, volume and brightness keys,
 /// Print, Pause, Scroll_Lock, Num_Lock, Caps_Lock, F21–F24).
 pub fn key_code(key: Key) -> Option<u16> {
     use Key::*;
@@ -152,13 +152,14 @@ pub fn key_code(key: Key) -> Option<u16> {
         KpDecimal => 0x41,
         KpEnter => 0x4C,
         KpEqual => 0x51,
-        AudioMute => 0x4A,
-        AudioLowerVolume => 0x49,
-        AudioRaiseVolume => 0x48,
         Ctrl | Shift | Alt | Super | RightCtrl | RightShift | RightAlt | RightSuper | Fn | Back
         | Forward | Print | Pause | ScrollLock | CapsLock | NumLock | F21 | F22 | F23 | F24
         | AudioPlay | AudioStop | AudioPrev | AudioNext | AudioMicMute | BrightnessDown
         | BrightnessUp => return None,
+        // kVK_VolumeUp/Down/Mute (0x48–0x4A) exist, but posted as key events they do nothing:
+        // macOS takes media keys as NSSystemDefined events (subtype 8), which the config
+        // rejects on macOS instead.
+        AudioMute | AudioLowerVolume | AudioRaiseVolume => return None,
     })
 }
 

@@ -93,8 +93,25 @@ pub trait Tap {
     fn set_enabled(&mut self, kind: TapKind, enabled: bool);
     /// Invalidates every tap and removes it from the run loop (`CFMachPortInvalidate`).
     fn invalidate_all(&mut self);
-    /// `AXIsProcessTrusted()`.
+    /// `AXIsProcessTrusted()`: what System Settings says. It may keep answering yes after
+    /// the grant is revoked, so the worker decides with [`Tap::can_create_tap`] and uses
+    /// this only to word its errors (the stale-grant case).
     fn is_trusted(&mut self) -> bool;
+    /// Whether an active event tap can be created now: a probe tap for an event type a
+    /// mouse never sends, created and invalidated at once (never added to a run loop).
+    fn can_create_tap(&mut self) -> bool;
+    /// `AXIsProcessTrustedWithOptions` with `kAXTrustedCheckOptionPrompt`: macOS shows its
+    /// Accessibility prompt (at most once per binary). Returns whether trusted now.
+    fn prompt_for_trust(&mut self) -> bool;
+    /// Arms the one-shot accessibility re-check (1 s from now), which calls
+    /// [`crate::worker::Worker::on_accessibility_changed`]; replaces an armed one.
+    fn schedule_recheck(&mut self);
+    /// The modifier flags the user physically holds now (`CGEventSourceFlagsState` of
+    /// `kCGEventSourceStateHIDSystemState`), `CGEventFlags` bits.
+    fn held_flags(&mut self) -> u64;
+    /// Moves the cursor to `(x, y)` (global display coordinates, px) without generating
+    /// an event (`CGWarpMouseCursorPosition`).
+    fn warp(&mut self, x: f64, y: f64);
     /// Posts `event`.
     fn post(&mut self, event: &Synthetic);
     /// The worker's monotonic clock.
@@ -105,7 +122,10 @@ pub trait Tap {
     /// The device behind a sender registry ID (field 87), from an IORegistry walk to
     /// VendorID/ProductID; `None` when it cannot be found.
     fn sender(&mut self, registry_id: u64) -> Option<DeviceInfo>;
-    /// Starts `argv` detached (`osascript`, `[actions.commands]`); never waits for it.
+    /// Starts `argv` detached (`osascript`, `[actions.commands]`), SIGINT and SIGTERM back
+    /// at their default action in the child; never waits for it. When it exits, the host
+    /// reaps it and hands its status (and osascript's stderr) to
+    /// [`crate::actions::ChildReports`].
     fn spawn(&mut self, argv: &[String]);
 }
 
@@ -120,6 +140,8 @@ pub trait TapEvent {
     fn double(&self, field: Field) -> f64;
     /// Sets a double field.
     fn set_double(&mut self, field: Field, value: f64);
+    /// Where the event happened (`CGEventGetLocation`): global display coordinates, px.
+    fn location(&self) -> (f64, f64);
 }
 
 /// What the tap callback returns.

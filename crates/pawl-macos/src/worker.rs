@@ -12,11 +12,27 @@
 //!   enabled synchronously inside the callback of the gesture-button press and disabled in
 //!   the callback of its release. Debug mode uses one active tap with the complete pointer
 //!   mask; inspect mode one listen-only tap with the complete mask and changes nothing.
+//! - Trust is decided by creating a probe tap ([`Tap::can_create_tap`]), never by
+//!   `AXIsProcessTrusted()`, which may keep answering yes after the grant is revoked (then
+//!   re-enabling a tap repeats the input freeze: LinearMouse #667, Mac Mouse Fix #443).
 //! - `kCGEventTapDisabledByTimeout` / `ByUserInput`: the gesture in progress is cancelled
-//!   (a lost button-up can never fire later), and only the taps meant to be active are
-//!   re-enabled, only while `AXIsProcessTrusted()`; without trust every tap is torn down
-//!   (an active tap without trust freezes input) and the worker waits for the
-//!   accessibility notification.
+//!   (a lost button-up can never fire later). Only after a timeout, and only while a probe
+//!   tap can be created, are the taps meant to be active re-enabled (as Mac Mouse Fix and
+//!   LinearMouse do). When no tap can be created, every tap is torn down (an active tap
+//!   without trust freezes input) and the worker waits: each accessibility notification
+//!   and each wake create them again once a probe tap can be created. After `ByUserInput`
+//!   the taps stay disabled until the one-shot re-check 1 s later (or a wake) finds that a
+//!   probe tap can be created; taps are still created only once.
+//! - Started without the Accessibility permission (Run and Debug modes), the worker asks
+//!   macOS to prompt once (`AXIsProcessTrustedWithOptions`) and waits for the grant
+//!   instead of exiting (a LaunchAgent that exits is restarted every ~10 s and never
+//!   prompts).
+//! - While the gesture button is held, each suppressed motion event warps the cursor back
+//!   to where the button went down (`CGWarpMouseCursorPosition`, as Mac Mouse Fix's
+//!   `PointerFreeze.m` does): dropping the motion at the HID tap may not stop the cursor.
+//! - A sender's first event costs one IORegistry lookup (a fixed handful of kernel MIG
+//!   calls, no user-space server to wait on), cached per registry ID; every later event of
+//!   that sender costs none. There is at most one lookup per event.
 //! - Events marked as pawl's own (`kCGEventSourceUserData` = [`PAWL_MARKER`]) and synthetic
 //!   events (source state other than HIDSystemState) pass through untouched.
 //! - A button-up passes through unless pawl swallowed its button-down, so macOS never
@@ -105,6 +121,10 @@ pub struct Worker {
     swallowed: ButtonSet,
     /// The deadline the run-loop timer is armed for.
     armed: Option<Micros>,
+    /// Where the cursor was when the gesture button went down (px), while it is held.
+    anchor: Option<(f64, f64)>,
+    /// A tap was disabled by user input: left disabled until the re-check.
+    suspended: bool,
     out: FrameOut,
 }
 
@@ -121,6 +141,8 @@ impl Worker {
             performer,
             swallowed: ButtonSet::default(),
             armed: None,
+            anchor: None,
+            suspended: false,
             out: FrameOut::default(),
         }
     }
@@ -135,11 +157,28 @@ impl Worker {
         self.movement_enabled
     }
 
-    /// Creates the taps (once). Errors: not trusted, or the stale-grant case; no tap is
-    /// left behind on error.
+    /// Whether the worker has no taps because it waits for the Accessibility permission.
+    pub fn waiting_for_trust(&self) -> bool {
+        self.state == State::WaitingForTrust
+    }
+
+    /// Creates the taps (once). Without the Accessibility permission, Run and Debug modes
+    /// ask macOS to prompt (once) and wait for the grant with no tap (see the module
+    /// rules); Inspect mode fails. Errors: not trusted (Inspect), or the stale-grant case;
+    /// no tap is left behind on error.
     pub fn start(&mut self, tap: &mut impl Tap) -> Result<(), StartError> {
         if !tap.is_trusted() {
-            return Err(StartError::NotTrusted);
+            if self.mode == Mode::Inspect {
+                return Err(StartError::NotTrusted);
+            }
+            if !tap.prompt_for_trust() {
+                log::error!(
+                    "{}; pawl waits for it and creates its event taps once it is granted",
+                    StartError::NotTrusted
+                );
+                self.state = State::WaitingForTrust;
+                return Ok(());
+            }
         }
         self.create_taps(tap)
     }
@@ -227,11 +266,12 @@ impl Worker {
     /// The system woke: the taps may have been disabled and button-ups lost while asleep.
     /// Re-checks trust; cancels gestures and re-enables the taps meant to be active.
     pub fn on_wake(&mut self, tap: &mut impl Tap) {
-        let trusted = tap.is_trusted();
+        let trusted = tap.can_create_tap();
         match (self.state, trusted) {
-            (State::Active, false) => self.tear_down(tap),
+            (State::Active, false) => self.tear_down(tap, REVOKED),
             (State::Active, true) => {
                 self.cancel(tap);
+                self.suspended = false;
                 self.enable_meant(tap);
             }
             (State::WaitingForTrust, true) => self.recreate(tap),
@@ -239,12 +279,18 @@ impl Worker {
         }
     }
 
-    /// The `com.apple.accessibility.api` distributed notification: the permission changed.
-    /// Revoked → every tap is torn down; granted again → the taps are created once more.
+    /// The `com.apple.accessibility.api` distributed notification, or the one-shot
+    /// re-check after it or after a tap was disabled by user input. Revoked (no probe tap)
+    /// → every tap is torn down; granted again → the taps are created once more; a tap
+    /// disabled by user input is enabled again once a probe tap can be created.
     pub fn on_accessibility_changed(&mut self, tap: &mut impl Tap) {
-        let trusted = tap.is_trusted();
+        let trusted = tap.can_create_tap();
         match (self.state, trusted) {
-            (State::Active, false) => self.tear_down(tap),
+            (State::Active, false) => self.tear_down(tap, REVOKED),
+            (State::Active, true) if self.suspended => {
+                self.suspended = false;
+                self.enable_meant(tap);
+            }
             (State::WaitingForTrust, true) => self.recreate(tap),
             _ => {}
         }
@@ -308,8 +354,17 @@ impl Worker {
             return;
         }
         self.cancel(tap);
-        if !tap.is_trusted() {
-            self.tear_down(tap);
+        if !tap.can_create_tap() {
+            self.tear_down(tap, REVOKED);
+            return;
+        }
+        if ty != EventType::TAP_DISABLED_BY_TIMEOUT {
+            // Disabled by user input: never re-enabled from here (re-enabling after a
+            // revocation freezes input); the re-check 1 s later enables the taps again if a
+            // probe tap can still be created.
+            log::warn!("not re-enabled now: re-checked in 1 s");
+            self.suspended = true;
+            tap.schedule_recheck();
             return;
         }
         // After the cancel no gesture is held, so only the primary tap is meant to be on.
@@ -325,14 +380,12 @@ impl Worker {
         self.gate_movement(tap);
     }
 
-    fn tear_down(&mut self, tap: &mut impl Tap) {
-        log::error!(
-            "accessibility permission revoked: event taps removed (an active tap without \
-             trust freezes input); waiting for the permission to be granted again"
-        );
+    fn tear_down(&mut self, tap: &mut impl Tap, why: &str) {
+        log::error!("{why}");
         self.cancel(tap);
         tap.invalidate_all();
         self.movement_enabled = false;
+        self.suspended = false;
         self.state = State::WaitingForTrust;
     }
 
@@ -343,6 +396,7 @@ impl Worker {
             engine.cancel(&mut self.out);
         }
         self.out.clear();
+        self.anchor = None;
         self.gate_movement(tap);
         if self.armed.is_some() {
             self.armed = None;
@@ -394,6 +448,10 @@ impl Worker {
         self.swallowed
             .set(button, pressed && disposition == Disposition::Drop);
         self.perform(tap, verdict);
+        self.anchor = match self.senders.holding_gesture() {
+            Some(_) => self.anchor.or(Some(event.location())),
+            None => None,
+        };
         self.gate_movement(tap);
         disposition
     }
@@ -418,6 +476,11 @@ impl Worker {
             Verdict::Rewrite if self.out.dx == 0 && self.out.dy == 0 => Disposition::Drop,
             Verdict::Forward | Verdict::Rewrite => Disposition::Pass,
         };
+        if let (Disposition::Drop, Some((x, y)), false) =
+            (disposition, self.anchor, self.mode == Mode::Inspect)
+        {
+            tap.warp(x, y);
+        }
         self.perform(tap, verdict);
         disposition
     }
@@ -547,6 +610,11 @@ impl Worker {
         );
     }
 }
+
+/// Why the taps are torn down when no tap can be created.
+const REVOKED: &str = "accessibility permission revoked (macOS refuses a new event tap): event \
+                       taps removed (an active tap without trust freezes input); waiting for \
+                       the permission to be granted again";
 
 fn clamp_i32(v: i64) -> i32 {
     v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32

@@ -51,7 +51,7 @@ fn generated_files() -> Vec<(PathBuf, String)> {
         ),
         (
             "contrib/dev.pawl.worker.plist",
-            crate::service::launch_agent_plist(&spec("/usr/local/bin/pawl")),
+            crate::service::launch_agent_plist(&spec("/usr/local/bin/pawl"), None),
         ),
     ] {
         let text = match text.strip_prefix('#') {

@@ -71,13 +71,21 @@ pub fn systemd_unit(spec: &ServiceSpec) -> String {
 
 /// The LaunchAgent property list for `spec`: runs at login (`RunAtLoad`), is restarted
 /// unless it exited successfully (`KeepAlive` → `SuccessfulExit` false), and gets
-/// interactive scheduling (`ProcessType Interactive`: it sits in the input path).
-pub fn launch_agent_plist(spec: &ServiceSpec) -> String {
+/// interactive scheduling (`ProcessType Interactive`: it sits in the input path). With
+/// `log` (absolute; `~/Library/Logs/pawl.log` from `pawl service install`), launchd
+/// appends pawl's stderr (its log) there (`StandardErrorPath`); without, it goes nowhere.
+pub fn launch_agent_plist(spec: &ServiceSpec, log: Option<&Path>) -> String {
     let args: String = spec
         .argv()
         .iter()
         .map(|a| format!("\t\t<string>{}</string>\n", xml_escape(a)))
         .collect();
+    let log = log.map_or(String::new(), |l| {
+        format!(
+            "\t<key>StandardErrorPath</key>\n\t<string>{}</string>\n",
+            xml_escape(&l.display().to_string())
+        )
+    });
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \
@@ -100,6 +108,7 @@ pub fn launch_agent_plist(spec: &ServiceSpec) -> String {
          \t</dict>\n\
          \t<key>ProcessType</key>\n\
          \t<string>Interactive</string>\n\
+         {log}\
          </dict>\n\
          </plist>\n"
     )
@@ -145,6 +154,13 @@ pub struct Plan {
     pub after_uninstall: Vec<Vec<String>>,
     /// What to tell the user after a successful install.
     pub installed_note: String,
+    /// When an `after_install` command fails with a message containing this, it is tried
+    /// again (launchd: the old job is still going away after `bootout`).
+    pub retry_when: Option<&'static str>,
+    /// How many times, and how long to wait before each try.
+    pub retries: u32,
+    /// The wait before each retry.
+    pub retry_delay: std::time::Duration,
 }
 
 /// The plan for systemd: the unit in `unit_dir` (normally
@@ -168,18 +184,28 @@ pub fn systemd_plan(spec: &ServiceSpec, unit_dir: &Path) -> Plan {
             "pawl starts with your graphical session; to start it now: `pawl off; systemctl \
              --user start {SYSTEMD_UNIT}`"
         ),
+        retry_when: None,
+        retries: 0,
+        retry_delay: std::time::Duration::ZERO,
     }
 }
 
+/// What `launchctl bootstrap` says while the job `bootout` removed is still going away
+/// ("Bootstrap failed: 5: Input/output error"): try again.
+pub const LAUNCHD_BUSY: &str = "Bootstrap failed: 5";
+
 /// The plan for launchd: the agent in `agent_dir` (normally `~/Library/LaunchAgents`),
-/// loaded into the GUI domain of `uid`. Loading starts it at once (`RunAtLoad`).
-pub fn launchd_plan(spec: &ServiceSpec, agent_dir: &Path, uid: u32) -> Plan {
+/// loaded into the GUI domain of `uid`, logging to `log` (normally
+/// `~/Library/Logs/pawl.log`). Loading starts it at once (`RunAtLoad`). `bootout` returns
+/// before the old job is gone, so a `bootstrap` right after it can fail with
+/// [`LAUNCHD_BUSY`]; it is tried again up to 20 times, 250 ms apart (5 s).
+pub fn launchd_plan(spec: &ServiceSpec, agent_dir: &Path, uid: u32, log: &Path) -> Plan {
     let file = agent_dir.join(format!("{LAUNCHD_LABEL}.plist"));
     let domain = format!("gui/{uid}");
     let service = format!("{domain}/{LAUNCHD_LABEL}");
     let bootout = vec!["launchctl".into(), "bootout".into(), service];
     Plan {
-        contents: launch_agent_plist(spec),
+        contents: launch_agent_plist(spec, Some(log)),
         before_install: vec![bootout.clone()],
         after_install: vec![vec![
             "launchctl".into(),
@@ -189,8 +215,14 @@ pub fn launchd_plan(spec: &ServiceSpec, agent_dir: &Path, uid: u32) -> Plan {
         ]],
         before_uninstall: vec![bootout],
         after_uninstall: Vec::new(),
-        installed_note: "pawl starts at login, and now unless a worker already runs".into(),
+        installed_note: format!(
+            "pawl starts at login, and now unless a worker already runs; it logs to {}",
+            log.display()
+        ),
         file,
+        retry_when: Some(LAUNCHD_BUSY),
+        retries: 20,
+        retry_delay: std::time::Duration::from_millis(250),
     }
 }
 
@@ -227,7 +259,17 @@ pub fn install(plan: &Plan, run: &mut dyn FnMut(&[String]) -> Ran) -> anyhow::Re
         None => format!("wrote {}", plan.file.display()),
     }];
     for cmd in &plan.after_install {
-        match run(cmd) {
+        let mut ran = run(cmd);
+        for _ in 0..plan.retries {
+            match (&ran, plan.retry_when) {
+                (Ran::Failed(why), Some(busy)) if why.contains(busy) => {
+                    std::thread::sleep(plan.retry_delay);
+                    ran = run(cmd);
+                }
+                _ => break,
+            }
+        }
+        match ran {
             Ran::Ok => lines.push(format!("ran `{}`", cmd.join(" "))),
             Ran::NotFound => {
                 lines.push(format!(
@@ -340,10 +382,12 @@ pub fn this_platform_plan(config: Option<&Path>) -> anyhow::Result<Plan> {
         .context("HOME is not set");
     if cfg!(target_os = "macos") {
         let uid = rustix::process::getuid().as_raw();
+        let home = home?;
         return Ok(launchd_plan(
             &spec,
-            &home?.join("Library/LaunchAgents"),
+            &home.join("Library/LaunchAgents"),
             uid,
+            &home.join("Library/Logs/pawl.log"),
         ));
     }
     let config_home = match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
@@ -478,7 +522,7 @@ mod tests {
             </dict>
             </plist>
         "#]]
-        .assert_eq(&launch_agent_plist(&spec));
+        .assert_eq(&launch_agent_plist(&spec, None));
     }
 
     #[test]
@@ -560,7 +604,12 @@ mod tests {
     #[test]
     fn launchd_install_boots_out_a_loaded_agent_then_bootstraps_the_gui_domain() {
         let tmp = tempfile::tempdir().unwrap();
-        let plan = launchd_plan(&spec(), tmp.path(), 501);
+        let plan = launchd_plan(
+            &spec(),
+            tmp.path(),
+            501,
+            Path::new("/Users/me/Library/Logs/pawl.log"),
+        );
         assert_eq!(plan.file, tmp.path().join("dev.pawl.worker.plist"));
         let mut ran = Vec::new();
         install(&plan, &mut |c| {
@@ -625,6 +674,81 @@ mod tests {
         let lines = install(&plan, &mut |_| Ran::Ok).unwrap();
         let note = lines.last().unwrap();
         assert!(text.ends_with(&format!("# {note}\n")), "{text}");
+    }
+
+    #[test]
+    fn launch_agent_logs_to_library_logs() {
+        let plan = launchd_plan(
+            &spec(),
+            Path::new("/Users/me/Library/LaunchAgents"),
+            501,
+            Path::new("/Users/me/Library/Logs/pawl.log"),
+        );
+        assert!(
+            plan.contents.contains(
+                "\t<key>StandardErrorPath</key>\n\t<string>/Users/me/Library/Logs/pawl.log</string>\n"
+            ),
+            "{}",
+            plan.contents
+        );
+        assert!(
+            plan.installed_note
+                .ends_with("it logs to /Users/me/Library/Logs/pawl.log")
+        );
+    }
+
+    #[test]
+    fn bootstrap_is_tried_again_while_the_booted_out_job_is_still_going_away() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut plan = launchd_plan(&spec(), tmp.path(), 501, Path::new("/tmp/pawl.log"));
+        assert_eq!(
+            (plan.retries, plan.retry_delay),
+            (20, std::time::Duration::from_millis(250))
+        );
+        plan.retry_delay = std::time::Duration::ZERO;
+        let mut bootstraps = 0;
+        let lines = install(&plan, &mut |c| match c[1].as_str() {
+            "bootstrap" => {
+                bootstraps += 1;
+                match bootstraps {
+                    1..=3 => Ran::Failed(
+                        "exit status: 5: Bootstrap failed: 5: Input/output error".into(),
+                    ),
+                    _ => Ran::Ok,
+                }
+            }
+            _ => Ran::Ok,
+        })
+        .unwrap();
+        assert_eq!(bootstraps, 4);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("ran `launchctl bootstrap")),
+            "{lines:?}"
+        );
+        // Another failure is not retried; a busy one that never ends gives up with the error.
+        let mut n = 0;
+        let err = install(&plan, &mut |c| match c[1].as_str() {
+            "bootstrap" => {
+                n += 1;
+                Ran::Failed("exit status: 5: Bootstrap failed: 5: Input/output error".into())
+            }
+            _ => Ran::Ok,
+        })
+        .unwrap_err();
+        assert_eq!(n, 21);
+        assert!(err.to_string().contains("Bootstrap failed: 5"), "{err}");
+        let mut n = 0;
+        install(&plan, &mut |c| match c[1].as_str() {
+            "bootstrap" => {
+                n += 1;
+                Ran::Failed("exit status: 37: Operation already in progress".into())
+            }
+            _ => Ran::Ok,
+        })
+        .unwrap_err();
+        assert_eq!(n, 1);
     }
 
     #[test]

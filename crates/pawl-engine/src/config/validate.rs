@@ -410,6 +410,17 @@ impl Validator<'_> {
                 (Platform::Linux, Key::Fn) => {
                     "Fn has no key code on Linux (the keyboard's firmware handles it)".to_owned()
                 }
+                (
+                    Platform::MacOs,
+                    Key::AudioMute | Key::AudioLowerVolume | Key::AudioRaiseVolume,
+                ) => {
+                    format!(
+                        "{} is a media key on macOS (an NSSystemDefined event, not a key code), \
+                         which pawl cannot post; run a command instead, e.g. [\"osascript\", \"-e\", \
+                         \"set volume output volume (output volume of (get volume settings) + 6)\"]",
+                        k.name()
+                    )
+                }
                 (p, k) => format!("{} has no key code on {}", k.name(), p.name()),
             };
             self.error(span, key, format!("chord {}: {why}", quoted(text)));

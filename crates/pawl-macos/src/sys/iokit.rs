@@ -11,7 +11,7 @@ use objc2_io_kit::{
     IOAllowPowerChange, IODeregisterForSystemPower, IOHIDDevice, IOHIDManager, IONotificationPort,
     IONotificationPortRef, IOObjectRelease, IORegisterForSystemPower, IORegistryEntryIDMatching,
     IORegistryEntrySearchCFProperty, IOServiceClose, IOServiceGetMatchingService, io_connect_t,
-    io_object_t, io_registry_entry_t, io_service_t, kIOHIDOptionsTypeNone, kIOMainPortDefault,
+    io_object_t, io_registry_entry_t, io_service_t, kIOHIDOptionsTypeNone,
     kIOMessageCanSystemSleep, kIOMessageSystemHasPoweredOn, kIOMessageSystemWillSleep,
     kIORegistryIterateParents, kIORegistryIterateRecursively, kIOServicePlane,
 };
@@ -19,6 +19,13 @@ use pawl_engine::DeviceInfo;
 
 use crate::devices::HidDevice;
 use crate::sys::cf::{number, string};
+
+/// The default IOKit main port: `MACH_PORT_NULL`. Apple (`IOKitLib.h`, `kIOMainPortDefault`):
+/// "When specifying a main port to IOKit functions, the NULL argument indicates 'use the
+/// default'. This is a synonym for NULL". Passing 0 instead of the `kIOMainPortDefault`
+/// symbol (macOS 12+) or the deprecated `kIOMasterPortDefault` keeps the binary free of
+/// either import, so it loads before macOS 12.
+const MAIN_PORT_DEFAULT: u32 = 0;
 
 /// IOKit property keys (`IOHIDKeys.h`).
 const VENDOR_ID: &str = "VendorID";
@@ -56,7 +63,7 @@ pub fn sender(id: u64) -> Option<DeviceInfo> {
     let matching: CFRetained<CFDictionary> = unsafe { CFRetained::cast_unchecked(matching) };
     // SAFETY: the default main port and an owned matching dictionary.
     let service: io_service_t =
-        unsafe { IOServiceGetMatchingService(kIOMainPortDefault, Some(matching)) };
+        unsafe { IOServiceGetMatchingService(MAIN_PORT_DEFAULT, Some(matching)) };
     if service == 0 {
         return None;
     }

@@ -17,6 +17,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
 
+use objc2_core_foundation::CGPoint;
 use objc2_core_foundation::{
     CFAbsoluteTimeGetCurrent, CFFileDescriptor, CFFileDescriptorContext, CFMachPort,
     CFNotificationCenter, CFNotificationName, CFNotificationSuspensionBehavior, CFOptionFlags,
@@ -26,13 +27,13 @@ use objc2_core_foundation::{
 use objc2_core_graphics::{
     CGEvent, CGEventField, CGEventFlags, CGEventSource, CGEventSourceStateID, CGEventTapLocation,
     CGEventTapOptions, CGEventTapPlacement, CGEventTapProxy, CGEventType, CGMouseButton,
-    CGScrollEventUnit,
+    CGScrollEventUnit, CGWarpMouseCursorPosition,
 };
 use pawl_engine::config::ActionBackend;
 use pawl_engine::units::Micros;
 use pawl_engine::{Config, DeviceInfo};
 
-use crate::actions::Performer;
+use crate::actions::{ChildExit, ChildReports, HotkeyBinding, Hotkeys, Performer};
 use crate::cg::{EventType, Field, PAWL_MARKER};
 use crate::devices::{DeviceReport, HidDevice, Kind};
 use crate::permissions::Permissions;
@@ -79,19 +80,30 @@ pub struct Daemon {
     devices: Vec<HidDevice>,
 }
 
+/// The window server's symbolic hotkeys, read and bound through `cf`.
+struct WindowServerHotkeys;
+
+impl Hotkeys for WindowServerHotkeys {
+    fn read(&mut self, id: u32) -> Option<HotkeyBinding> {
+        cf::read_hotkey(id)
+    }
+
+    fn bind(&mut self, id: u32, binding: HotkeyBinding) -> Result<(), String> {
+        cf::bind_hotkey(id, binding)
+    }
+}
+
 /// Starts the worker on the calling thread: prepares the actions, catches SIGTERM and
-/// SIGINT, creates the taps, listens for wake and accessibility changes. Errors: a chord
-/// macOS cannot post, no accessibility permission, the stale-grant case (each with the
+/// SIGINT, creates the taps (or, without the Accessibility permission, prompts once and
+/// waits for it), listens for wake and accessibility changes. Errors: a chord macOS cannot
+/// post, no accessibility permission in inspect mode, the stale-grant case (each with the
 /// permission report).
 pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
-    let read_hotkeys = config.actions.backend == ActionBackend::CgEvent;
-    let performer = Performer::new(config, |id| {
-        if read_hotkeys {
-            cf::symbolic_hotkey(id)
-        } else {
-            None
-        }
-    })
+    let performer = if config.actions.backend == ActionBackend::CgEvent {
+        Performer::new(config, WindowServerHotkeys)
+    } else {
+        Performer::new(config, |_| None)
+    }
     .map_err(RunError)?;
     let hid_performer = performer.clone();
     let run_loop = CFRunLoop::current().ok_or_else(|| RunError("no run loop".into()))?;
@@ -106,9 +118,12 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
             timer: None,
             recheck: None,
             children: Vec::new(),
+            reports: ChildReports::default(),
+            kqueue: -1,
             context: std::ptr::null_mut(),
         },
         hid: None,
+        failed: false,
     });
     let mut daemon = Daemon {
         context: NonNull::from(Box::leak(context)),
@@ -122,7 +137,9 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
     // SAFETY: the Context is owned by `daemon`; nothing else refers to it yet.
     let ctx = unsafe { &mut *info };
     ctx.host.context = info.cast();
-    daemon.signals = Some(Signals::install(&daemon.run_loop).map_err(RunError)?);
+    let signals = Signals::install(&daemon.run_loop, info.cast()).map_err(RunError)?;
+    ctx.host.kqueue = signals.fd.native_descriptor();
+    daemon.signals = Some(signals);
     if let Err(e) = ctx.worker.start(&mut ctx.host) {
         let report = cf::permissions(false);
         return Err(RunError(format!("{e}\n{report}")));
@@ -170,10 +187,18 @@ impl Daemon {
     }
 
     /// Blocks in `CFRunLoopRun` until SIGTERM or SIGINT, then invalidates the taps.
+    /// Errors: a callback panicked (the run loop was stopped for it): the process must
+    /// exit non-zero, so the LaunchAgent (`KeepAlive` unless successful) starts it again.
     pub fn run(self) -> Result<(), RunError> {
         log::info!("pawl worker running");
         CFRunLoop::run();
         log::info!("pawl worker stopping");
+        // SAFETY: the run loop has returned: no callback holds the Context.
+        if unsafe { self.context.as_ref() }.failed {
+            return Err(RunError(
+                "internal error in the worker (logged above): stopped, exiting non-zero".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -211,6 +236,8 @@ struct Context {
     host: Host,
     /// HID++ (`[hidpp] enabled`): the MX Master's gesture button over IOHIDDevice.
     hid: Option<hid::Hid>,
+    /// A callback panicked: [`Daemon::run`] returns an error.
+    failed: bool,
 }
 
 /// One created tap.
@@ -230,7 +257,12 @@ struct Host {
     /// The one-shot accessibility re-check (the notification can arrive before the new
     /// trust value is readable).
     recheck: Option<CFRetained<CFRunLoopTimer>>,
-    children: Vec<std::process::Child>,
+    /// Spawned actions still running, with their program (`argv[0]`).
+    children: Vec<(String, std::process::Child)>,
+    /// What was logged about finished children.
+    reports: ChildReports,
+    /// The signal kqueue (owned by [`Signals`]), which also reports children's exits.
+    kqueue: i32,
     /// The Context this Host is part of, passed to taps and timers.
     context: *mut c_void,
 }
@@ -288,10 +320,35 @@ impl Host {
         }
     }
 
-    /// Reaps finished children (spawned actions) without waiting.
+    /// Reaps finished children (spawned actions) without waiting; logs a failure once per
+    /// kind ([`ChildReports`]) from the exit status and the start of stderr.
     fn reap(&mut self) {
-        self.children
-            .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+        use std::io::Read;
+        use std::os::unix::process::ExitStatusExt;
+        let reports = &mut self.reports;
+        self.children.retain_mut(|(program, c)| match c.try_wait() {
+            Ok(None) => true,
+            Ok(Some(status)) => {
+                let mut stderr = Vec::new();
+                if let Some(pipe) = c.stderr.take() {
+                    // The child is gone: the pipe holds what it wrote, then end of file.
+                    let _ = pipe
+                        .take(ChildReports::STDERR_LIMIT as u64)
+                        .read_to_end(&mut stderr);
+                }
+                let exit = ChildExit {
+                    program,
+                    code: status.code(),
+                    signal: status.signal(),
+                    stderr: &stderr,
+                };
+                if let Some(line) = reports.on_exit(&exit) {
+                    log::error!("{line}");
+                }
+                false
+            }
+            Err(_) => false,
+        });
     }
 
     fn new_event(
@@ -363,6 +420,26 @@ impl Tap for Host {
         cf::is_trusted()
     }
 
+    fn can_create_tap(&mut self) -> bool {
+        cf::probe()
+    }
+
+    fn prompt_for_trust(&mut self) -> bool {
+        cf::prompt_for_trust()
+    }
+
+    fn schedule_recheck(&mut self) {
+        Host::schedule_recheck(self);
+    }
+
+    fn held_flags(&mut self) -> u64 {
+        CGEventSource::flags_state(CGEventSourceStateID::HIDSystemState).0
+    }
+
+    fn warp(&mut self, x: f64, y: f64) {
+        let _ = CGWarpMouseCursorPosition(CGPoint { x, y });
+    }
+
     fn post(&mut self, event: &Synthetic) {
         let created = match *event {
             Synthetic::MouseButton { button, pressed } => {
@@ -387,7 +464,7 @@ impl Tap for Host {
                 })
             }
             Synthetic::Scroll { wheel, hwheel } => self.new_event(|src| {
-                let e = CGEvent::new_scroll_wheel_event2(src, CGScrollEventUnit::Line, 2, 0, 0, 0)?;
+                let e = new_scroll_wheel_event(src)?;
                 scroll::write(&mut CgEvent(&e), wheel, hwheel);
                 Some(e)
             }),
@@ -442,17 +519,84 @@ impl Tap for Host {
         let Some((program, args)) = argv.split_first() else {
             return;
         };
+        // SIGINT and SIGTERM are caught, not ignored (see `Signals`): `exec` puts them back
+        // at their default action in the child. osascript's stderr (one short line) is kept
+        // for the report; a command's goes to /dev/null, as on Linux (a pipe nobody reads
+        // until it exits would block a chatty one).
+        let osascript = program.rsplit('/').next() == Some("osascript");
         match Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(if osascript {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .spawn()
         {
-            Ok(child) => self.children.push(child),
+            Ok(child) => {
+                let pid = child.id();
+                self.children.push((program.clone(), child));
+                if !watch_exit(self.kqueue, pid) {
+                    // Already gone (or no kqueue): reap now rather than at the next action.
+                    self.reap();
+                }
+            }
             Err(e) => log::error!("cannot start {program}: {e}"),
         }
     }
+}
+
+/// Adds a one-shot `EVFILT_PROC`/`NOTE_EXIT` for `pid` to `kqueue`: the signal callback
+/// then reaps it. False when it cannot be watched (it already exited, or no kqueue).
+fn watch_exit(kqueue: i32, pid: u32) -> bool {
+    if kqueue < 0 {
+        return false;
+    }
+    let change = libc::kevent {
+        ident: pid as usize,
+        filter: libc::EVFILT_PROC,
+        flags: libc::EV_ADD | libc::EV_ONESHOT,
+        fflags: libc::NOTE_EXIT,
+        data: 0,
+        udata: std::ptr::null_mut(),
+    };
+    // SAFETY: one valid change, no event list.
+    unsafe {
+        libc::kevent(
+            kqueue,
+            &change,
+            1,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
+#[link(name = "CoreGraphics", kind = "framework")]
+unsafe extern "C" {
+    /// `CGEventCreateScrollWheelEvent` (macOS 10.5; variadic: one `int32_t` per wheel).
+    /// Used instead of `CGEventCreateScrollWheelEvent2` (10.13), newer than the x86_64
+    /// deployment target (10.12).
+    fn CGEventCreateScrollWheelEvent(
+        source: *const CGEventSource,
+        units: CGScrollEventUnit,
+        wheel_count: u32,
+        wheel1: i32,
+        ...
+    ) -> *mut CGEvent;
+}
+
+/// A line-based scroll event with two wheels, both 0 (pawl writes the fields after).
+fn new_scroll_wheel_event(source: Option<&CGEventSource>) -> Option<CFRetained<CGEvent>> {
+    let source = source.map_or(std::ptr::null(), |s| s as *const CGEventSource);
+    // SAFETY: a valid (or null) source, two wheels as the count says; the result is a
+    // created (+1) reference or null.
+    let e = unsafe { CGEventCreateScrollWheelEvent(source, CGScrollEventUnit::Line, 2, 0, 0i32) };
+    // SAFETY: a +1 reference from a Create function.
+    NonNull::new(e).map(|e| unsafe { CFRetained::from_raw(e) })
 }
 
 /// The monotonic clock: `CLOCK_UPTIME_RAW` (mach_absolute_time in ns). Event times are
@@ -487,10 +631,15 @@ impl TapEvent for CgEvent<'_> {
     fn set_double(&mut self, field: Field, value: f64) {
         CGEvent::set_double_value_field(Some(self.0), CGEventField(field.0), value);
     }
+
+    fn location(&self) -> (f64, f64) {
+        let p = CGEvent::location(Some(self.0));
+        (p.x, p.y)
+    }
 }
 
 /// Runs `f` on the Context behind `info`; a panic is caught (it must not unwind into
-/// CoreGraphics) and stops the worker.
+/// CoreGraphics) and stops the worker, which then exits non-zero ([`Daemon::run`]).
 ///
 /// # Safety
 /// `info` is the Context pointer registered with the callback, on the run-loop thread.
@@ -501,6 +650,7 @@ unsafe fn with_context<R>(info: *mut c_void, fallback: R, f: impl FnOnce(&mut Co
         Ok(r) => r,
         Err(_) => {
             log::error!("internal error in the worker: stopping");
+            ctx.failed = true;
             ctx.host.run_loop.stop();
             fallback
         }
@@ -597,23 +747,35 @@ unsafe fn on_wake(info: *mut c_void) {
     }
 }
 
-/// SIGTERM and SIGINT as a run-loop source: the signals are ignored and reported through a
-/// kqueue (`EVFILT_SIGNAL` records a signal even while it is ignored), whose descriptor
-/// the run loop watches; the callback stops the run loop.
+/// SIGTERM and SIGINT as a run-loop source: the signals are caught by a handler that does
+/// nothing and reported through a kqueue (`EVFILT_SIGNAL` records every delivery, whatever
+/// the disposition), whose descriptor the run loop watches; the callback stops the run
+/// loop. Caught, not ignored or blocked: `exec` resets a caught signal to its default
+/// action in every child (osascript, `[actions.commands]`), while an ignored one stays
+/// ignored and a blocked one stays blocked (std's `Command` inherits the signal mask and
+/// resets only SIGPIPE). `SA_RESTART`, so no system call of the worker sees `EINTR`. The
+/// same kqueue reports children's exits (`EVFILT_PROC`).
 #[derive(Debug)]
 struct Signals {
     fd: CFRetained<CFFileDescriptor>,
     source: CFRetained<CFRunLoopSource>,
 }
 
+/// The signals the worker stops on.
+const STOP_SIGNALS: [i32; 2] = [libc::SIGTERM, libc::SIGINT];
+
+/// The handler of the stop signals: nothing (the kqueue reports them); async-signal-safe.
+extern "C" fn on_stop_signal(_signal: libc::c_int) {}
+
 impl Signals {
-    fn install(run_loop: &CFRunLoop) -> Result<Signals, String> {
+    /// `info`: the Context pointer, handed to the callback (for reaping children).
+    fn install(run_loop: &CFRunLoop, info: *mut c_void) -> Result<Signals, String> {
         // SAFETY: plain syscalls with valid arguments.
         let kq = unsafe { libc::kqueue() };
         if kq < 0 {
             return Err(format!("kqueue: {}", std::io::Error::last_os_error()));
         }
-        for sig in [libc::SIGTERM, libc::SIGINT] {
+        for sig in STOP_SIGNALS {
             let change = libc::kevent {
                 ident: sig as usize,
                 filter: libc::EVFILT_SIGNAL,
@@ -628,12 +790,24 @@ impl Signals {
             if rc < 0 {
                 return Err(format!("kevent: {}", std::io::Error::last_os_error()));
             }
-            // SAFETY: ignoring a signal has no preconditions.
-            unsafe { libc::signal(sig, libc::SIG_IGN) };
+        }
+        for sig in STOP_SIGNALS {
+            // SAFETY: a zeroed sigaction with an async-signal-safe handler and an empty mask.
+            let rc = unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction =
+                    on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut())
+            };
+            if rc < 0 {
+                return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
+            }
         }
         let ctx = CFFileDescriptorContext {
             version: 0,
-            info: std::ptr::null_mut(),
+            info,
             retain: None,
             release: None,
             copyDescription: None,
@@ -654,7 +828,7 @@ impl Drop for Signals {
     fn drop(&mut self) {
         self.source.invalidate();
         self.fd.invalidate();
-        for sig in [libc::SIGTERM, libc::SIGINT] {
+        for sig in STOP_SIGNALS {
             // SAFETY: restoring the default disposition has no preconditions.
             unsafe { libc::signal(sig, libc::SIG_DFL) };
         }
@@ -664,7 +838,7 @@ impl Drop for Signals {
 unsafe extern "C-unwind" fn signal_callback(
     fd: *mut CFFileDescriptor,
     _types: CFOptionFlags,
-    _info: *mut c_void,
+    info: *mut c_void,
 ) {
     // SAFETY: CF passes the descriptor the callback was registered with.
     let fd = unsafe { &*fd };
@@ -675,24 +849,33 @@ unsafe extern "C-unwind" fn signal_callback(
         fflags: 0,
         data: 0,
         udata: std::ptr::null_mut(),
-    }; 4];
+    }; 8];
     let zero = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: drains pending signal events without blocking.
-    unsafe {
+    // SAFETY: drains pending events without blocking.
+    let n = unsafe {
         libc::kevent(
             fd.native_descriptor(),
             std::ptr::null(),
             0,
             events.as_mut_ptr(),
-            4,
+            events.len() as i32,
             &zero,
         )
     };
-    log::info!("signal received: stopping");
-    if let Some(rl) = CFRunLoop::current() {
-        rl.stop();
+    let events = &events[..n.max(0) as usize];
+    if events.iter().any(|e| e.filter == libc::EVFILT_PROC) {
+        // SAFETY: registered by Signals::install with the Context pointer.
+        unsafe { with_context(info, (), |ctx| ctx.host.reap()) };
     }
+    if events.iter().any(|e| e.filter == libc::EVFILT_SIGNAL) {
+        log::info!("signal received: stopping");
+        if let Some(rl) = CFRunLoop::current() {
+            rl.stop();
+        }
+    }
+    // CFFileDescriptor call-backs are one-shot: ask for the next one.
+    fd.enable_call_backs(kCFFileDescriptorReadCallBack);
 }
