@@ -132,6 +132,33 @@ fn setup_reads_the_wheel_mode_and_never_writes_it() {
 }
 
 #[test]
+fn feature_indices_are_the_ones_the_device_answered() {
+    let rig = Rig::bluetooth();
+    for id in [
+        feature::ROOT,
+        feature::DEVICE_NAME,
+        feature::REPROG_CONTROLS_V4,
+        feature::WIRELESS_DEVICE_STATUS,
+        feature::HIRES_WHEEL,
+        feature::THUMB_WHEEL,
+    ] {
+        assert_eq!(
+            rig.session.feature_index(id),
+            rig.device.feature_index(id),
+            "{id:04X}"
+        );
+    }
+    // Not looked up (the feature set 0x0001 is on the device, pawl never asks for it).
+    assert_eq!(rig.session.feature_index(feature::FEATURE_SET), None);
+    let fresh = Session::new(
+        SessionConfig::gesture(Button(5)),
+        BLUETOOTH,
+        DEVICE_INDEX_DIRECT,
+    );
+    assert_eq!(fresh.feature_index(feature::REPROG_CONTROLS_V4), None);
+}
+
+#[test]
 fn idle_session_has_no_deadline() {
     let rig = Rig::bluetooth();
     assert_eq!(rig.session.deadline(), None);
