@@ -297,12 +297,20 @@ impl<'a> EventWriter<'a> {
 /// `SYN_REPORT`. A button that changes twice (a synthesized click) gets a `SYN_REPORT`
 /// between its transitions. Returns the number of bytes written, 0 when there is nothing to
 /// write.
+///
+/// The rebuilt events and the final `SYN_REPORT` always fit in a buffer of
+/// [`MAX_OUT_EVENTS`] events (at most 2 per button change and 7 more): copied-through
+/// events fill only the room they leave, and those beyond it are dropped. No mouse sends
+/// that many in one frame; a device that does loses its extra events, never a button
+/// change or the frame's end (found by the `linux_pipeline` fuzz target).
 pub fn encode_frame(out: &FrameOut, raw: &[u8], buf: &mut [u8]) -> usize {
+    let reserved = (2 * out.buttons.len() + 7) * EVENT_SIZE;
+    let copy_limit = buf.len().saturating_sub(reserved);
     let mut w = EventWriter::new(buf);
     let mut any = false;
     for chunk in raw.chunks_exact(EVENT_SIZE) {
         let ev = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
-        if !ev.is_rebuilt() && ev.type_ != EV_SYN {
+        if !ev.is_rebuilt() && ev.type_ != EV_SYN && w.len() + EVENT_SIZE <= copy_limit {
             any |= w.push(ev.type_, ev.code, ev.value);
         }
     }
@@ -560,6 +568,44 @@ mod tests {
                 (EV_SYN, SYN_REPORT, 0)
             ]
         );
+    }
+
+    #[test]
+    fn an_oversized_rewritten_frame_keeps_its_buttons_and_wheel_and_ends_in_syn_report() {
+        // 200 events the engine does not model, then a rewritten click and scroll: more
+        // than one write holds. The copied-through events give way.
+        let mut events_in: Vec<(u16, u16, i32)> =
+            (0..200).map(|i| (EV_MSC, MSC_TIMESTAMP, i)).collect();
+        events_in.push((EV_SYN, SYN_REPORT, 0));
+        let raw = bytes(&events_in);
+        let mut out = FrameOut::default();
+        for b in 0..16 {
+            out.buttons.push(Button(b % 8), b < 8);
+        }
+        out.dx = 3;
+        out.dy = -3;
+        out.wheel = WheelOut {
+            v120: -120,
+            detents: -1,
+        };
+        out.hwheel = WheelOut {
+            v120: 60,
+            detents: 0,
+        };
+        let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+        let n = encode_frame(&out, &raw, &mut buf);
+        let written = events(&buf[..n]);
+        assert_eq!(written.last(), Some(&(EV_SYN, SYN_REPORT, 0)));
+        let keys: Vec<_> = written.iter().filter(|e| e.0 == EV_KEY).collect();
+        assert_eq!(keys.len(), 16, "every button change: {written:?}");
+        for code in [REL_X, REL_Y, REL_WHEEL_HI_RES, REL_WHEEL, REL_HWHEEL_HI_RES] {
+            assert!(
+                written.iter().any(|e| e.0 == EV_REL && e.1 == code),
+                "{code}"
+            );
+        }
+        let copied = written.iter().filter(|e| e.1 == MSC_TIMESTAMP).count();
+        assert!(copied > 0 && copied < 200, "{copied} copied through");
     }
 
     #[test]
