@@ -529,6 +529,11 @@ impl Session {
             ThumbWheel::Native => false,
             ThumbWheel::Divert => true,
         };
+        // Diverted while pawl asks for it: pawl's from now on (undone on exit), however it
+        // came to be diverted — also when the mode changes to divert after setup read it.
+        if want && status.diverted {
+            self.thumb_ours = true;
+        }
         if status.diverted != want {
             self.queue.push_front(Request::ThumbReporting(want));
         }

@@ -646,6 +646,28 @@ fn thumb_wheel_diverted_again_after_a_reconnect_and_undone_on_exit() {
 }
 
 #[test]
+fn thumb_wheel_found_diverted_and_then_asked_to_divert_is_pawls_and_undone_on_exit() {
+    // Setup with the mode at leave found the wheel diverted (a pawl killed, or pawl's own
+    // before a restarted setup); then the mode becomes divert (the pointer node grabbed).
+    let killed = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    let mut rig = thumb_rig(killed.device, ThumbWheel::Leave);
+    assert!(rig.device.thumb_diverted());
+    rig.set_thumb(ThumbWheel::Divert);
+    assert_eq!(rig.thumb_writes(), 0, "already diverted: nothing to write");
+    assert_eq!(rig.turn(10), 180);
+    let requests = rig.session.undivert();
+    assert_eq!(requests.len(), 2, "gesture button and thumb wheel");
+    for m in requests {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]);
+    }
+    assert!(
+        !rig.device.thumb_diverted(),
+        "left diverted after exit: the thumb wheel would be dead until the mouse reconnects"
+    );
+}
+
+#[test]
 fn leftover_thumb_diversion_is_undone_natively_and_others_diversions_are_left_alone() {
     // A pawl killed with the thumb wheel diverted.
     let killed = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
