@@ -12,12 +12,15 @@
 //!   callgrind ([`bench_instructions`]); a report, not part of `ci`.
 //! - `vm-test [FILTER...]` — the end-to-end scenarios in a QEMU VM on the installed Debian
 //!   kernel (`vm.rs`); filters select scenarios by name substring.
+//! - `fuzz [--time SECS] [--runs N] [TARGET...]` — the cargo-fuzz targets of `fuzz/`, each
+//!   for a bounded time on its corpus ([`fuzz`]); `ci` runs a short pass.
 //! - `perf-vm [--quick]` — PERFORMANCE.md: pawl and its peers measured from /proc in the
 //!   same VM ([`perf_vm`]); a report, not part of `ci` (about 15 minutes).
 
 mod bench_instructions;
 mod check_macos;
 mod cpio;
+mod fuzz;
 mod perf_vm;
 mod util;
 mod vm;
@@ -35,9 +38,10 @@ fn main() -> ExitCode {
         "bench-instructions" => bench_instructions::bench_instructions(rest),
         "vm-test" => vm::vm_test(rest),
         "perf-vm" => perf_vm::perf_vm(rest),
+        "fuzz" => fuzz::fuzz(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md"
+                "usage: cargo xtask <task>\n\ntasks:\n  ci                   fmt check, clippy, every test\n  check-macos          type-check and clippy the macOS build (both Apple targets)\n  man                  regenerate contrib/man and contrib/completions\n  completions          the same\n  bench-instructions   instructions per input frame (callgrind)\n  vm-test [FILTER...]  end-to-end scenarios in a QEMU VM (filters: name substrings)\n  perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md\n  fuzz [--time SECS] [--runs N] [TARGET...]\n                       run the fuzz targets (default 60 s each)"
             );
             return ExitCode::from(2);
         }
@@ -70,6 +74,9 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
     util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
     util::step("cargo xtask vm-test", || vm::vm_test(&[]))?;
+    util::step("cargo xtask fuzz --time 20", || {
+        fuzz::fuzz(&["--time".into(), "20".into()])
+    })?;
     Ok(())
 }
 
