@@ -5,7 +5,7 @@
 //! came from so a [`pawl_engine::Verdict::Forward`] frame can be written back bit-exact.
 //! [`encode_frame`] turns a [`FrameOut`] into the bytes of one `write(2)` to a uinput device.
 
-use pawl_engine::frame::{FrameIn, FrameOut};
+use pawl_engine::frame::{Buttons, FrameIn, FrameOut};
 use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
 use crate::codes::*;
@@ -227,12 +227,34 @@ impl Decoder {
             // Autorepeat (value 2) is not a transition.
             EV_KEY if ev.value != 2 => {
                 if let Some(n) = button_of(ev.code) {
-                    frame.buttons.push(Button(n), ev.value != 0);
+                    let (button, pressed) = (Button(n), ev.value != 0);
+                    if !frame.buttons.push(button, pressed) {
+                        frame.buttons = last_changes(&frame.buttons, button);
+                        frame.buttons.push(button, pressed);
+                    }
                 }
             }
             _ => {}
         }
     }
+}
+
+/// A frame's button changes when there are more than [`Buttons::CAP`] (only a device
+/// that changes the same button again and again in one frame sends that many): each
+/// button's last change, without `except`'s (about to change again). The engine then ends
+/// the frame with the buttons down that the frame leaves down, as the clone does when the
+/// frame is forwarded as read (found by the `linux_pipeline` fuzz target).
+#[cold]
+fn last_changes(changes: &Buttons, except: Button) -> Buttons {
+    let all = changes.as_slice();
+    let mut res = Buttons::default();
+    for (i, c) in all.iter().enumerate() {
+        let later = all[i + 1..].iter().any(|l| l.button == c.button);
+        if !later && c.button != except {
+            res.push(c.button, c.pressed);
+        }
+    }
+    res
 }
 
 /// Most events one encoded frame may hold; an output buffer of
@@ -357,6 +379,7 @@ pub fn encode_frame(out: &FrameOut, raw: &[u8], buf: &mut [u8]) -> usize {
 mod tests {
     use super::*;
     use pawl_engine::frame::WheelOut;
+    use pawl_engine::units::ButtonSet;
 
     fn bytes(events: &[(u16, u16, i32)]) -> Vec<u8> {
         events
@@ -606,6 +629,39 @@ mod tests {
         }
         let copied = written.iter().filter(|e| e.1 == MSC_TIMESTAMP).count();
         assert!(copied > 0 && copied < 200, "{copied} copied through");
+    }
+
+    #[test]
+    fn a_frame_with_more_button_changes_than_it_holds_ends_with_each_buttons_last() {
+        // Left clicked 8 times and pressed again, right pressed, middle pressed and
+        // released: 20 changes in one frame.
+        let mut evs = Vec::new();
+        for _ in 0..8 {
+            evs.extend([(EV_KEY, BTN_LEFT, 1), (EV_KEY, BTN_LEFT, 0)]);
+        }
+        evs.extend([
+            (EV_KEY, BTN_RIGHT, 1),
+            (EV_KEY, BTN_LEFT, 1),
+            (EV_KEY, BTN_MIDDLE, 1),
+            (EV_KEY, BTN_MIDDLE, 0),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        let mut frames = Vec::new();
+        Decoder::default().decode(&bytes(&evs), |d| {
+            if let Decoded::Frame(f, _) = d {
+                frames.push(f);
+            }
+        });
+        let mut down = ButtonSet::default();
+        for c in frames[0].buttons.as_slice() {
+            down.set(c.button, c.pressed);
+        }
+        assert_eq!(
+            down.iter().collect::<Vec<_>>(),
+            vec![Button(0), Button(1)],
+            "left and right down, middle up: {:?}",
+            frames[0].buttons.as_slice()
+        );
     }
 
     #[test]
