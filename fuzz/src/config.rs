@@ -39,7 +39,7 @@ pub fn run(data: &[u8]) {
                     );
                 }
                 let shown = errors.to_string();
-                assert_eq!(shown.lines().count() >= errors.0.len(), true);
+                assert!(shown.lines().count() >= errors.0.len(), "{shown}");
             }
         }
     }

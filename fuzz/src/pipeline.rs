@@ -133,7 +133,7 @@ pub fn run(data: &[u8]) {
         rest = &rest[n..];
         buf.filled_by_read(n);
         let used = pipeline.feed(buf.filled(), &mut clone);
-        assert!(used <= buf.filled().len() && used % EVENT_SIZE == 0);
+        assert!(used <= buf.filled().len() && used.is_multiple_of(EVENT_SIZE));
         // The daemon's clock: at least the time of the last event read.
         if let Some(t) = events(&buf.filled()[..used]).map(|e| e.time).max() {
             now = now.max(t);
