@@ -16,6 +16,8 @@
 //!   filters select scenarios by name substring on every kernel.
 //! - `vm-root` — builds (when missing) that userland's cached root file system and prints
 //!   its path.
+//! - `fuzz [--time SECS] [--runs N] [TARGET...]` — the cargo-fuzz targets of `fuzz/`, each
+//!   for a bounded time on its corpus ([`fuzz`]); `ci` runs a short pass.
 //! - `perf-vm [--quick]` — PERFORMANCE.md: pawl and its peers measured from /proc in the
 //!   same VM ([`perf_vm`]); a report, not part of `ci` (about 15 minutes).
 //! - `dist deb [--test]` — the Debian package, lintian-clean; `--test` installs, runs and
@@ -25,6 +27,7 @@ mod bench_instructions;
 mod check_macos;
 mod cpio;
 mod dist;
+mod fuzz;
 mod kernels;
 mod macho;
 mod macos_link;
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         "perf-vm" => perf_vm::perf_vm(rest),
         "vm-root" => vm::vm_root(rest),
         "dist" => dist::dist(rest),
+        "fuzz" => fuzz::fuzz(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>
@@ -63,7 +67,9 @@ tasks:
                        end-to-end scenarios in QEMU on both kernels (K: installed, hid-bpf)
   vm-root              build the cached Debian root of the userland boot
   perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md
-  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot"
+  dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot
+  fuzz [--time SECS] [--runs N] [TARGET...]
+                       run the fuzz targets (default 60 s each)"
             );
             return ExitCode::from(2);
         }
@@ -81,7 +87,16 @@ tasks:
 fn ci(_args: &[String]) -> anyhow::Result<()> {
     util::project_root()?;
     util::step("cargo fmt --check", || {
-        util::cargo(&["fmt", "--all", "--", "--check"])
+        util::cargo(&["fmt", "--all", "--", "--check"])?;
+        // The fuzz targets are a workspace of their own.
+        util::cargo(&[
+            "fmt",
+            "--all",
+            "--manifest-path",
+            "fuzz/Cargo.toml",
+            "--",
+            "--check",
+        ])
     })?;
     util::step("cargo clippy", || {
         util::cargo(&[
@@ -95,6 +110,9 @@ fn ci(_args: &[String]) -> anyhow::Result<()> {
     })?;
     util::step("cargo test", || util::cargo(&["test", "--workspace"]))?;
     util::step("cargo xtask check-macos", || check_macos::check_macos(&[]))?;
+    util::step("cargo xtask fuzz --time 20", || {
+        fuzz::fuzz(&["--time".into(), "20".into()])
+    })?;
     util::step("cargo xtask vm-test", || vm::vm_test(&[]))?;
     util::step("cargo xtask dist deb --test", || {
         dist::dist(&["deb".into(), "--test".into()])

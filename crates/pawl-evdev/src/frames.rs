@@ -5,7 +5,7 @@
 //! came from so a [`pawl_engine::Verdict::Forward`] frame can be written back bit-exact.
 //! [`encode_frame`] turns a [`FrameOut`] into the bytes of one `write(2)` to a uinput device.
 
-use pawl_engine::frame::{FrameIn, FrameOut, WheelIn};
+use pawl_engine::frame::{Buttons, FrameIn, FrameOut, WheelIn};
 use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
 use crate::codes::*;
@@ -211,7 +211,11 @@ impl Decoder {
             // Autorepeat (value 2) is not a transition.
             EV_KEY if ev.value != 2 => {
                 if let Some(n) = button_of(ev.code) {
-                    frame.buttons.push(Button(n), ev.value != 0);
+                    let (button, pressed) = (Button(n), ev.value != 0);
+                    if !frame.buttons.push(button, pressed) {
+                        frame.buttons = last_changes(&frame.buttons, button);
+                        frame.buttons.push(button, pressed);
+                    }
                 }
             }
             _ => {}
@@ -247,6 +251,24 @@ fn lores(w: &mut WheelIn, v: i32, has_hires: bool) {
         // No hi-res travel yet (0), or only the stand-in for earlier lo-res events.
         w.v120 = w.detents.saturating_mul(V120_PER_DETENT);
     }
+}
+
+/// A frame's button changes when there are more than [`Buttons::CAP`] (only a device
+/// that changes the same button again and again in one frame sends that many): each
+/// button's last change, without `except`'s (about to change again). The engine then ends
+/// the frame with the buttons down that the frame leaves down, as the clone does when the
+/// frame is forwarded as read (found by the `linux_pipeline` fuzz target).
+#[cold]
+fn last_changes(changes: &Buttons, except: Button) -> Buttons {
+    let all = changes.as_slice();
+    let mut res = Buttons::default();
+    for (i, c) in all.iter().enumerate() {
+        let later = all[i + 1..].iter().any(|l| l.button == c.button);
+        if !later && c.button != except {
+            res.push(c.button, c.pressed);
+        }
+    }
+    res
 }
 
 /// Most events one encoded frame may hold; an output buffer of
@@ -311,12 +333,20 @@ impl<'a> EventWriter<'a> {
 /// `SYN_REPORT`. A button that changes twice (a synthesized click) gets a `SYN_REPORT`
 /// between its transitions. Returns the number of bytes written, 0 when there is nothing to
 /// write.
+///
+/// The rebuilt events and the final `SYN_REPORT` always fit in a buffer of
+/// [`MAX_OUT_EVENTS`] events (at most 2 per button change and 7 more): copied-through
+/// events fill only the room they leave, and those beyond it are dropped. No mouse sends
+/// that many in one frame; a device that does loses its extra events, never a button
+/// change or the frame's end (found by the `linux_pipeline` fuzz target).
 pub fn encode_frame(out: &FrameOut, raw: &[u8], buf: &mut [u8]) -> usize {
+    let reserved = (2 * out.buttons.len() + 7) * EVENT_SIZE;
+    let copy_limit = buf.len().saturating_sub(reserved);
     let mut w = EventWriter::new(buf);
     let mut any = false;
     for chunk in raw.chunks_exact(EVENT_SIZE) {
         let ev = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
-        if !ev.is_rebuilt() && ev.type_ != EV_SYN {
+        if !ev.is_rebuilt() && ev.type_ != EV_SYN && w.len() + EVENT_SIZE <= copy_limit {
             any |= w.push(ev.type_, ev.code, ev.value);
         }
     }
@@ -363,6 +393,7 @@ pub fn encode_frame(out: &FrameOut, raw: &[u8], buf: &mut [u8]) -> usize {
 mod tests {
     use super::*;
     use pawl_engine::frame::WheelOut;
+    use pawl_engine::units::ButtonSet;
 
     fn bytes(events: &[(u16, u16, i32)]) -> Vec<u8> {
         events
@@ -643,6 +674,77 @@ mod tests {
                 (EV_REL, REL_X, 4),
                 (EV_SYN, SYN_REPORT, 0)
             ]
+        );
+    }
+
+    #[test]
+    fn an_oversized_rewritten_frame_keeps_its_buttons_and_wheel_and_ends_in_syn_report() {
+        // 200 events the engine does not model, then a rewritten click and scroll: more
+        // than one write holds. The copied-through events give way.
+        let mut events_in: Vec<(u16, u16, i32)> =
+            (0..200).map(|i| (EV_MSC, MSC_TIMESTAMP, i)).collect();
+        events_in.push((EV_SYN, SYN_REPORT, 0));
+        let raw = bytes(&events_in);
+        let mut out = FrameOut::default();
+        for b in 0..16 {
+            out.buttons.push(Button(b % 8), b < 8);
+        }
+        out.dx = 3;
+        out.dy = -3;
+        out.wheel = WheelOut {
+            v120: -120,
+            detents: -1,
+        };
+        out.hwheel = WheelOut {
+            v120: 60,
+            detents: 0,
+        };
+        let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+        let n = encode_frame(&out, &raw, &mut buf);
+        let written = events(&buf[..n]);
+        assert_eq!(written.last(), Some(&(EV_SYN, SYN_REPORT, 0)));
+        let keys: Vec<_> = written.iter().filter(|e| e.0 == EV_KEY).collect();
+        assert_eq!(keys.len(), 16, "every button change: {written:?}");
+        for code in [REL_X, REL_Y, REL_WHEEL_HI_RES, REL_WHEEL, REL_HWHEEL_HI_RES] {
+            assert!(
+                written.iter().any(|e| e.0 == EV_REL && e.1 == code),
+                "{code}"
+            );
+        }
+        let copied = written.iter().filter(|e| e.1 == MSC_TIMESTAMP).count();
+        assert!(copied > 0 && copied < 200, "{copied} copied through");
+    }
+
+    #[test]
+    fn a_frame_with_more_button_changes_than_it_holds_ends_with_each_buttons_last() {
+        // Left clicked 8 times and pressed again, right pressed, middle pressed and
+        // released: 20 changes in one frame.
+        let mut evs = Vec::new();
+        for _ in 0..8 {
+            evs.extend([(EV_KEY, BTN_LEFT, 1), (EV_KEY, BTN_LEFT, 0)]);
+        }
+        evs.extend([
+            (EV_KEY, BTN_RIGHT, 1),
+            (EV_KEY, BTN_LEFT, 1),
+            (EV_KEY, BTN_MIDDLE, 1),
+            (EV_KEY, BTN_MIDDLE, 0),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        let mut frames = Vec::new();
+        Decoder::default().decode(&bytes(&evs), |d| {
+            if let Decoded::Frame(f, _) = d {
+                frames.push(f);
+            }
+        });
+        let mut down = ButtonSet::default();
+        for c in frames[0].buttons.as_slice() {
+            down.set(c.button, c.pressed);
+        }
+        assert_eq!(
+            down.iter().collect::<Vec<_>>(),
+            vec![Button(0), Button(1)],
+            "left and right down, middle up: {:?}",
+            frames[0].buttons.as_slice()
         );
     }
 

@@ -448,6 +448,25 @@ impl Session {
             .filter(|r| r.divert)
     }
 
+    /// The feature index the device gave for `feature` (Root `getFeature`): `None` before
+    /// the lookup, for a feature the device lacks, and for one pawl does not look up
+    /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121 and 0x2150 are). Root (0x0000) is always 0.
+    /// For checks of what the session writes (the fuzz targets: nothing but
+    /// `getWheelMode` to the 0x2121 index).
+    pub fn feature_index(&self, feature: u16) -> Option<u8> {
+        let idx = self.indices;
+        let index = match feature {
+            feature::ROOT => return Some(feature::ROOT_INDEX),
+            feature::DEVICE_NAME => idx.name,
+            feature::REPROG_CONTROLS_V4 => idx.reprog,
+            feature::WIRELESS_DEVICE_STATUS => idx.wireless,
+            feature::HIRES_WHEEL => idx.hires,
+            feature::THUMB_WHEEL => idx.thumb,
+            _ => 0,
+        };
+        (index != 0).then_some(index)
+    }
+
     /// The 0x2121 wheel mode as read (bit 0 target, bit 1 hi-res, bit 2 invert).
     pub fn wheel_mode(&self) -> Option<u8> {
         self.wheel_mode
@@ -510,6 +529,11 @@ impl Session {
             ThumbWheel::Native => false,
             ThumbWheel::Divert => true,
         };
+        // Diverted while pawl asks for it: pawl's from now on (undone on exit), however it
+        // came to be diverted — also when the mode changes to divert after setup read it.
+        if want && status.diverted {
+            self.thumb_ours = true;
+        }
         if status.diverted != want {
             self.queue.push_front(Request::ThumbReporting(want));
         }

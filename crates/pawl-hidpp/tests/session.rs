@@ -132,6 +132,33 @@ fn setup_reads_the_wheel_mode_and_never_writes_it() {
 }
 
 #[test]
+fn feature_indices_are_the_ones_the_device_answered() {
+    let rig = Rig::bluetooth();
+    for id in [
+        feature::ROOT,
+        feature::DEVICE_NAME,
+        feature::REPROG_CONTROLS_V4,
+        feature::WIRELESS_DEVICE_STATUS,
+        feature::HIRES_WHEEL,
+        feature::THUMB_WHEEL,
+    ] {
+        assert_eq!(
+            rig.session.feature_index(id),
+            rig.device.feature_index(id),
+            "{id:04X}"
+        );
+    }
+    // Not looked up (the feature set 0x0001 is on the device, pawl never asks for it).
+    assert_eq!(rig.session.feature_index(feature::FEATURE_SET), None);
+    let fresh = Session::new(
+        SessionConfig::gesture(Button(5)),
+        BLUETOOTH,
+        DEVICE_INDEX_DIRECT,
+    );
+    assert_eq!(fresh.feature_index(feature::REPROG_CONTROLS_V4), None);
+}
+
+#[test]
 fn idle_session_has_no_deadline() {
     let rig = Rig::bluetooth();
     assert_eq!(rig.session.deadline(), None);
@@ -617,6 +644,28 @@ fn thumb_wheel_diverted_again_after_a_reconnect_and_undone_on_exit() {
         rig.device.answer(&bytes[..len]);
     }
     assert!(!rig.device.thumb_diverted());
+}
+
+#[test]
+fn thumb_wheel_found_diverted_and_then_asked_to_divert_is_pawls_and_undone_on_exit() {
+    // Setup with the mode at leave found the wheel diverted (a pawl killed, or pawl's own
+    // before a restarted setup); then the mode becomes divert (the pointer node grabbed).
+    let killed = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    let mut rig = thumb_rig(killed.device, ThumbWheel::Leave);
+    assert!(rig.device.thumb_diverted());
+    rig.set_thumb(ThumbWheel::Divert);
+    assert_eq!(rig.thumb_writes(), 0, "already diverted: nothing to write");
+    assert_eq!(rig.turn(10), 180);
+    let requests = rig.session.undivert();
+    assert_eq!(requests.len(), 2, "gesture button and thumb wheel");
+    for m in requests {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]);
+    }
+    assert!(
+        !rig.device.thumb_diverted(),
+        "left diverted after exit: the thumb wheel would be dead until the mouse reconnects"
+    );
 }
 
 #[test]
