@@ -88,6 +88,10 @@
 //! factor 0.01..=1, max_step 0.1..=100, spike_ratio 0 or 1..=100, carry_limit 0..=50,
 //! decay 0.05..=0.99, interval 4..=100 ms) are never clamped.
 //!
+//! **State** per axis, all zero at rest and after a reset: `sign`, `dir`, `out_sign` (i8:
+//! −1, 0, 1); `last`, `burst_start`, `deadline` (u64 µs; `deadline` also "none");
+//! `ema`, `carry`, `burst_used`, `bank`, `speed`, `glide` (i64 Q16); `lores` (i32 v120).
+//!
 //! **Per input event** `v` (i32, ≠ 0; `v = 0` returns nothing and changes nothing) at `now`
 //! (u64 µs); `MAX = max_v120 << 16`, `HALF = 1 << 15`:
 //!
@@ -108,7 +112,7 @@
 //! 5. Glide inertia only (speed in Q16 v120 per tick, `I = glide_interval_us`): if `new`:
 //!    `speed = glide = 0`, done. Else `inst = (damped × I) / max(dt, 2000)` (unsigned 64-bit
 //!    division, truncating: the one division by a runtime value, glide only);
-//!    `speed = speed = 0 ? inst : (speed + inst) >> 1`; `p = min(inst, speed, MAX)`;
+//!    `speed = (speed == 0) ? inst : (speed + inst) >> 1`; `p = min(inst, speed, MAX)`;
 //!    if `(p × glide_decay_q16) >> 16 < 12 << 16`: `glide = 0`, done. Else `glide = p`,
 //!    `deadline = last + min(max(I, 2 × dt), gesture_gap_us)` (saturating).
 //! 6. Emit `step` (below).
@@ -174,8 +178,8 @@ const GLIDE_INTERVAL_LIMIT_US: u64 = 1 << 20;
 const SPIKE_RATIO_LIMIT_Q16: u32 = 128 << FRAC_BITS;
 
 /// [`ScrollSettings`] converted to the pipeline's fixed point, once per config load
-/// ([`ScrollParams::new`]); what [`ScrollAxis`] reads per event. Plain integers, so the same
-/// struct can be handed to a BPF program. Ranges and the conversion: the module's
+/// ([`ScrollParams::new`]); what [`ScrollAxis`] reads per event. Integers (two flags and a
+/// mode besides), so the same values can be handed to a BPF program. Ranges and the conversion: the module's
 /// [fixed-point specification](self#fixed-point-specification).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScrollParams {
