@@ -5,7 +5,7 @@ use crate::action::Action;
 use crate::config::{Config, GestureConfig, ScrollSettings};
 use crate::device::DeviceInfo;
 use crate::frame::{Actions, Buttons, FrameIn, FrameOut, Verdict};
-use crate::scroll::ScrollAxis;
+use crate::scroll::{ScrollAxis, ScrollParams};
 use crate::units::{Button, ButtonSet, Micros};
 
 /// A gesture direction.
@@ -41,6 +41,9 @@ pub struct Profile {
     pub transform_scroll: bool,
     /// Scroll settings.
     pub scroll: ScrollSettings,
+    /// `scroll` in the pipeline's fixed point, converted once here (the event path reads no
+    /// floats).
+    pub scroll_fixed: ScrollParams,
     /// Buttons with a mapping other than pass-through (excluding the gesture button), as a
     /// mask for a cheap check.
     mapped: ButtonSet,
@@ -95,6 +98,7 @@ impl DeviceEngine {
                 gesture: config.gesture,
                 transform_scroll,
                 scroll,
+                scroll_fixed: ScrollParams::new(&scroll),
                 mapped,
             },
             button_actions,
@@ -216,7 +220,7 @@ impl DeviceEngine {
         }
         // Wheel.
         if self.profile.transform_scroll {
-            let s = &self.profile.scroll;
+            let s = &self.profile.scroll_fixed;
             if input.wheel.v120 != 0 {
                 changed = true;
                 out.wheel = self
@@ -251,7 +255,7 @@ impl DeviceEngine {
     /// Runs timers due at `now`; returns `true` when `out` holds a frame to write.
     pub fn tick(&mut self, now: Micros, out: &mut FrameOut) -> bool {
         out.clear();
-        let s = self.profile.scroll;
+        let s = self.profile.scroll_fixed;
         out.wheel = self.wheel.tick(&s, now);
         out.hwheel = self.hwheel.tick(&s, now);
         !out.pointer_is_empty()

@@ -6,6 +6,7 @@ mod script;
 
 mod buttons;
 mod devices;
+mod fixed_point_vectors;
 mod gestures;
 mod properties;
 mod scroll;

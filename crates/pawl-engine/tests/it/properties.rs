@@ -2,7 +2,7 @@
 
 use pawl_engine::config::{Inertia, ScrollSettings, Smoothing};
 use pawl_engine::engine::buttons;
-use pawl_engine::scroll::ScrollAxis;
+use pawl_engine::scroll::{ScrollAxis, ScrollParams};
 use pawl_engine::units::{ButtonSet, Micros};
 use pawl_engine::{Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict, WheelIn};
 use proptest::prelude::*;
@@ -51,6 +51,7 @@ fn wheel_events() -> impl Strategy<Value = Vec<(u64, i32)>> {
 /// Steps one axis through `events` (running due glide ticks before each event and at the
 /// end); returns every output step.
 fn outputs(s: &ScrollSettings, invert: bool, events: &[(u64, i32)]) -> Vec<(i32, i32)> {
+    let s = &ScrollParams::new(s);
     let mut axis = ScrollAxis::default();
     let mut now = Micros(0);
     let mut res = Vec::new();
@@ -133,7 +134,7 @@ proptest! {
         decay in 0.05f32..=0.99,
         interval_us in 4_000u64..=100_000,
     ) {
-        let s = ScrollSettings { inertia: Inertia::Glide { decay, interval_us }, ..s };
+        let s = ScrollParams::new(&ScrollSettings { inertia: Inertia::Glide { decay, interval_us }, ..s });
         let mut axis = ScrollAxis::default();
         let mut now = Micros(0);
         let mut ticks = 0;
@@ -164,6 +165,7 @@ proptest! {
             spike_ratio: spike,
             ..ScrollSettings::default()
         };
+        let s = ScrollParams::new(&s);
         let mut axis = ScrollAxis::default();
         let mut now = Micros(0);
         for (gap, v) in events {

@@ -130,3 +130,31 @@ fn every_rust_file_starts_with_a_module_doc() {
         missing.join("\n")
     );
 }
+
+#[test]
+fn the_scroll_event_path_uses_no_floats() {
+    // `ScrollAxis` (step, tick, emit, glide) runs in integer fixed point so that a BPF
+    // program can compute the same; floats are read only by `ScrollParams::new` at config
+    // time, and by the test-only reference model.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/scroll.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text
+        .find("\nimpl ScrollAxis {")
+        .expect("impl ScrollAxis in scroll.rs");
+    let end = text[start..]
+        .find("#[cfg(test)]")
+        .map_or(text.len(), |e| start + e);
+    let offset = text[..start].lines().count();
+    let problems: Vec<String> = text[start..end]
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| ["f32", "f64"].iter().any(|f| l.contains(f)))
+        .map(|(n, l)| format!("scroll.rs:{}: {}", offset + n + 1, l.trim()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "floats on the scroll event path:\n{}",
+        problems.join("\n")
+    );
+}
