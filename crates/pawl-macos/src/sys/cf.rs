@@ -60,6 +60,34 @@ fn lookup(name: &CStr) -> Option<*mut c_void> {
     (!f.is_null()).then_some(f)
 }
 
+/// `IOHIDCheckAccess(kIOHIDRequestTypeListenEvent)` (IOKit `IOHIDLib.h`, macOS 10.15),
+/// looked up at run time: before 10.15 there is no Input Monitoring permission, so it
+/// counts as granted. Returns the `IOHIDAccessType` value (0 granted, 1 denied, 2 unknown).
+pub fn hid_check_listen_access() -> u32 {
+    const LISTEN_EVENT: u32 = 1; // kIOHIDRequestTypeListenEvent
+    match lookup(c"IOHIDCheckAccess") {
+        // SAFETY: `IOHIDAccessType IOHIDCheckAccess(IOHIDRequestType)`, both C enums of
+        // `unsigned int` (IOKit `IOHIDLib.h`).
+        Some(f) => unsafe {
+            std::mem::transmute::<*mut c_void, extern "C" fn(u32) -> u32>(f)(LISTEN_EVENT)
+        },
+        None => 0,
+    }
+}
+
+/// `IOHIDRequestAccess(kIOHIDRequestTypeListenEvent)` (macOS 10.15), looked up at run
+/// time; blocks until the user answers the prompt. Before 10.15: `true` (nothing to ask).
+pub fn hid_request_listen_access() -> bool {
+    const LISTEN_EVENT: u32 = 1; // kIOHIDRequestTypeListenEvent
+    match lookup(c"IOHIDRequestAccess") {
+        // SAFETY: `bool IOHIDRequestAccess(IOHIDRequestType)` (IOKit `IOHIDLib.h`).
+        Some(f) => unsafe {
+            std::mem::transmute::<*mut c_void, extern "C" fn(u32) -> bool>(f)(LISTEN_EVENT)
+        },
+        None => true,
+    }
+}
+
 /// `CGPreflightPostEventAccess` / `CGPreflightListenEventAccess` (macOS 10.15), looked up
 /// at run time: before 10.15 there is no such permission, so it counts as granted.
 fn preflight(name: &CStr) -> bool {

@@ -25,8 +25,7 @@ use objc2_core_foundation::{
     CFRunLoop, CFRunLoopTimer, CFString, CFType, Type, kCFRunLoopDefaultMode,
 };
 use objc2_io_kit::{
-    IOHIDAccessType, IOHIDCheckAccess, IOHIDDevice, IOHIDManager, IOHIDReportType,
-    IOHIDRequestAccess, IOHIDRequestType, IORegistryEntryGetRegistryEntryID, IOReturn,
+    IOHIDDevice, IOHIDManager, IOHIDReportType, IORegistryEntryGetRegistryEntryID, IOReturn,
     kIOHIDOptionsTypeNone, kIOReturnExclusiveAccess, kIOReturnNoDevice, kIOReturnNotPermitted,
     kIOReturnNotResponding, kIOReturnOffline, kIOReturnSuccess, kIOReturnTimeout,
 };
@@ -216,7 +215,7 @@ impl Hid {
                     // IOHIDRequestAccess waits for the user's answer: never on this thread.
                     let asked = std::thread::Builder::new()
                         .name("pawl-input-monitoring".into())
-                        .spawn(|| IOHIDRequestAccess(IOHIDRequestType::ListenEvent));
+                        .spawn(super::cf::hid_request_listen_access);
                     if let Err(e) = asked {
                         log::error!("cannot ask for Input Monitoring: {e}");
                     }
@@ -449,11 +448,12 @@ fn usage_pairs(value: &CFType) -> Vec<(u32, u32)> {
     pairs
 }
 
-/// `IOHIDCheckAccess(kIOHIDRequestTypeListenEvent)`: Input Monitoring (never prompts).
+/// `IOHIDCheckAccess(kIOHIDRequestTypeListenEvent)`: Input Monitoring (never prompts;
+/// looked up at run time, since it is newer than the x86_64 deployment target).
 fn input_monitoring() -> Access {
-    match IOHIDCheckAccess(IOHIDRequestType::ListenEvent) {
-        IOHIDAccessType::Granted => Access::Granted,
-        IOHIDAccessType::Denied => Access::Denied,
+    match super::cf::hid_check_listen_access() {
+        0 => Access::Granted,
+        1 => Access::Denied,
         _ => Access::Unknown,
     }
 }
