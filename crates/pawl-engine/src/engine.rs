@@ -230,7 +230,9 @@ impl DeviceEngine {
             // The fingers lift where they are; the desktop decides from the swipe's
             // distance and speed whether it commits or springs back.
             self.held = None;
+            let moved = out.touch.moved;
             swipe_to(&held, &self.profile, &mut out.touch);
+            out.touch.moved = moved;
             out.touch.lift = true;
         }
         if release_gesture
@@ -336,6 +338,7 @@ impl DeviceEngine {
             && self.profile.gesture.style == GestureStyle::Swipe
         {
             swipe_to(&held, &self.profile, &mut out.touch);
+            out.touch.moved = false;
             out.touch.lift = true;
         }
     }
@@ -686,8 +689,8 @@ mod tests {
         assert!(!t[1].down && t[1].moved);
         assert_eq!((t[1].dx, t[1].dy), (20, 4));
         assert_eq!((t[2].dx, t[2].dy), (30, 6));
-        // The release lifts them where they are.
-        assert!(t[3].lift && !t[3].down);
+        // The release lifts them where they are (no extra move frame).
+        assert!(t[3].lift && !t[3].down && !t[3].moved);
         assert_eq!((t[3].dx, t[3].dy), (30, 6));
         assert!(!e.gesture_held() && !e.swiping());
     }
