@@ -13,6 +13,7 @@ mod issue8;
 mod kernel;
 mod lifecycle;
 mod rig;
+mod swipe;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -231,6 +232,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "hidpp_thumb_wheel_scrolls_horizontally",
         run: issue8::hidpp_thumb_wheel_scrolls_horizontally,
+    },
+    // Issue 15: swipe style, read from the virtual touchpad's evdev node.
+    Scenario {
+        name: "swipe_gesture_touchpad_frames_follow_the_drag",
+        run: swipe::swipe_gesture_touchpad_frames_follow_the_drag,
+    },
+    Scenario {
+        name: "swipe_gesture_vertical_is_overview_swipe",
+        run: swipe::swipe_gesture_vertical_is_overview_swipe,
+    },
+    Scenario {
+        name: "swipe_click_without_motion_passes_through",
+        run: swipe::swipe_click_without_motion_passes_through,
+    },
+    Scenario {
+        name: "swipe_unplug_mid_swipe_lifts_fingers",
+        run: swipe::swipe_unplug_mid_swipe_lifts_fingers,
     },
 ];
 
