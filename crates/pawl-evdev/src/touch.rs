@@ -5,7 +5,7 @@
 //! Positions come from [`pawl_engine::swipe::finger_position`].
 
 use pawl_engine::TouchOut;
-use pawl_engine::swipe::{MAX_FINGERS, finger_position};
+use pawl_engine::swipe::{MAX_FINGERS, MAX_OFFSET, finger_position};
 
 use crate::codes::*;
 use crate::frames::EventWriter;
@@ -13,6 +13,14 @@ use crate::frames::EventWriter;
 /// The most events one [`TouchOut`] encodes to (down, moved and lift frames of 4 fingers:
 /// 21 + 15 + 11 = 47), rounded up.
 pub const MAX_TOUCH_EVENTS: usize = 48;
+
+/// `(dx, dy)` clamped to [`MAX_OFFSET`], as [`finger_position`] places the fingers.
+fn clamp_offset(dx: i32, dy: i32) -> (i32, i32) {
+    (
+        dx.clamp(-MAX_OFFSET.0, MAX_OFFSET.0),
+        dy.clamp(-MAX_OFFSET.1, MAX_OFFSET.1),
+    )
+}
 
 /// The `BTN_TOOL_*` code of `fingers` touches (1..=4).
 pub fn tool_code(fingers: u8) -> u16 {
@@ -31,6 +39,8 @@ pub struct TouchEncoder {
     next_id: i32,
     /// Fingers currently down (0 = none), so a lift lifts exactly those.
     down: u8,
+    /// The fingers' offset as last written (clamped), so unchanged axes are not written.
+    at: (i32, i32),
 }
 
 impl TouchEncoder {
@@ -48,6 +58,7 @@ impl TouchEncoder {
         let n = t.fingers.clamp(1, MAX_FINGERS);
         if t.down && self.down == 0 {
             self.down = n;
+            self.at = (0, 0);
             for i in 0..n {
                 let (x, y) = finger_position(i, n, 0, 0);
                 w.push(EV_ABS, ABS_MT_SLOT, i32::from(i));
@@ -67,16 +78,28 @@ impl TouchEncoder {
         if n == 0 {
             return w.len();
         }
-        if t.moved {
+        let at = clamp_offset(t.dx, t.dy);
+        if t.moved && at != self.at {
+            // Only the axes that changed (the input core would drop the others anyway).
+            let (mx, my) = (at.0 != self.at.0, at.1 != self.at.1);
+            self.at = at;
             for i in 0..n {
-                let (x, y) = finger_position(i, n, t.dx, t.dy);
+                let (x, y) = finger_position(i, n, at.0, at.1);
                 w.push(EV_ABS, ABS_MT_SLOT, i32::from(i));
-                w.push(EV_ABS, ABS_MT_POSITION_X, x);
-                w.push(EV_ABS, ABS_MT_POSITION_Y, y);
+                if mx {
+                    w.push(EV_ABS, ABS_MT_POSITION_X, x);
+                }
+                if my {
+                    w.push(EV_ABS, ABS_MT_POSITION_Y, y);
+                }
             }
-            let (x, y) = finger_position(0, n, t.dx, t.dy);
-            w.push(EV_ABS, ABS_X, x);
-            w.push(EV_ABS, ABS_Y, y);
+            let (x, y) = finger_position(0, n, at.0, at.1);
+            if mx {
+                w.push(EV_ABS, ABS_X, x);
+            }
+            if my {
+                w.push(EV_ABS, ABS_Y, y);
+            }
             w.syn();
         }
         if t.lift {
@@ -187,6 +210,20 @@ mod tests {
     }
 
     #[test]
+    fn a_move_to_where_the_fingers_are_writes_nothing() {
+        let mut enc = TouchEncoder::default();
+        let mut buf = [0u8; MAX_TOUCH_EVENTS * EVENT_SIZE];
+        enc.encode(&touch(true, true, false, 9, 0), &mut buf);
+        assert_eq!(enc.encode(&touch(false, true, false, 9, 0), &mut buf), 0);
+        // Past the edge the fingers stay put.
+        enc.encode(&touch(false, true, false, 1 << 20, 0), &mut buf);
+        assert_eq!(
+            enc.encode(&touch(false, true, false, 1 << 21, 0), &mut buf),
+            0
+        );
+    }
+
+    #[test]
     fn lift_without_fingers_down_writes_nothing() {
         let mut enc = TouchEncoder::default();
         let mut buf = [0u8; MAX_TOUCH_EVENTS * EVENT_SIZE];
@@ -204,7 +241,7 @@ mod tests {
         };
         let n = enc.encode(&t, &mut buf);
         let ev = events(&buf[..n]);
-        assert_eq!(ev.len(), 47);
+        assert_eq!(ev.len(), 47, "both axes changed: every event");
         assert_eq!(ev.last(), Some(&(EV_SYN, SYN_REPORT, 0)));
         assert!(
             ev.iter()
