@@ -103,8 +103,13 @@ fn start(ctx: &mut Ctx, config: &str, desktop: &str) -> anyhow::Result<(Rig, Evd
 
 /// Reads touchpad frames until every finger is up again.
 fn until_lift(pad: &mut EvdevNode, what: &str) -> anyhow::Result<Vec<Frame>> {
+    until_lift_from(pad, what, Pad::default())
+}
+
+/// [`until_lift`] with the state of frames read before.
+fn until_lift_from(pad: &mut EvdevNode, what: &str, state: Pad) -> anyhow::Result<Vec<Frame>> {
     // `frames_until` takes a `Fn`: the state it carries between frames is in a cell.
-    let state = std::cell::RefCell::new(Pad::default());
+    let state = std::cell::RefCell::new(state);
     pad.frames_until(T_EVENT, what, |f| {
         let mut state = state.borrow_mut();
         let was_down = !state.active().is_empty();
