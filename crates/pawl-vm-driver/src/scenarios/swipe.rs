@@ -244,13 +244,28 @@ pub fn swipe_unplug_mid_swipe_lifts_fingers(ctx: &mut Ctx) -> anyhow::Result<()>
     mouse.press(GESTURE_BUTTON)?;
     mouse.motion(40, 0)?;
     mouse.motion(40, 0)?;
-    pad.frames_until(T_EVENT, "fingers down", |f| {
-        f.iter()
-            .any(|e| e.type_ == EV_KEY && e.code == BTN_TOUCH && e.value == 1)
-    })
-    .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    let down = pad
+        .frames_until(T_EVENT, "fingers down", |f| {
+            f.iter()
+                .any(|e| e.type_ == EV_KEY && e.code == BTN_TOUCH && e.value == 1)
+        })
+        .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    let before = states(&down).pop().unwrap_or_default();
+    ensure!(
+        before.active().len() == 3,
+        "want 3 fingers down, got {before:?}"
+    );
     drop(mouse);
-    until_lift(&mut pad, "lift on unplug").with_context(|| format!("pawl log: {}", pawl.log()))?;
+    let frames = until_lift_from(&mut pad, "lift on unplug", before.clone())
+        .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    let mut lifted = before;
+    for f in &frames {
+        lifted.apply(f);
+    }
+    ensure!(
+        lifted.active().is_empty() && !lifted.touch && lifted.tools.is_empty(),
+        "fingers, BTN_TOUCH or BTN_TOOL_* still down after the lift: {lifted:?}"
+    );
     std::thread::sleep(Duration::from_millis(200));
     let out = clone.drain()?;
     ensure!(
