@@ -15,12 +15,12 @@
 //! clone would otherwise merge with the next); after each read the mouse buttons down on
 //! the clone (from what was written) are the engine's `pressed_out`; a tick moves its
 //! deadline forward and glides end; after the final cancel no mouse button is down on the
-//! clone.
+//! clone; no touchpad frame is written (none of the configs is swipe style).
 
 use std::sync::OnceLock;
 
 use pawl_engine::units::{Button, ButtonSet, Micros};
-use pawl_engine::{Action, Config, DeviceEngine, FrameIn, Platform, WheelIn};
+use pawl_engine::{Action, Config, DeviceEngine, FrameIn, Platform, TouchOut, WheelIn};
 use pawl_evdev::EVENT_SIZE;
 use pawl_evdev::codes::*;
 use pawl_linux::caps::Caps;
@@ -79,6 +79,11 @@ impl Sink for Clone {
 
     fn perform(&mut self, _action: Action) {
         self.actions += 1;
+    }
+
+    fn touch(&mut self, _touch: &TouchOut) {
+        // None of the configs is swipe style: the virtual touchpad is never written.
+        panic!("a touchpad frame without [gesture] style = \"swipe\"");
     }
 
     fn buttons_down(&mut self) -> Option<ButtonSet> {

@@ -2,10 +2,11 @@
 //! one frame in, one decision out.
 
 use crate::action::Action;
-use crate::config::{Config, GestureConfig, ScrollSettings};
+use crate::config::{Config, GNOME_SWIPE_FINGERS, GestureConfig, GestureStyle, ScrollSettings};
 use crate::device::DeviceInfo;
-use crate::frame::{Actions, Buttons, FrameIn, FrameOut, Verdict};
+use crate::frame::{Actions, Buttons, FrameIn, FrameOut, TouchOut, Verdict};
 use crate::scroll::{ScrollAxis, ScrollParams};
+use crate::swipe::SWIPE_SLOP_PX;
 use crate::units::{Button, ButtonSet, Micros};
 
 /// A gesture direction.
@@ -27,7 +28,8 @@ struct Held {
     /// Accumulated motion since the press (or the last repeat fire), px.
     x: i64,
     y: i64,
-    /// Whether an action fired during this hold.
+    /// Whether an action fired during this hold (swipe style: whether the fingers are
+    /// down).
     fired: bool,
 }
 
@@ -47,6 +49,9 @@ pub struct Profile {
     /// Buttons with a mapping other than pass-through (excluding the gesture button), as a
     /// mask for a cheap check.
     mapped: ButtonSet,
+    /// Fingers of a swipe: `gesture.fingers`, or [`GNOME_SWIPE_FINGERS`] when the
+    /// backend did not resolve the desktop's ([`GestureConfig::swipe_fingers`]).
+    pub fingers: u8,
 }
 
 /// The engine for one handled device. Deterministic: the same frames and times give the
@@ -100,6 +105,7 @@ impl DeviceEngine {
                 scroll,
                 scroll_fixed: ScrollParams::new(&scroll),
                 mapped,
+                fingers: config.gesture.fingers.unwrap_or(GNOME_SWIPE_FINGERS),
             },
             button_actions,
             held: None,
@@ -177,7 +183,24 @@ impl DeviceEngine {
             }
         }
         // Motion.
+        let swipe = self.profile.gesture.style == GestureStyle::Swipe;
         match &mut self.held {
+            Some(held) if swipe => {
+                if input.dx != 0 || input.dy != 0 {
+                    changed = true;
+                    held.x = held.x.saturating_add(i64::from(input.dx));
+                    held.y = held.y.saturating_add(i64::from(input.dy));
+                    if !held.fired
+                        && held.x.unsigned_abs().max(held.y.unsigned_abs()) >= SWIPE_SLOP_PX
+                    {
+                        held.fired = true;
+                        out.touch.down = true;
+                    }
+                    if held.fired {
+                        swipe_to(held, &self.profile, &mut out.touch);
+                    }
+                }
+            }
             Some(held) => {
                 if input.dx != 0 || input.dy != 0 {
                     changed = true;
@@ -202,6 +225,19 @@ impl DeviceEngine {
                 out.dx = input.dx;
                 out.dy = input.dy;
             }
+        }
+        if release_gesture
+            && let Some(held) = self.held
+            && held.fired
+            && swipe
+        {
+            // The fingers lift where they are; the desktop decides from the swipe's
+            // distance and speed whether it commits or springs back.
+            self.held = None;
+            let moved = out.touch.moved;
+            swipe_to(&held, &self.profile, &mut out.touch);
+            out.touch.moved = moved;
+            out.touch.lift = true;
         }
         if release_gesture
             && let Some(held) = self.held.take()
@@ -267,7 +303,7 @@ impl DeviceEngine {
     /// to write.
     pub fn cancel(&mut self, out: &mut FrameOut) -> bool {
         out.clear();
-        self.held = None;
+        self.lift_fingers(out);
         self.wheel.reset();
         self.hwheel.reset();
         for b in self.pressed_out.iter() {
@@ -283,7 +319,7 @@ impl DeviceEngine {
     /// stay pressed. Returns `true` when `out` has something to write.
     pub fn resync(&mut self, down: ButtonSet, out: &mut FrameOut) -> bool {
         out.clear();
-        self.held = None;
+        self.lift_fingers(out);
         self.wheel.reset();
         self.hwheel.reset();
         for b in self.pressed_out.iter() {
@@ -294,6 +330,41 @@ impl DeviceEngine {
         }
         !out.pointer_is_empty()
     }
+}
+
+impl DeviceEngine {
+    /// Ends a held gesture without firing anything; a swipe in progress gets its lift in
+    /// `out.touch` (the pointer part's return value does not count it: check
+    /// [`crate::TouchOut::is_empty`]).
+    fn lift_fingers(&mut self, out: &mut FrameOut) {
+        if let Some(held) = self.held.take()
+            && held.fired
+            && self.profile.gesture.style == GestureStyle::Swipe
+        {
+            swipe_to(&held, &self.profile, &mut out.touch);
+            out.touch.moved = false;
+            out.touch.lift = true;
+        }
+    }
+
+    /// Whether a swipe is in progress (fingers down on the virtual touchpad).
+    pub fn swiping(&self) -> bool {
+        self.profile.gesture.style == GestureStyle::Swipe && self.held.is_some_and(|h| h.fired)
+    }
+}
+
+/// Sets `touch` to the fingers at the scaled drag of `held`: mouse px × `swipe_scale`,
+/// x flipped when `invert_desktop` is off (with it on, the default, dragging right moves
+/// the fingers right: the touchpad's own "desktop on the left", like the shortcut style).
+#[inline]
+fn swipe_to(held: &Held, p: &Profile, touch: &mut TouchOut) {
+    let scale = i64::from(p.gesture.swipe_scale_milli);
+    let unit = |px: i64| (px.saturating_mul(scale) / 1000).clamp(-1 << 24, 1 << 24) as i32;
+    let dx = unit(held.x);
+    touch.fingers = p.fingers;
+    touch.moved = true;
+    touch.dx = if p.gesture.invert_desktop { dx } else { -dx };
+    touch.dy = unit(held.y);
 }
 
 /// The direction to fire and how many times, if the dominant axis of `held` passed the
@@ -582,5 +653,141 @@ mod tests {
             ..FrameIn::default()
         };
         assert_eq!(e.frame(&f, &mut out), Verdict::Forward);
+    }
+
+    fn swipe_config() -> Config {
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.style = GestureStyle::Swipe;
+        c.gesture.fingers = Some(3);
+        c
+    }
+
+    /// Runs frames; returns every output frame's touchpad part that is not empty and the
+    /// pointer button transitions of every frame (forwarded or rewritten).
+    fn touches(e: &mut DeviceEngine, frames: &[FrameIn]) -> (Vec<TouchOut>, Vec<(u8, bool)>) {
+        let mut t = Vec::new();
+        let mut btns = Vec::new();
+        for f in frames {
+            let mut out = FrameOut::default();
+            let written = match e.frame(f, &mut out) {
+                Verdict::Rewrite => out.buttons,
+                Verdict::Forward => f.buttons,
+            };
+            btns.extend(written.as_slice().iter().map(|c| (c.button.0, c.pressed)));
+            if !out.touch.is_empty() {
+                t.push(out.touch);
+            }
+        }
+        (t, btns)
+    }
+
+    #[test]
+    fn swipe_style_turns_a_held_drag_into_touch_frames() {
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let (t, _) = touches(&mut e, &drag(10, 2, 3));
+        assert_eq!(t.len(), 4, "{t:?}");
+        // Fingers down at the press point, then moved by the drag (scale 1.0).
+        assert!(t[0].down && t[0].moved && !t[0].lift);
+        assert_eq!((t[0].fingers, t[0].dx, t[0].dy), (3, 10, 2));
+        assert!(!t[1].down && t[1].moved);
+        assert_eq!((t[1].dx, t[1].dy), (20, 4));
+        assert_eq!((t[2].dx, t[2].dy), (30, 6));
+        // The release lifts them where they are (no extra move frame).
+        assert!(t[3].lift && !t[3].down && !t[3].moved);
+        assert_eq!((t[3].dx, t[3].dy), (30, 6));
+        assert!(!e.gesture_held() && !e.swiping());
+    }
+
+    #[test]
+    fn swipe_writes_no_pointer_motion_buttons_or_actions() {
+        let c = swipe_config();
+        let (_, actions, btns, moved) = run(&mut engine(&c), &drag(10, 0, 50));
+        assert!(actions.is_empty(), "a swipe fires no shortcut: {actions:?}");
+        assert!(btns.is_empty());
+        assert_eq!(moved, (0, 0));
+    }
+
+    #[test]
+    fn swipe_release_without_motion_is_the_click() {
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let (t, btns) = touches(&mut e, &[press(0, 5, true), press(1, 5, false)]);
+        assert!(t.is_empty());
+        assert_eq!(btns, vec![(5, true), (5, false)]);
+    }
+
+    #[test]
+    fn swipe_jitter_below_the_slop_is_still_the_click() {
+        let c = swipe_config();
+        let frames = [
+            press(0, 5, true),
+            motion(1, 1, -1),
+            motion(2, 1, 0),
+            press(3, 5, false),
+        ];
+        let (t, _) = touches(&mut engine(&c), &frames);
+        assert!(t.is_empty(), "{t:?}");
+        assert_eq!(run(&mut engine(&c), &frames).2, vec![(5, true), (5, false)]);
+    }
+
+    #[test]
+    fn swipe_vertical_drag_moves_the_fingers_vertically() {
+        let c = swipe_config();
+        let (t, _) = touches(&mut engine(&c), &drag(0, -10, 5));
+        assert_eq!((t[4].dx, t[4].dy), (0, -50));
+        assert!(t[5].lift);
+    }
+
+    #[test]
+    fn swipe_scale_and_invert_desktop_shape_the_offset() {
+        let mut c = swipe_config();
+        c.gesture.swipe_scale_milli = 2500;
+        c.gesture.invert_desktop = false;
+        let (t, _) = touches(&mut engine(&c), &drag(10, 4, 2));
+        assert_eq!((t[1].dx, t[1].dy), (-50, 20));
+    }
+
+    #[test]
+    fn swipe_cancel_lifts_every_finger() {
+        let c = swipe_config();
+        let mut e = engine(&c);
+        touches(&mut e, &[press(0, 5, true), motion(1, 40, 0)]);
+        assert!(e.swiping());
+        let mut out = FrameOut::default();
+        assert!(!e.cancel(&mut out), "nothing for the pointer");
+        assert!(out.touch.lift && !out.touch.down);
+        assert_eq!((out.touch.fingers, out.touch.dx), (3, 40));
+        assert!(!e.swiping());
+        // A later release of the button is not a click.
+        let (t, btns) = touches(&mut e, &[press(2, 5, false)]);
+        assert!(t.is_empty() && btns.is_empty());
+    }
+
+    #[test]
+    fn swipe_resync_lifts_every_finger() {
+        let c = swipe_config();
+        let mut e = engine(&c);
+        touches(&mut e, &[press(0, 5, true), motion(1, 0, 9)]);
+        let mut out = FrameOut::default();
+        e.resync(ButtonSet::default(), &mut out);
+        assert!(out.touch.lift);
+    }
+
+    #[test]
+    fn cancel_without_a_swipe_touches_nothing() {
+        let c = swipe_config();
+        let mut e = engine(&c);
+        touches(&mut e, &[press(0, 5, true)]);
+        let mut out = FrameOut::default();
+        e.cancel(&mut out);
+        assert!(out.touch.is_empty());
+    }
+
+    #[test]
+    fn shortcut_style_never_touches_the_touchpad() {
+        let c = Config::default_for(Platform::Linux);
+        let (t, _) = touches(&mut engine(&c), &drag(10, 0, 50));
+        assert!(t.is_empty());
     }
 }

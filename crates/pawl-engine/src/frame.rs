@@ -176,6 +176,33 @@ impl Actions {
     }
 }
 
+/// The swipe style's touchpad part of an output frame: what the fingers do, in order
+/// `down` → `moved` → `lift`, each its own touchpad frame (`SYN_REPORT`). Offsets are from
+/// where the fingers went down, touchpad units ([`crate::swipe`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TouchOut {
+    /// How many fingers (3..=4); 0 when the frame has no touchpad part.
+    pub fingers: u8,
+    /// The fingers go down at the press point (offset 0, 0).
+    pub down: bool,
+    /// The fingers move to (`dx`, `dy`).
+    pub moved: bool,
+    /// The fingers lift (after moving, if `moved`).
+    pub lift: bool,
+    /// Offset of the fingers from where they went down, touchpad units, positive = right.
+    pub dx: i32,
+    /// Offset, touchpad units, positive = down.
+    pub dy: i32,
+}
+
+impl TouchOut {
+    /// Whether the touchpad has nothing to do.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        !(self.down || self.moved || self.lift)
+    }
+}
+
 /// What the engine hands back for a frame it rewrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameOut {
@@ -191,6 +218,8 @@ pub struct FrameOut {
     pub buttons: Buttons,
     /// Actions for the backend to perform after writing the pointer frame.
     pub actions: Actions,
+    /// The swipe style's virtual touchpad frames (written after the pointer frame).
+    pub touch: TouchOut,
 }
 
 impl FrameOut {
@@ -205,6 +234,7 @@ impl FrameOut {
             hwheel: input.hwheel.into(),
             buttons: input.buttons,
             actions: Actions::default(),
+            touch: TouchOut::default(),
         }
     }
 

@@ -44,6 +44,7 @@ pub mod engine;
 pub mod frame;
 pub mod platform;
 pub mod scroll;
+pub mod swipe;
 mod text;
 pub mod units;
 
@@ -51,4 +52,4 @@ pub use action::{Action, Chord, Desktop, Key};
 pub use config::{Config, ConfigError, ConfigErrors, HidppConfig, Platform};
 pub use device::{Bus, DeviceInfo};
 pub use engine::DeviceEngine;
-pub use frame::{FrameIn, FrameOut, Verdict, WheelIn, WheelOut};
+pub use frame::{FrameIn, FrameOut, TouchOut, Verdict, WheelIn, WheelOut};

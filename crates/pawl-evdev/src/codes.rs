@@ -49,10 +49,16 @@ pub const BTN_TASK: u16 = 0x117;
 pub const BTN_MOUSE_END: u16 = 0x120;
 pub const BTN_TOOL_FINGER: u16 = 0x145;
 pub const BTN_TOUCH: u16 = 0x14a;
+pub const BTN_TOOL_DOUBLETAP: u16 = 0x14d;
+pub const BTN_TOOL_TRIPLETAP: u16 = 0x14e;
+pub const BTN_TOOL_QUADTAP: u16 = 0x14f;
 
 pub const ABS_X: u16 = 0x00;
 pub const ABS_Y: u16 = 0x01;
+pub const ABS_MT_SLOT: u16 = 0x2f;
 pub const ABS_MT_POSITION_X: u16 = 0x35;
+pub const ABS_MT_POSITION_Y: u16 = 0x36;
+pub const ABS_MT_TRACKING_ID: u16 = 0x39;
 
 pub const INPUT_PROP_POINTER: u16 = 0x00;
 pub const INPUT_PROP_BUTTONPAD: u16 = 0x02;
@@ -124,17 +130,18 @@ pub fn code_name(ty: u16, code: u16) -> Option<&'static str> {
             "BTN_0x11f",
         ][(code - 0x118) as usize],
         (EV_KEY, BTN_TOOL_FINGER) => "BTN_TOOL_FINGER",
-        (EV_KEY, 0x14d) => "BTN_TOOL_DOUBLETAP",
-        (EV_KEY, 0x14e) => "BTN_TOOL_TRIPLETAP",
+        (EV_KEY, BTN_TOOL_DOUBLETAP) => "BTN_TOOL_DOUBLETAP",
+        (EV_KEY, BTN_TOOL_TRIPLETAP) => "BTN_TOOL_TRIPLETAP",
+        (EV_KEY, BTN_TOOL_QUADTAP) => "BTN_TOOL_QUADTAP",
         (EV_KEY, BTN_TOUCH) => "BTN_TOUCH",
         (EV_ABS, ABS_X) => "ABS_X",
         (EV_ABS, ABS_Y) => "ABS_Y",
         (EV_ABS, 0x18) => "ABS_PRESSURE",
         (EV_ABS, 0x1c) => "ABS_TOOL_WIDTH",
-        (EV_ABS, 0x2f) => "ABS_MT_SLOT",
+        (EV_ABS, ABS_MT_SLOT) => "ABS_MT_SLOT",
         (EV_ABS, ABS_MT_POSITION_X) => "ABS_MT_POSITION_X",
-        (EV_ABS, 0x36) => "ABS_MT_POSITION_Y",
-        (EV_ABS, 0x39) => "ABS_MT_TRACKING_ID",
+        (EV_ABS, ABS_MT_POSITION_Y) => "ABS_MT_POSITION_Y",
+        (EV_ABS, ABS_MT_TRACKING_ID) => "ABS_MT_TRACKING_ID",
         (EV_ABS, 0x3a) => "ABS_MT_PRESSURE",
         _ => return None,
     })

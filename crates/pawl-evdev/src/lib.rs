@@ -11,6 +11,7 @@
 //!   `SYN_REPORT`, with the raw bytes kept for bit-exact forwarding.
 //! - [`frames::encode_frame`] — [`pawl_engine::FrameOut`] → the bytes of one uinput write.
 //! - [`keys::linux_key_code`] — chord keys as `KEY_*` codes.
+//! - [`touch`] — the swipe style's virtual touchpad frames.
 //! - [`stream`] — source-stream rules the Linux pipeline and `pawl replay` share (the
 //!   kernel's release-all frame, wheel codes the source lacks).
 
@@ -23,6 +24,7 @@ pub mod keys;
 pub mod record;
 pub mod replay;
 pub mod stream;
+pub mod touch;
 
 pub use frames::{
     Decoded, Decoder, EVENT_SIZE, Event, EventWriter, MAX_OUT_EVENTS, WheelCaps, encode_frame,

@@ -27,6 +27,7 @@ use pawl_engine::{Action, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, V
 use crate::frames::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
 use crate::record::{Recording, evemu_line};
 use crate::stream::{WheelFixup, is_kernel_release};
+use crate::touch::{MAX_TOUCH_EVENTS, TouchEncoder};
 
 /// One point of the scroll time series: an input frame with wheel travel, or a glide tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +104,10 @@ pub struct Summary {
     pub buttons_in: u32,
     /// Button transitions out.
     pub buttons_out: u32,
+    /// Frames written to the swipe style's virtual touchpad (`SYN_REPORT`s).
+    pub touch_frames: u32,
+    /// Swipes (fingers put down).
+    pub swipes: u32,
     /// Actions fired, by label, in first-fired order, with counts.
     pub actions: Vec<(String, u32)>,
     /// Vertical wheel.
@@ -118,7 +123,9 @@ pub struct Summary {
 pub struct Replay {
     /// How the device was decided, as `# ` comment lines (without the `# `).
     pub notes: Vec<String>,
-    /// The output stream: evemu `E:` lines and `# action …` lines, in order.
+    /// The output stream: evemu `E:` lines, `# action …` lines and, in swipe style,
+    /// `# swipe …` lines each followed by the `# touchpad E: …` lines of the virtual
+    /// touchpad's write, in order.
     pub lines: Vec<String>,
     /// Totals.
     pub summary: Summary,
@@ -216,6 +223,7 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
         fixup,
         msc_scan,
         last: start,
+        touch: TouchEncoder::default(),
     };
     let consumed = decoder.decode(&bytes, |d| match d {
         Decoded::Frame(frame, raw) => {
@@ -251,6 +259,8 @@ struct Ctx<'a> {
     msc_scan: bool,
     /// Time of the last frame (a cancel is written then).
     last: Micros,
+    /// The virtual touchpad's fingers and tracking ids, as the daemon's.
+    touch: TouchEncoder,
 }
 
 impl Ctx<'_> {
@@ -276,6 +286,44 @@ impl Ctx<'_> {
             if engine.cancel(&mut out) {
                 self.write(&out, &[], self.last);
             }
+            self.write_touch(&out, self.last);
+        }
+    }
+
+    /// Prints the swipe's touchpad write of `out` (nothing without one): a `# swipe` line
+    /// saying what the fingers do, then its events as `# touchpad E:` lines.
+    fn write_touch(&mut self, out: &FrameOut, time: Micros) {
+        let t = &out.touch;
+        if t.is_empty() {
+            return;
+        }
+        let mut buf = [0u8; MAX_TOUCH_EVENTS * EVENT_SIZE];
+        let was_down = self.touch.fingers_down();
+        let n = self.touch.encode(t, &mut buf);
+        if n == 0 {
+            return;
+        }
+        let mut what = Vec::new();
+        if t.down && !was_down {
+            self.res.summary.swipes += 1;
+            what.push(format!("{} fingers down", t.fingers));
+        }
+        if t.moved {
+            what.push(format!("moved to {:+} {:+} (touchpad units)", t.dx, t.dy));
+        }
+        if t.lift {
+            what.push("lifted".to_owned());
+        }
+        self.res.lines.push(format!("# swipe: {}", what.join(", ")));
+        for chunk in buf[..n].chunks_exact(EVENT_SIZE) {
+            let mut e = Event::from_bytes(chunk.try_into().unwrap_or(&[0; EVENT_SIZE]));
+            e.time = time;
+            if e.is_syn_report() {
+                self.res.summary.touch_frames += 1;
+            }
+            self.res
+                .lines
+                .push(format!("# touchpad {}", evemu_line(&e)));
         }
     }
 
@@ -315,7 +363,9 @@ impl Ctx<'_> {
         }
         self.point(frame.time, frame.wheel.v120, frame.hwheel.v120, &out);
         let written = self.write(&out, raw, frame.time);
-        match (verdict, written) {
+        let touched = !out.touch.is_empty();
+        self.write_touch(&out, frame.time);
+        match (verdict, written || touched) {
             // A forwarded frame the wheel fix-up rewrote still counts as forwarded.
             (Verdict::Forward, _) => self.res.summary.forwarded += 1,
             (Verdict::Rewrite, true) => self.res.summary.rewritten += 1,
@@ -475,6 +525,13 @@ impl fmt::Display for Summary {
             "frames out: {} (glide ticks {})",
             self.frames_out, self.ticks
         )?;
+        if self.swipes > 0 || self.touch_frames > 0 {
+            writeln!(
+                f,
+                "touchpad: {} swipes, {} frames",
+                self.swipes, self.touch_frames
+            )?;
+        }
         writeln!(
             f,
             "motion: in ({}, {}) px, out ({}, {}) px",
@@ -650,6 +707,40 @@ E: 0.100000 0000 0000 0
         assert_eq!(r.lines, ["# action desktop-left"]);
         assert_eq!(r.summary.swallowed, 3);
         assert_eq!(r.summary.actions, [("desktop-left".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn swipe_style_replay_prints_the_touchpad_frames_and_no_action() {
+        let text = "\
+E: 0.000000 0001 0115 1
+E: 0.000000 0000 0000 0
+E: 0.008000 0002 0000 250
+E: 0.008000 0000 0000 0
+E: 0.100000 0001 0115 0
+E: 0.100000 0000 0000 0
+";
+        let r = run(text, "[gesture]\nstyle = \"swipe\"\nfingers = 3\n");
+        assert!(r.summary.actions.is_empty());
+        assert_eq!(
+            r.lines[0],
+            "# swipe: 3 fingers down, moved to +250 +0 (touchpad units)"
+        );
+        assert!(
+            r.lines
+                .contains(&"# touchpad E: 0.008000 0001 014e 1".to_owned()),
+            "{:#?}",
+            r.lines
+        );
+        assert!(r.lines.contains(&"# swipe: lifted".to_owned()));
+        assert!(
+            r.lines
+                .contains(&"# touchpad E: 0.100000 0003 0039 -1".to_owned())
+        );
+        assert!(
+            !r.lines.iter().any(|l| l.starts_with("E:")),
+            "the clone gets nothing"
+        );
+        assert_eq!((r.summary.swipes, r.summary.touch_frames), (1, 3));
     }
 
     #[test]

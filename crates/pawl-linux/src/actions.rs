@@ -17,7 +17,9 @@ use std::process::{Command, Stdio};
 use pawl_engine::action::BUILTIN_ACTIONS;
 use pawl_engine::config::ActionBackend;
 use pawl_engine::engine::{Direction, direction_action};
-use pawl_engine::{Action, Config, Desktop, Key};
+use pawl_engine::{Action, Config, Desktop, Key, TouchOut};
+
+use crate::touchpad::Touchpad;
 use pawl_evdev::EventWriter;
 use pawl_evdev::codes::EV_KEY;
 use pawl_evdev::keys::linux_key_code;
@@ -220,6 +222,8 @@ pub struct Performer {
     /// Chord bytes, encoded once.
     encoded: Vec<Vec<u8>>,
     keyboard: Option<VirtualDevice>,
+    /// The swipe style's virtual touchpad, while `[gesture] style = "swipe"`.
+    touchpad: Option<Touchpad>,
 }
 
 impl Performer {
@@ -232,7 +236,51 @@ impl Performer {
             encoded: encode_all(&plan),
             plan,
             keyboard,
+            touchpad: None,
         })
+    }
+
+    /// Creates the virtual touchpad when `wanted` and there is none, destroys it (after
+    /// lifting its fingers) when not wanted (startup, SIGHUP as the style changes).
+    ///
+    /// Errors: the device cannot be created; there is then no touchpad.
+    pub fn set_touchpad(&mut self, wanted: bool) -> Result<(), Error> {
+        match (wanted, self.touchpad.is_some()) {
+            (true, false) => {
+                let tp = Touchpad::create()?;
+                log::info!(
+                    "virtual touchpad \"{}\" -> {}",
+                    crate::touchpad::TOUCHPAD_NAME,
+                    tp.device()
+                        .node()
+                        .map_or("?".into(), |p| p.display().to_string())
+                );
+                self.touchpad = Some(tp);
+            }
+            (false, true) => self.touchpad = None,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Lifts every finger down on the virtual touchpad (a swipe whose engine is gone).
+    pub fn lift_fingers(&mut self) {
+        if let Some(tp) = &mut self.touchpad {
+            tp.lift();
+        }
+    }
+
+    /// The virtual touchpad, if swipe style made one.
+    pub fn touchpad(&self) -> Option<&Touchpad> {
+        self.touchpad.as_ref()
+    }
+
+    /// Writes a swipe's touchpad frames (one `write(2)`); nothing without a touchpad.
+    #[inline]
+    pub fn touch(&mut self, t: &TouchOut) {
+        if let Some(tp) = &mut self.touchpad {
+            tp.write(t);
+        }
     }
 
     /// Switches to `plan` (config reload). The virtual keyboard is kept when its keys stay
@@ -278,7 +326,10 @@ impl Performer {
 
     /// Writes a release for every key of the virtual keyboard (chords release their keys
     /// in the same write, so this only matters if a write was cut short).
-    pub fn release_all(&self) {
+    pub fn release_all(&mut self) {
+        if let Some(tp) = &mut self.touchpad {
+            tp.lift();
+        }
         let Some(kbd) = &self.keyboard else { return };
         let keys = self.plan.keyboard_keys();
         let mut buf = vec![0u8; (keys.len() + 1) * pawl_evdev::EVENT_SIZE];

@@ -23,8 +23,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use pawl_engine::config::DeviceDecision;
+use pawl_engine::config::GestureStyle;
 use pawl_engine::units::{ButtonSet, Micros};
-use pawl_engine::{Action, Config, Desktop, DeviceEngine};
+use pawl_engine::{Action, Config, Desktop, DeviceEngine, TouchOut};
 use rustix::event::epoll;
 use rustix::fs::inotify;
 use rustix::fs::{Mode, OFlags};
@@ -171,6 +172,11 @@ impl Sink for IoSink<'_> {
         self.performer.perform(action);
     }
 
+    #[inline]
+    fn touch(&mut self, touch: &TouchOut) {
+        self.performer.touch(touch);
+    }
+
     fn buttons_down(&mut self) -> Option<ButtonSet> {
         sys::key_state(self.source)
             .ok()
@@ -234,6 +240,10 @@ impl hidpp::Perform for Performer {
     fn perform(&mut self, action: Action) {
         Performer::perform(self, action);
     }
+
+    fn touch(&mut self, touch: &TouchOut) {
+        Performer::touch(self, touch);
+    }
 }
 
 /// The most orphaned clones kept; the oldest is destroyed beyond this.
@@ -270,7 +280,8 @@ impl Daemon {
     ///
     /// Errors: `/dev/uinput` cannot be used, or the kernel refuses an epoll, signalfd or
     /// timerfd. A device that cannot be opened or grabbed is logged and skipped.
-    pub fn start(config: Config, options: &crate::Options) -> Result<Daemon, Error> {
+    pub fn start(mut config: Config, options: &crate::Options) -> Result<Daemon, Error> {
+        resolve_fingers(&mut config, options.desktop);
         // Block the signals first, so one arriving during setup is queued, not fatal.
         let signals = sys::signalfd().map_err(|e| Error::io("signalfd", "create", e))?;
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)
@@ -298,7 +309,8 @@ impl Daemon {
             }
         };
         let plan = action_plan(&config, options.desktop);
-        let performer = Performer::new(plan)?;
+        let mut performer = Performer::new(plan)?;
+        performer.set_touchpad(config.gesture.style == GestureStyle::Swipe)?;
         match performer.keyboard() {
             Some(kbd) => log::info!(
                 "virtual keyboard \"{}\" -> {}",
@@ -839,16 +851,26 @@ impl Daemon {
             log::warn!("SIGHUP: this pawl cannot reload its config; restart it instead");
             return;
         };
-        let config = match reload() {
+        let mut config = match reload() {
             Ok(c) => c,
             Err(msg) => {
                 log::error!("SIGHUP: {msg}\nkeeping the current config");
                 return;
             }
         };
+        resolve_fingers(&mut config, self.desktop);
         if let Err(e) = self.performer.replan(action_plan(&config, self.desktop)) {
             log::error!("SIGHUP: {e}; keeping the current config");
             return;
+        }
+        // Engines restart below (rematch, reload_hidpp): a swipe in progress ends with
+        // them, so its fingers lift before the touchpad is kept or destroyed.
+        self.performer.lift_fingers();
+        if let Err(e) = self
+            .performer
+            .set_touchpad(config.gesture.style == GestureStyle::Swipe)
+        {
+            log::error!("SIGHUP: {e}; swipe style has no virtual touchpad");
         }
         let old = std::mem::replace(&mut self.config, config);
         self.notes.clear();
@@ -1223,6 +1245,10 @@ impl Daemon {
                     dev.node().dev_path().display()
                 );
                 let _ = epoll::delete(&self.epoll, dev.fd());
+                if dev.swiping() {
+                    // Unplugged mid-swipe: its engine goes with it, its fingers lift.
+                    performer.lift_fingers();
+                }
                 hidpp[slot] = None;
                 self.rearm();
             }
@@ -1392,6 +1418,12 @@ fn new_pipeline(source: &Source, config: &Config) -> Pipeline {
 
 /// The action plan for `config`: default chords of `desktop` unless the config names a
 /// desktop; commands refused when running as root without `allow_root_commands`.
+/// Fixes `gesture.fingers` for `desktop` when the config says `"auto"` (GNOME 3, KDE 4), so
+/// every engine made from `config` swipes with the desktop's finger count.
+fn resolve_fingers(config: &mut Config, desktop: Desktop) {
+    config.gesture.fingers = Some(config.gesture.swipe_fingers(desktop));
+}
+
 fn action_plan(config: &Config, desktop: Desktop) -> ActionPlan {
     let desktop = config.actions.desktop.unwrap_or(desktop);
     let commands_allowed =

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use pawl_engine::frame::FrameIn;
 use pawl_engine::units::{Button, Micros};
-use pawl_engine::{Action, Config, DeviceEngine, FrameOut, Verdict};
+use pawl_engine::{Action, Config, DeviceEngine, FrameOut, TouchOut, Verdict};
 use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, hidpp_framing};
 use pawl_hidpp::{Event, Output, Phase, Session, SessionConfig, ThumbWheel};
 use rustix::fs::{Mode, OFlags};
@@ -233,6 +233,8 @@ pub struct HidppDevice {
 pub trait Perform {
     /// Performs an action the gesture fired.
     fn perform(&mut self, action: Action);
+    /// Writes a swipe's frames to the virtual touchpad.
+    fn touch(&mut self, touch: &TouchOut);
 }
 
 impl HidppDevice {
@@ -410,6 +412,9 @@ impl HidppDevice {
             Some(frame) => {
                 let mut res = FrameOut::default();
                 if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
+                    if !res.touch.is_empty() {
+                        performer.touch(&res.touch);
+                    }
                     for &a in res.actions.as_slice() {
                         performer.perform(a);
                     }
@@ -421,6 +426,14 @@ impl HidppDevice {
             None => None,
         };
         for event in out.events() {
+            if matches!(event, Event::Disconnected | Event::Reconnected) {
+                // The mouse went away (or came back) mid-gesture: a swipe's fingers lift.
+                let mut cancelled = FrameOut::default();
+                self.engine.cancel(&mut cancelled);
+                if !cancelled.touch.is_empty() {
+                    performer.touch(&cancelled.touch);
+                }
+            }
             self.log_event(event);
         }
         scroll
@@ -457,11 +470,7 @@ impl HidppDevice {
                     );
                 }
             }
-            Event::Disconnected | Event::Reconnected => {
-                let mut out = FrameOut::default();
-                self.engine.cancel(&mut out);
-                log::info!("{label}: {event}");
-            }
+            Event::Disconnected | Event::Reconnected => log::info!("{label}: {event}"),
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
             Event::Error { .. } | Event::Unsupported | Event::ControlMissing(_) => {
@@ -469,6 +478,11 @@ impl HidppDevice {
             }
             Event::Offline(_) => log::warn!("{label}: {event}"),
         }
+    }
+
+    /// Whether its gesture engine has a swipe in progress (fingers down on the touchpad).
+    pub fn swiping(&self) -> bool {
+        self.engine.swiping()
     }
 
     /// Whether the session finished setup with the gesture button diverted.
@@ -484,6 +498,7 @@ struct NoPerform;
 
 impl Perform for NoPerform {
     fn perform(&mut self, _action: Action) {}
+    fn touch(&mut self, _touch: &TouchOut) {}
 }
 
 /// Programs that talk HID++ to mice and divert controls themselves.

@@ -37,6 +37,7 @@ pub mod inspect;
 pub mod pipeline;
 mod sys;
 pub mod sysfs;
+pub mod touchpad;
 pub mod uinput;
 
 use std::path::PathBuf;

@@ -9,7 +9,7 @@
 
 use pawl_engine::frame::{FrameIn, FrameOut, Verdict};
 use pawl_engine::units::{ButtonSet, Micros};
-use pawl_engine::{Action, DeviceEngine};
+use pawl_engine::{Action, DeviceEngine, TouchOut};
 use pawl_evdev::codes::{EV_MSC, EV_SYN, MSC_SCAN, SYN_DROPPED};
 use pawl_evdev::stream::{WheelFixup, is_kernel_release};
 use pawl_evdev::{Decoded, Decoder, EVENT_SIZE, Event, MAX_OUT_EVENTS, encode_frame};
@@ -22,6 +22,9 @@ pub trait Sink {
     fn write_clone(&mut self, bytes: &[u8]);
     /// Performs an action (after the frame that fired it was written).
     fn perform(&mut self, action: Action);
+    /// Writes a swipe's frames to the virtual touchpad (after the clone's frame), with
+    /// one `write(2)`.
+    fn touch(&mut self, touch: &TouchOut);
     /// The mouse buttons down on the source right now (`EVIOCGKEY`), `None` when that
     /// cannot be read (then everything is released).
     fn buttons_down(&mut self) -> Option<ButtonSet>;
@@ -149,6 +152,7 @@ impl Pipeline {
                     if engine.cancel(out) {
                         write_encoded(out, &[], buf, sink);
                     }
+                    write_touch(out, sink);
                     return;
                 }
                 let verdict = engine.frame(&frame, out);
@@ -158,6 +162,7 @@ impl Pipeline {
                 let transform = engine.profile().transform_scroll;
                 if fixup.settle(verdict, transform, &frame, out) {
                     write_encoded(out, raw, buf, sink);
+                    write_touch(out, sink);
                     for action in out.actions.as_slice() {
                         sink.perform(*action);
                     }
@@ -174,6 +179,7 @@ impl Pipeline {
                 if engine.resync(down, out) {
                     write_encoded(out, &[], buf, sink);
                 }
+                write_touch(out, sink);
             }
         })
     }
@@ -186,6 +192,7 @@ impl Pipeline {
         match self.engine.frame(frame, &mut self.out) {
             Verdict::Rewrite => {
                 write_encoded(&self.out, &[], &mut self.buf, sink);
+                write_touch(&self.out, sink);
                 for action in self.out.actions.as_slice() {
                     sink.perform(*action);
                 }
@@ -223,6 +230,14 @@ impl Pipeline {
         if self.engine.cancel(&mut self.out) {
             write_encoded(&self.out, &[], &mut self.buf, sink);
         }
+        write_touch(&self.out, sink);
+    }
+}
+
+#[inline]
+fn write_touch(out: &FrameOut, sink: &mut impl Sink) {
+    if !out.touch.is_empty() {
+        sink.touch(&out.touch);
     }
 }
 
@@ -281,6 +296,7 @@ mod tests {
         raw_writes: Vec<Vec<u8>>,
         actions: Vec<Action>,
         down: ButtonSet,
+        touches: Vec<TouchOut>,
     }
 
     impl Sink for Recorder {
@@ -293,6 +309,9 @@ mod tests {
         }
         fn buttons_down(&mut self) -> Option<ButtonSet> {
             Some(self.down)
+        }
+        fn touch(&mut self, touch: &TouchOut) {
+            self.touches.push(*touch);
         }
     }
 
@@ -781,5 +800,83 @@ mod tests {
             w.iter().any(|e| e.1 == REL_WHEEL_HI_RES && e.0 == EV_REL),
             "{w:?}"
         );
+    }
+
+    fn swipe_pipeline() -> Pipeline {
+        let mut config = Config::default_for(Platform::Linux);
+        config.gesture.style = pawl_engine::config::GestureStyle::Swipe;
+        config.gesture.fingers = Some(3);
+        let engine = DeviceEngine::with_profile(&config, true, config.scroll);
+        Pipeline::new(&mx_caps(), engine, "test")
+    }
+
+    /// Gesture button (5 = BTN_FORWARD) down, then `moves` as REL_X frames.
+    fn swipe_start(moves: &[i32]) -> Vec<u8> {
+        let mut ev = vec![
+            (EV_MSC, MSC_SCAN, 0x90006),
+            (EV_KEY, BTN_FORWARD, 1),
+            (EV_SYN, SYN_REPORT, 0),
+        ];
+        for m in moves {
+            ev.extend([(EV_REL, REL_X, *m), (EV_SYN, SYN_REPORT, 0)]);
+        }
+        bytes(&ev)
+    }
+
+    #[test]
+    fn swipe_drag_goes_to_the_touchpad_and_the_clone_gets_no_motion() {
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder::default();
+        p.feed(&swipe_start(&[10, 10, 10]), &mut sink);
+        p.feed(
+            &bytes(&[
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        let all = sink.writes.concat();
+        assert!(
+            !all.iter().any(|e| e.0 == EV_REL || e.1 == BTN_FORWARD),
+            "no motion and no gesture click on the clone: {all:?}"
+        );
+        assert_eq!(sink.touches.len(), 4, "{:?}", sink.touches);
+        assert!(sink.touches[0].down && sink.touches[0].fingers == 3);
+        assert_eq!(sink.touches[2].dx, 30);
+        assert!(sink.touches[3].lift);
+    }
+
+    #[test]
+    fn swipe_unplug_mid_swipe_lifts_the_fingers() {
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder::default();
+        p.feed(&swipe_start(&[25]), &mut sink);
+        sink.touches.clear();
+        // The kernel's release-all frame (no MSC_SCAN).
+        p.feed(
+            &bytes(&[(EV_KEY, BTN_FORWARD, 0), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        assert_eq!(sink.touches.len(), 1);
+        assert!(sink.touches[0].lift && !sink.touches[0].down);
+    }
+
+    #[test]
+    fn swipe_syn_dropped_and_exit_lift_the_fingers() {
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder::default();
+        p.feed(&swipe_start(&[25]), &mut sink);
+        sink.touches.clear();
+        // The kernel ends the lost stretch with a SYN_REPORT.
+        p.feed(
+            &bytes(&[(EV_SYN, SYN_DROPPED, 0), (EV_SYN, SYN_REPORT, 0)]),
+            &mut sink,
+        );
+        assert!(sink.touches.len() == 1 && sink.touches[0].lift);
+        p.feed(&swipe_start(&[25]), &mut sink);
+        sink.touches.clear();
+        p.cancel(&mut sink);
+        assert!(sink.touches.len() == 1 && sink.touches[0].lift);
     }
 }

@@ -55,6 +55,16 @@ const DEFAULT_TEMPLATE: &str = r#"# pawl configuration: every key with its defau
 # action no longer fires, and writing an on_back / on_forward other than "pass-through"
 # for it is an error.
 button = 5
+# "shortcut": a drag past `threshold` fires the direction's action. "swipe" (Linux): the
+# drag becomes a multi-finger swipe on a pawl virtual touchpad, so the workspaces follow
+# the hand (GNOME 40+, KDE Plasma 6; `left`..`down` and `threshold` are then unused, a
+# release without motion is still `click`).
+style = "shortcut"
+# Fingers of a swipe: "auto" (the desktop's: GNOME 3, KDE 4) or 3..=4.
+fingers = "auto"
+# Touchpad units (40 per mm) per mouse px of a swipe (0.1..=10.0; 1.0: the fingers move
+# as far as a 1000 dpi mouse does).
+swipe_scale = 1.0
 # Travel along the dominant axis that fires a gesture, px (1..=10000).
 threshold = 220
 # Swap desktop-left/right: dragging left shows the desktop on the right.

@@ -247,11 +247,38 @@ pub enum Scope {
     Matchers(Vec<DeviceMatcher>),
 }
 
+/// What a held drag of the gesture button does (`[gesture] style`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GestureStyle {
+    /// `"shortcut"` (default): a drag past `threshold` fires the direction's action once.
+    #[default]
+    Shortcut,
+    /// `"swipe"` (Linux): the drag becomes a multi-finger swipe on pawl's virtual
+    /// touchpad, so the desktop follows the hand (GNOME, KDE Plasma); see
+    /// [`crate::swipe`].
+    Swipe,
+}
+
+/// Swipe fingers for GNOME: `GESTURE_FINGER_COUNT = 3` in gnome-shell's
+/// `js/ui/swipeTracker.js` (3 fingers horizontal = workspaces, up = overview).
+pub const GNOME_SWIPE_FINGERS: u8 = 3;
+/// Swipe fingers for KDE Plasma 6: KWin's `virtualdesktops.cpp` registers horizontal
+/// touchpad swipes with 3 and 4 fingers, its overview effect
+/// `addTouchpadSwipeGesture(SwipeDirection::Up, 4)`: only 4 does both.
+pub const KDE_SWIPE_FINGERS: u8 = 4;
+
 /// The gesture button.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GestureConfig {
     /// The button held for a gesture.
     pub button: Button,
+    /// Shortcut (fire an action) or swipe (drive the virtual touchpad).
+    pub style: GestureStyle,
+    /// Fingers of a swipe (3..=4); `None` = the desktop's ([`GestureConfig::swipe_fingers`]).
+    pub fingers: Option<u8>,
+    /// Touchpad units per mouse px of a swipe, in thousandths (`swipe_scale` × 1000;
+    /// 1000 = the fingers move as far as a 1000 dpi mouse's px, see [`crate::swipe`]).
+    pub swipe_scale_milli: u32,
     /// Travel along the dominant axis that fires, px.
     pub threshold: u32,
     /// Swap desktop-left and desktop-right (drag left → desktop on the right, like
@@ -269,6 +296,18 @@ pub struct GestureConfig {
     pub down: Action,
     /// Action when released without a fire.
     pub click: Action,
+}
+
+impl GestureConfig {
+    /// The swipe's finger count on `desktop`: `fingers` when set, else
+    /// [`GNOME_SWIPE_FINGERS`] (GNOME, and macOS, where there is no swipe style) or
+    /// [`KDE_SWIPE_FINGERS`].
+    pub fn swipe_fingers(&self, desktop: Desktop) -> u8 {
+        self.fingers.unwrap_or(match desktop {
+            Desktop::Kde => KDE_SWIPE_FINGERS,
+            Desktop::Gnome | Desktop::MacOs => GNOME_SWIPE_FINGERS,
+        })
+    }
 }
 
 /// Button mapping.
@@ -389,6 +428,9 @@ impl Config {
         Config {
             gesture: GestureConfig {
                 button: Button(5),
+                style: GestureStyle::Shortcut,
+                fingers: None,
+                swipe_scale_milli: 1000,
                 threshold: 220,
                 invert_desktop: true,
                 repeat: false,

@@ -2,7 +2,7 @@
 //! reported, device decisions.
 
 use super::*;
-use crate::action::Action;
+use crate::action::{Action, Desktop};
 use crate::device::{Bus, DeviceInfo, LOGITECH};
 use crate::units::Button;
 
@@ -710,5 +710,61 @@ fn a_config_larger_than_the_limit_is_one_error() {
             "c.toml:1:1: the config is larger than the 1 MiB limit ({} bytes)",
             big.len()
         )]
+    );
+}
+
+#[test]
+fn swipe_style_keys_default_to_shortcut_with_the_desktops_fingers() {
+    let c = parse("").unwrap();
+    assert_eq!(c.gesture.style, GestureStyle::Shortcut);
+    assert_eq!(c.gesture.fingers, None);
+    assert_eq!(c.gesture.swipe_scale_milli, 1000);
+    assert_eq!(c.gesture.swipe_fingers(Desktop::Gnome), 3);
+    assert_eq!(c.gesture.swipe_fingers(Desktop::Kde), 4);
+    let c = parse("[gesture]\nstyle = \"swipe\"\nfingers = 4\nswipe_scale = 1.5\n").unwrap();
+    assert_eq!(c.gesture.style, GestureStyle::Swipe);
+    assert_eq!(c.gesture.swipe_fingers(Desktop::Gnome), 4);
+    assert_eq!(c.gesture.swipe_scale_milli, 1500);
+    let c = parse("[gesture]\nfingers = \"auto\"\n").unwrap();
+    assert_eq!(c.gesture.fingers, None);
+}
+
+#[test]
+fn swipe_key_errors_are_located_and_say_what_is_allowed() {
+    let e = err("[gesture]\nstyle = \"slide\"\nfingers = 2\nswipe_scale = 0\n");
+    assert!(
+        e.contains("config.toml:2:9: gesture.style: unknown value \"slide\": allowed \"shortcut\", \"swipe\""),
+        "{e}"
+    );
+    assert!(
+        e.contains("config.toml:3:11: gesture.fingers: 2 is out of range: allowed 3..=4 fingers"),
+        "{e}"
+    );
+    assert!(
+        e.contains("config.toml:4:15: gesture.swipe_scale: 0 is out of range: allowed 0.1..=10"),
+        "{e}"
+    );
+    let e = err("[gesture]\nfingers = \"five\"\n");
+    assert!(
+        e.contains(
+            "config.toml:2:11: gesture.fingers: unknown value \"five\": allowed \"auto\" or 3..=4"
+        ),
+        "{e}"
+    );
+    let e = err("[gesture]\nfingers = true\n");
+    assert!(
+        e.contains("gesture.fingers: expected \"auto\" or an integer (fingers), found a boolean"),
+        "{e}"
+    );
+}
+
+#[test]
+fn swipe_style_is_a_linux_setting() {
+    let e = Config::parse("[gesture]\nstyle = \"swipe\"\n", "c.toml", Platform::MacOs)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("c.toml:2:9: gesture.style: \"swipe\" only works on Linux"),
+        "{e}"
     );
 }

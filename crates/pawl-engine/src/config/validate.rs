@@ -671,6 +671,9 @@ impl Validator<'_> {
             path,
             &[
                 "button",
+                "style",
+                "fingers",
+                "swipe_scale",
                 "threshold",
                 "invert_desktop",
                 "repeat",
@@ -684,6 +687,24 @@ impl Validator<'_> {
         if let Some((b, span)) = self.button(g, path, "button") {
             self.config.gesture.button = b;
             origins.gesture = Some(span);
+        }
+        let styles = [
+            ("shortcut", GestureStyle::Shortcut, None),
+            ("swipe", GestureStyle::Swipe, Some(Platform::Linux)),
+        ];
+        if let Some(s) = self.choice(g, path, "style", &styles) {
+            self.config.gesture.style = s;
+        }
+        self.fingers(g, path);
+        if let Some(f) = self.float(
+            g,
+            path,
+            "swipe_scale",
+            (0.1, 10.0),
+            "touchpad units per px",
+            "",
+        ) {
+            self.config.gesture.swipe_scale_milli = (f64::from(f) * 1000.0).round() as u32;
         }
         if let Some((t, _)) = self.int(g, path, "threshold", (1, 10_000), "px", " px") {
             self.config.gesture.threshold = t as u32;
@@ -705,6 +726,35 @@ impl Validator<'_> {
                     _ => &mut gc.click,
                 } = a;
             }
+        }
+    }
+
+    /// `fingers`: `"auto"` (the desktop's: GNOME 3, KDE 4) or 3..=4.
+    fn fingers(&mut self, g: &DeTable<'_>, path: &str) {
+        let Some(v) = get(g, "fingers") else {
+            return;
+        };
+        let (lo, hi) = (crate::swipe::MIN_FINGERS, crate::swipe::MAX_FINGERS);
+        match v.get_ref() {
+            DeValue::String(s) if s.as_ref() == "auto" => self.config.gesture.fingers = None,
+            DeValue::Integer(_) => {
+                if let Some((n, _)) = self.int(
+                    g,
+                    path,
+                    "fingers",
+                    (i64::from(lo), i64::from(hi)),
+                    "fingers",
+                    " fingers (libinput swipes have 3 or more; a touchpad reports at most 4 with BTN_TOOL_QUADTAP), or \"auto\"",
+                ) {
+                    self.config.gesture.fingers = Some(n as u8);
+                }
+            }
+            DeValue::String(s) => self.error(
+                v.span(),
+                "gesture.fingers",
+                format!("unknown value {}: allowed \"auto\" or {lo}..={hi}", quoted(s)),
+            ),
+            _ => self.wrong_type(v, "gesture.fingers", "\"auto\" or an integer (fingers)"),
         }
     }
 

@@ -310,3 +310,52 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Whatever the drag, a swipe-style hold puts the fingers down at most once, lifts them
+    /// exactly once when they went down (release or cancel), writes no pointer motion, and
+    /// every touchpad frame has the configured finger count.
+    #[test]
+    fn swipe_fingers_go_down_once_and_always_lift(
+        moves in prop::collection::vec((-400i32..=400, -400i32..=400), 0..40),
+        fingers in 3u8..=4,
+        cancel in any::<bool>(),
+    ) {
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.style = pawl_engine::config::GestureStyle::Swipe;
+        c.gesture.fingers = Some(fingers);
+        let mut e = DeviceEngine::with_profile(&c, true, c.scroll);
+        let mut out = FrameOut::default();
+        let (mut downs, mut lifts) = (0usize, 0usize);
+        let count = |out: &FrameOut, downs: &mut usize, lifts: &mut usize| {
+            if !out.touch.is_empty() {
+                assert_eq!(out.touch.fingers, fingers);
+            }
+            *downs += usize::from(out.touch.down);
+            *lifts += usize::from(out.touch.lift);
+        };
+        let press = FrameIn { buttons: buttons(&[(5, true)]), ..FrameIn::default() };
+        e.frame(&press, &mut out);
+        count(&out, &mut downs, &mut lifts);
+        for (i, (dx, dy)) in moves.iter().enumerate() {
+            let f = FrameIn { time: Micros(i as u64 * 8_000), dx: *dx, dy: *dy, ..FrameIn::default() };
+            out.clear();
+            if e.frame(&f, &mut out) == Verdict::Rewrite {
+                prop_assert_eq!((out.dx, out.dy), (0, 0));
+            }
+            count(&out, &mut downs, &mut lifts);
+        }
+        let went_down = downs == 1;
+        if cancel {
+            e.cancel(&mut out);
+        } else {
+            let release = FrameIn { buttons: buttons(&[(5, false)]), ..FrameIn::default() };
+            out.clear();
+            e.frame(&release, &mut out);
+        }
+        count(&out, &mut downs, &mut lifts);
+        prop_assert!(downs <= 1);
+        prop_assert_eq!(lifts, usize::from(went_down));
+        prop_assert!(!e.swiping());
+    }
+}

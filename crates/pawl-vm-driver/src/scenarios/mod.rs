@@ -15,6 +15,7 @@ mod hotplug;
 mod kernel;
 mod lifecycle;
 mod rig;
+mod swipe;
 // The Debian userland boot (`--set userland`): udev, libinput and sway read pawl's output.
 mod compositor;
 mod libinput;
@@ -267,6 +268,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "hidpp_thumb_wheel_scrolls_horizontally",
         run: hidpp::hidpp_thumb_wheel_scrolls_horizontally,
+    },
+    // Swipe style, read from the virtual touchpad's evdev node.
+    Scenario {
+        name: "swipe_gesture_touchpad_frames_follow_the_drag",
+        run: swipe::swipe_gesture_touchpad_frames_follow_the_drag,
+    },
+    Scenario {
+        name: "swipe_gesture_vertical_is_overview_swipe",
+        run: swipe::swipe_gesture_vertical_is_overview_swipe,
+    },
+    Scenario {
+        name: "swipe_click_without_motion_passes_through",
+        run: swipe::swipe_click_without_motion_passes_through,
+    },
+    Scenario {
+        name: "swipe_unplug_mid_swipe_lifts_fingers",
+        run: swipe::swipe_unplug_mid_swipe_lifts_fingers,
     },
 ];
 
