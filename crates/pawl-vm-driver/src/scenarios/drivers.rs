@@ -481,6 +481,15 @@ pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
         "child id {:?}",
         child.id
     );
+    // The child's driver finishes its connect work (battery, then the 0x2121 wheel mode)
+    // on a work queue; on 7.3.4 that can end after the nodes appear (seen: 9 of its
+    // requests done when the node was there). Wait for it, bounded.
+    let deadline = std::time::Instant::now() + T_DEVICE;
+    while recv.state().emu.wheel_mode() != hires_wheel::MODE_RESOLUTION
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     {
         let st = recv.state();
         ctx.notes.push(format!(
