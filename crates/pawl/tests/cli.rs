@@ -410,10 +410,18 @@ fn on_with_timeout_zero_answers_with_the_pid_or_the_error_and_never_a_dead_worke
                 .and_then(|p| p.parse().ok())
                 .unwrap_or_else(|| panic!("{on:?}"));
             // It dies of its config; then status says stopped, not starting.
+            // Wait for the zombie state, not an empty cmdline: the kernel
+            // drops the address space (cmdline reads empty) before it closes
+            // the files, so the lock can still be held for a moment after.
             let deadline = Instant::now() + Duration::from_secs(10);
-            while Path::new(&format!("/proc/{pid}/cmdline")).exists()
-                && fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
-            {
+            while fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // The state is the field after the parenthesised name.
+                let state = stat
+                    .rsplit(')')
+                    .next()
+                    .and_then(|r| r.split_whitespace().next());
+                !matches!(state, Some("Z" | "X"))
+            }) {
                 assert!(Instant::now() < deadline, "the worker did not die");
                 std::thread::sleep(Duration::from_millis(10));
             }
