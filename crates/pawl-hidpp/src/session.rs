@@ -100,7 +100,31 @@ pub struct SessionConfig {
     pub reply_timeout_us: u64,
 }
 
+impl ThumbWheel {
+    /// What a daemon does with an MX Master's thumb wheel, on either platform: nothing with
+    /// `[hidpp] thumb_wheel = false`; else divert it while the daemon transforms that
+    /// mouse's scroll (`transformed`: there is somewhere to send its rotation as scroll —
+    /// on Linux, a grabbed pointer node with a clone), and keep it native otherwise
+    /// (undoing a diversion a killed pawl left).
+    pub fn for_config(config: &pawl_engine::config::Config, transformed: bool) -> ThumbWheel {
+        match (config.hidpp.thumb_wheel, transformed) {
+            (false, _) => ThumbWheel::Leave,
+            (true, false) => ThumbWheel::Native,
+            (true, true) => ThumbWheel::Divert,
+        }
+    }
+}
+
 impl SessionConfig {
+    /// A daemon's session for `config`, on either platform: the gesture button (CID
+    /// 0x00C3) diverted with raw XY as the config's gesture button, the thumb wheel as
+    /// [`ThumbWheel::for_config`] says for a mouse whose scroll is not (yet) transformed.
+    pub fn for_config(config: &pawl_engine::config::Config) -> SessionConfig {
+        let mut c = SessionConfig::gesture(config.gesture.button);
+        c.thumb_wheel = ThumbWheel::for_config(config, false);
+        c
+    }
+
     /// The daemon's session: divert the gesture button to `gesture_button`, with raw XY.
     pub fn gesture(gesture_button: Button) -> SessionConfig {
         SessionConfig {

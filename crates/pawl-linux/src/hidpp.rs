@@ -182,27 +182,6 @@ pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
         .collect()
 }
 
-/// The session config the daemon uses: the gesture button (CID 0x00C3) diverted with raw
-/// XY as the config's gesture button; the thumb wheel as [`thumb_wheel_mode`] says for a
-/// mouse whose pointer node is not (yet) grabbed.
-pub fn session_config(config: &Config) -> SessionConfig {
-    let mut c = SessionConfig::gesture(config.gesture.button);
-    c.thumb_wheel = thumb_wheel_mode(config, false);
-    c
-}
-
-/// What the daemon does with an MX Master's thumb wheel: nothing with `[hidpp]
-/// thumb_wheel = false`; else divert it while its pointer node is grabbed with scroll
-/// transformed (`pointer`: there is a clone to write its scroll to) and keep it native
-/// otherwise (undoing a diversion a killed pawl left).
-pub fn thumb_wheel_mode(config: &Config, pointer: bool) -> ThumbWheel {
-    match (config.hidpp.thumb_wheel, pointer) {
-        (false, _) => ThumbWheel::Leave,
-        (true, false) => ThumbWheel::Native,
-        (true, true) => ThumbWheel::Divert,
-    }
-}
-
 /// Whether the config needs the evdev node of a device grabbed for something other than
 /// the gesture button (a mapped button); scroll is decided by the caller.
 pub fn buttons_need_grab(config: &Config) -> bool {
@@ -252,7 +231,7 @@ impl HidppDevice {
         .map_err(|e| Error::io(&path, "open", e.into()))?;
         warn_other_hidpp_users(&path);
         let engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let session_config = session_config(config);
+        let session_config = SessionConfig::for_config(config);
         let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
             node,
@@ -274,7 +253,7 @@ impl HidppDevice {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
         self.engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let mut wanted = session_config(config);
+        let mut wanted = SessionConfig::for_config(config);
         wanted.thumb_wheel = self.session_config.thumb_wheel;
         if wanted != self.session_config {
             self.undivert();
@@ -299,7 +278,7 @@ impl HidppDevice {
     /// the setup in progress, and again after every reconnection).
     pub fn set_thumb_target(&mut self, slot: Option<usize>, config: &Config, now: Micros) {
         self.thumb_target = slot;
-        let mode = thumb_wheel_mode(config, slot.is_some());
+        let mode = ThumbWheel::for_config(config, slot.is_some());
         if self.session.config().thumb_wheel == mode {
             return;
         }

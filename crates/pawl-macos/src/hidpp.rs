@@ -276,26 +276,6 @@ impl fmt::Display for HidppPermission {
     }
 }
 
-/// The session config on macOS: the gesture button (0x00C3) diverted with raw XY as the
-/// config's gesture button; the thumb wheel native until setup says what the mouse is
-/// ([`thumb_wheel_mode`]), or left alone with `[hidpp] thumb_wheel = false`.
-pub fn session_config(config: &Config) -> SessionConfig {
-    let mut c = SessionConfig::gesture(config.gesture.button);
-    c.thumb_wheel = thumb_wheel_mode(config, false);
-    c
-}
-
-/// What pawl does with an MX Master's thumb wheel: nothing with `[hidpp] thumb_wheel =
-/// false`; else divert it when the config transforms that mouse's scroll
-/// (`transformed`), keep it native otherwise (undoing a diversion a killed pawl left).
-pub fn thumb_wheel_mode(config: &Config, transformed: bool) -> ThumbWheel {
-    match (config.hidpp.thumb_wheel, transformed) {
-        (false, _) => ThumbWheel::Leave,
-        (true, false) => ThumbWheel::Native,
-        (true, true) => ThumbWheel::Divert,
-    }
-}
-
 /// One device index of an endpoint.
 #[derive(Debug)]
 struct Link {
@@ -399,7 +379,11 @@ impl Hidpp {
         let links = endpoint
             .device_indices()
             .map(|index| Link {
-                session: Session::new(session_config(&self.config), endpoint.framing, index),
+                session: Session::new(
+                    SessionConfig::for_config(&self.config),
+                    endpoint.framing,
+                    index,
+                ),
                 engine: self.gesture_engine(&desc),
                 posted: ButtonSet::default(),
             })
@@ -728,7 +712,7 @@ impl Hidpp {
                 }
                 // Now the mouse has a name: scroll as the config says for it.
                 let decision = self.config.decide(&mx_info(&open.desc, &name));
-                let mode = thumb_wheel_mode(&self.config, decision.transform_scroll);
+                let mode = ThumbWheel::for_config(&self.config, decision.transform_scroll);
                 self.cancel_link(i, l, tap);
                 let link = &mut self.open[i].links[l];
                 link.engine = DeviceEngine::with_profile(

@@ -16,7 +16,7 @@
 //! - `process` (macOS only) — a process's start time, for `pawl status` / `pawl off`.
 //! - `sys` (macOS only) — the real [`tap::Tap`] on CGEventTap and a CFRunLoop, IOKit and
 //!   ApplicationServices calls, the IOHIDManager/IOHIDDevice glue of [`hidpp`], and
-//!   [`start`] / [`Daemon::run`].
+//!   `start` / `Daemon::run` (macOS only).
 //!
 //! Everything but `sys` is platform-neutral and tested on Linux with a fake tap and a fake
 //! HID device; `sys` is type-checked for both Apple targets by `cargo xtask check-macos`

@@ -6,7 +6,7 @@
 //! whole life (the kernel drops it when the process dies, however it dies) and describes
 //! itself in `<runtime dir>/pawl.json` ([`Metadata`], written atomically, mode 0600).
 //!
-//! **The lock decides, never the file.** [`observe`] first tries the lock without blocking:
+//! **The lock decides, never the file.** [`lock_is_free`] first tries the lock without blocking:
 //! when it can be taken no worker runs, whatever `pawl.json` says (metadata left then is
 //! stale: [`Status::Stale`]). Only while someone holds the lock is the metadata believed,
 //! and only when its pid is alive with the recorded start time ([`Status::Running`]); a held

@@ -70,7 +70,7 @@ pub fn print(text: &str) -> Result<(), WriteError> {
     })
 }
 
-/// Writes `text` and a newline to stdout (see [`print`]).
+/// Writes `text` and a newline to stdout (see [`print()`]).
 pub fn println(text: &str) -> Result<(), WriteError> {
     let mut stdout = io::stdout().lock();
     write_to(&mut stdout, text)

@@ -403,7 +403,7 @@ pub fn exe_warning(exe: &Path) -> Option<String> {
     let s = exe.to_string_lossy();
     (s.contains("/target/debug/") || s.contains("/target/release/")).then(|| {
         format!(
-            "note: the service runs {s} from a build directory; `cargo install --path \
+            "note: the service runs {s} from a build directory; `cargo install --locked --path \
              crates/pawl` and reinstall the service for a stable path"
         )
     })

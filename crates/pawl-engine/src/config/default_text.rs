@@ -4,7 +4,7 @@
 use crate::platform::Platform;
 
 /// The commented default configuration for `platform`, as printed by
-/// `pawl config default`. Parsing it gives [`Config::default_for`]`(platform)`.
+/// `pawl config default`. Parsing it gives [`Config::default_for`](crate::config::Config::default_for)`(platform)`.
 pub fn default_config_text(platform: Platform) -> String {
     let (backend, on_back, on_forward, backends, buttons, desktop) = match platform {
         Platform::Linux => (

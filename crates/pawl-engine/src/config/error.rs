@@ -6,7 +6,7 @@ use std::fmt;
 /// One config problem, located.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    /// The file name as given to [`Config::parse`].
+    /// The file name as given to [`Config::parse`](crate::config::Config::parse).
     pub file: String,
     /// 1-based line.
     pub line: usize,
