@@ -268,8 +268,9 @@ impl fmt::Display for HidppPermission {
                 f,
                 "to fix: System Settings > Privacy & Security > Input Monitoring: turn pawl \
                  on (the terminal app that starts it, or the pawl binary as a LaunchAgent), \
-                 then `pawl off && pawl on`; without it the gesture button of a Bluetooth \
-                 MX Master does nothing"
+                 then restart pawl (`pawl service install` again for the LaunchAgent, \
+                 `pawl off && pawl on` when a terminal starts it); without it the gesture \
+                 button of a Bluetooth MX Master does nothing"
             )?;
         }
         Ok(())

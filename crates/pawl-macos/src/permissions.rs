@@ -69,7 +69,9 @@ impl fmt::Display for Permissions {
                 f,
                 "to fix: the grant is stale (it was given to an earlier build of pawl): in \
                  System Settings > Privacy & Security > Accessibility select pawl, remove it \
-                 with \"-\", add the current binary with \"+\", then `pawl off && pawl on`; \
+                 with \"-\", add the current binary with \"+\", then restart pawl (`pawl \
+                 service install` again for the LaunchAgent, `pawl off && pawl on` when a \
+                 terminal starts it); \
                  `tccutil reset Accessibility` clears the grants of every app if the entry \
                  cannot be removed"
             )?;

@@ -48,7 +48,12 @@ pub fn permission_report() -> String {
     let mut report = pawl_macos::permissions(true).to_string();
     // HID++ (the MX Master's gesture button): Input Monitoring, and which endpoint needs it.
     report.push_str(&pawl_macos::hidpp_permission().to_string());
-    let mut s = String::from("  permissions:\n");
+    // TCC answers for the app responsible for this process: run in a terminal, the
+    // terminal app's grants, not those of the pawl binary a LaunchAgent runs.
+    let mut s = String::from(
+        "  permissions (of this process; run in a terminal, the terminal app's grants, not \
+         the LaunchAgent's):\n",
+    );
     for line in report.lines() {
         s.push_str("    ");
         s.push_str(line);

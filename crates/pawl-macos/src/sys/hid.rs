@@ -208,8 +208,9 @@ impl Hid {
                     self.told_permission = true;
                     log::warn!(
                         "{:?}: HID++ needs the Input Monitoring permission; macOS asks now: \
-                         allow it, then restart pawl (`pawl off && pawl on`); until then its \
-                         gesture button does nothing",
+                         allow it, then restart pawl (`pawl service install` again for the \
+                         LaunchAgent, `pawl off && pawl on` when a terminal starts it); until \
+                         then its gesture button does nothing",
                         desc.name
                     );
                     // IOHIDRequestAccess waits for the user's answer: never on this thread.
