@@ -341,8 +341,12 @@ impl Hid {
 fn close(slot: &Slot) {
     let mut buffer = [0u8; 1];
     let ptr = NonNull::new(buffer.as_mut_ptr()).expect("non-null");
-    // SAFETY: a NULL callback unregisters the input report callback (IOHIDDevice.c
-    // removes it from its callback set); the buffer is not used without a callback.
+    // SAFETY: with a NULL callback IOHIDDevice.c only removes a registration from its
+    // callback set, and the buffer is not used. It removes nothing here: the set matches
+    // registrations by context (this one's is the Slot, not NULL) and hashes the whole
+    // registration. What stops the reports reaching the Slot, before the caller frees it, is
+    // IOHIDDeviceClose below (IOHIDDeviceClass.m `close:` stops the report queue) or the
+    // device being gone.
     unsafe {
         slot.device
             .register_input_report_callback(ptr, 0, None, std::ptr::null_mut())
