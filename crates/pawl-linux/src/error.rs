@@ -31,7 +31,7 @@ pub struct Error {
 }
 
 /// How to grant access, appended to permission errors.
-pub const PERMISSION_FIX: &str = "install the udev rule: `sudo install -m 644 contrib/70-pawl.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger`, then log out and in (it gives the logged-in user /dev/uinput, pointer devices and MX Master hidraw nodes, never keyboards); or add yourself to the group owning the file (`ls -l` it; usually `input`)";
+pub const PERMISSION_FIX: &str = "with the .deb the udev rule is installed: log out and in (or re-plug the mouse; `sudo modprobe uinput` for /dev/uinput); from a checkout, install the udev rule: `sudo install -m 644 contrib/70-pawl.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger`, then log out and in (it gives the logged-in user /dev/uinput, pointer devices and MX Master hidraw nodes, never keyboards); or add yourself to the group owning the file (`ls -l` it; usually `input`)";
 
 /// How to get `/dev/uinput`.
 pub const UINPUT_FIX: &str = "load the uinput module: `sudo modprobe uinput` (and add `uinput` to /etc/modules-load.d/pawl.conf to load it at boot)";
