@@ -6,10 +6,11 @@
 //! Units: touchpad units, [`TOUCHPAD_RES`] per mm on both axes (libinput divides by the
 //! `ABS_X`/`ABS_Y` resolution to get mm). With `swipe_scale = 1.0` one mouse px is one
 //! touchpad unit: 40 units/mm ≈ 1016 dpi, about a 1000 dpi mouse's count, so the fingers
-//! move as far as the hand does. GNOME's swipe tracker maps 400 libinput units (~10 mm of
-//! finger travel on a 1000 dpi-equivalent pad) to one workspace (`TOUCHPAD_BASE_WIDTH` in
-//! gnome-shell's `js/ui/swipeTracker.js`); KWin commits a desktop switch past a fraction of
-//! its own gesture distance or on a fast enough release.
+//! move as far as the hand does. GNOME's swipe tracker moves one workspace per 400 of
+//! libinput's unaccelerated gesture units (`TOUCHPAD_BASE_WIDTH` in gnome-shell's
+//! `js/ui/swipeTracker.js`); libinput makes a touchpad's mm 1000 / 25.4 × 0.9 × 0.2968
+//! of them (`touchpad_constant_filter`), so a workspace is about 38 mm of finger travel,
+//! 1500 px at scale 1.0. KWin switches a desktop when the drag passed its own threshold.
 //!
 //! Pacing ([`SwipeFingers`]): libinput (`evdev-mt-touchpad.c`, `tp_detect_jumps`) discards
 //! a touch step as a "touch jump" when it is more than 20 mm, or more than 7 mm longer than

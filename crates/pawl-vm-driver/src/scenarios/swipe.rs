@@ -493,6 +493,17 @@ fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<Strin
     } else {
         (sum.1, sum.0, want.1)
     };
+    // libinput's events (not its debug log), for the report.
+    ctx.notes.push(format!(
+        "{}: libinput events:\n{}",
+        check.desktop,
+        lines
+            .iter()
+            .filter(|l| event_type(l).is_some_and(|t| t != "-"))
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    ));
     ctx.notes.push(format!(
         "{}: {} updates, unaccelerated sum ({:.1}, {:.1}), the drag is ({:.1}, {:.1}) libinput units",
         check.desktop,
