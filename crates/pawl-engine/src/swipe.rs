@@ -78,9 +78,9 @@ pub fn finger_position(i: u8, fingers: u8, dx: i32, dy: i32) -> (i32, i32) {
 pub const FRAME_INTERVAL_US: u64 = 7_000;
 
 /// The fastest the fingers move, touchpad units per ms: 12 (300 mm/s; 12 000 px/s with
-/// `swipe_scale = 1.0`, 30 GNOME workspaces a second). libinput's jump rule is 7 mm more than
-/// the previous step per 12 ms; this is 3.6 mm per 12 ms, so even from rest a step is half
-/// of it.
+/// `swipe_scale = 1.0`, about 8 GNOME workspaces a second). libinput's jump rule is 7 mm
+/// more than the previous step per 12 ms; this is 3.6 mm per 12 ms, so even from rest a
+/// step is half of it.
 pub const MAX_SPEED_UNITS_PER_MS: u64 = 12;
 
 /// The longest Δt a step's length grows with, µs: past 30 ms libinput does not look for
