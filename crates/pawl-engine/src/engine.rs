@@ -4,9 +4,9 @@
 use crate::action::Action;
 use crate::config::{Config, GNOME_SWIPE_FINGERS, GestureConfig, GestureStyle, ScrollSettings};
 use crate::device::DeviceInfo;
-use crate::frame::{Actions, Buttons, FrameIn, FrameOut, TouchOut, Verdict};
+use crate::frame::{Actions, Buttons, FrameIn, FrameOut, Verdict};
 use crate::scroll::{ScrollAxis, ScrollParams};
-use crate::swipe::SWIPE_SLOP_PX;
+use crate::swipe::{SWIPE_SLOP_PX, SwipeFingers};
 use crate::units::{Button, ButtonSet, Micros};
 
 /// A gesture direction.
@@ -67,6 +67,9 @@ pub struct DeviceEngine {
     pressed_out: ButtonSet,
     wheel: ScrollAxis,
     hwheel: ScrollAxis,
+    /// The swipe style's fingers while they are down (from the slop until they lift, which
+    /// may be a little after the release: [`SwipeFingers`]).
+    fingers: Option<SwipeFingers>,
 }
 
 impl DeviceEngine {
@@ -112,6 +115,7 @@ impl DeviceEngine {
             pressed_out: ButtonSet::default(),
             wheel: ScrollAxis::default(),
             hwheel: ScrollAxis::default(),
+            fingers: None,
         }
     }
 
@@ -157,6 +161,10 @@ impl DeviceEngine {
                 if change.pressed {
                     if self.held.is_none() {
                         self.held = Some(Held::default());
+                        // The last swipe's fingers, still catching up: they lift now.
+                        if let Some(f) = self.fingers.take() {
+                            f.lift(&mut out.touch);
+                        }
                     }
                 } else {
                     release_gesture = true;
@@ -191,13 +199,25 @@ impl DeviceEngine {
                     held.x = held.x.saturating_add(i64::from(input.dx));
                     held.y = held.y.saturating_add(i64::from(input.dy));
                     if !held.fired
+                        && !out.touch.lift
                         && held.x.unsigned_abs().max(held.y.unsigned_abs()) >= SWIPE_SLOP_PX
                     {
+                        // The fingers go down now; they move in the next frame that is due.
                         held.fired = true;
-                        out.touch.down = true;
+                        self.fingers = Some(SwipeFingers::down(
+                            self.profile.fingers,
+                            input.time,
+                            &mut out.touch,
+                        ));
                     }
-                    if held.fired {
-                        swipe_to(held, &self.profile, &mut out.touch);
+                    if held.fired
+                        && let Some(f) = &mut self.fingers
+                    {
+                        let (dx, dy) = swipe_offset(held, &self.profile);
+                        f.aim(dx, dy, input.time);
+                        if f.advance(input.time, &mut out.touch) {
+                            self.fingers = None;
+                        }
                     }
                 }
             }
@@ -231,13 +251,15 @@ impl DeviceEngine {
             && held.fired
             && swipe
         {
-            // The fingers lift where they are; the desktop decides from the swipe's
-            // distance and speed whether it commits or springs back.
+            // The fingers lift once they are where the hand is; the desktop decides from the
+            // swipe's distance and speed whether it commits or springs back.
             self.held = None;
-            let moved = out.touch.moved;
-            swipe_to(&held, &self.profile, &mut out.touch);
-            out.touch.moved = moved;
-            out.touch.lift = true;
+            if let Some(f) = &mut self.fingers {
+                f.release(input.time);
+                if f.advance(input.time, &mut out.touch) {
+                    self.fingers = None;
+                }
+            }
         }
         if release_gesture
             && let Some(held) = self.held.take()
@@ -280,20 +302,31 @@ impl DeviceEngine {
         }
     }
 
-    /// When [`DeviceEngine::tick`] must next be called (glide inertia), `None` at rest.
+    /// When [`DeviceEngine::tick`] must next be called (glide inertia; a swipe's fingers
+    /// lagging behind the hand or waiting to lift), `None` at rest.
     pub fn next_deadline(&self) -> Option<Micros> {
-        match (self.wheel.next_deadline(), self.hwheel.next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.wheel.next_deadline(),
+            self.hwheel.next_deadline(),
+            self.fingers.as_ref().and_then(SwipeFingers::deadline),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// Runs timers due at `now`; returns `true` when `out` holds a frame to write.
+    /// Runs timers due at `now`; returns `true` when `out` holds a pointer frame to write
+    /// (a swipe's touchpad frame is in `out.touch`: check [`crate::TouchOut::is_empty`]).
     pub fn tick(&mut self, now: Micros, out: &mut FrameOut) -> bool {
         out.clear();
         let s = self.profile.scroll_fixed;
         out.wheel = self.wheel.tick(&s, now);
         out.hwheel = self.hwheel.tick(&s, now);
+        if let Some(f) = &mut self.fingers
+            && f.advance(now, &mut out.touch)
+        {
+            self.fingers = None;
+        }
         !out.pointer_is_empty()
     }
 
@@ -337,34 +370,32 @@ impl DeviceEngine {
     /// `out.touch` (the pointer part's return value does not count it: check
     /// [`crate::TouchOut::is_empty`]).
     fn lift_fingers(&mut self, out: &mut FrameOut) {
-        if let Some(held) = self.held.take()
-            && held.fired
-            && self.profile.gesture.style == GestureStyle::Swipe
-        {
-            swipe_to(&held, &self.profile, &mut out.touch);
-            out.touch.moved = false;
-            out.touch.lift = true;
+        self.held = None;
+        if let Some(f) = self.fingers.take() {
+            f.lift(&mut out.touch);
         }
     }
 
-    /// Whether a swipe is in progress (fingers down on the virtual touchpad).
+    /// Whether a swipe is in progress (fingers down on the virtual touchpad, also while they
+    /// catch up after the release).
     pub fn swiping(&self) -> bool {
-        self.profile.gesture.style == GestureStyle::Swipe && self.held.is_some_and(|h| h.fired)
+        self.fingers.is_some()
     }
 }
 
-/// Sets `touch` to the fingers at the scaled drag of `held`: mouse px × `swipe_scale`,
-/// x flipped when `invert_desktop` is off (with it on, the default, dragging right moves
-/// the fingers right: the touchpad's own "desktop on the left", like the shortcut style).
+/// The fingers' offset for the scaled drag of `held`, touchpad units: mouse px ×
+/// `swipe_scale`, x flipped when `invert_desktop` is off (with it on, the default, dragging
+/// right moves the fingers right: the touchpad's own "desktop on the left", like the
+/// shortcut style).
 #[inline]
-fn swipe_to(held: &Held, p: &Profile, touch: &mut TouchOut) {
+fn swipe_offset(held: &Held, p: &Profile) -> (i32, i32) {
     let scale = i64::from(p.gesture.swipe_scale_milli);
     let unit = |px: i64| (px.saturating_mul(scale) / 1000).clamp(-1 << 24, 1 << 24) as i32;
     let dx = unit(held.x);
-    touch.fingers = p.fingers;
-    touch.moved = true;
-    touch.dx = if p.gesture.invert_desktop { dx } else { -dx };
-    touch.dy = unit(held.y);
+    (
+        if p.gesture.invert_desktop { dx } else { -dx },
+        unit(held.y),
+    )
 }
 
 /// The direction to fire and how many times, if the dominant axis of `held` passed the
@@ -446,7 +477,7 @@ pub fn buttons(changes: &[(u8, bool)]) -> Buttons {
 mod tests {
     use super::*;
     use crate::config::Platform;
-    use crate::frame::WheelIn;
+    use crate::frame::{TouchOut, WheelIn};
 
     fn engine(config: &Config) -> DeviceEngine {
         DeviceEngine::with_profile(config, true, config.scroll)
@@ -662,12 +693,30 @@ mod tests {
         c
     }
 
-    /// Runs frames; returns every output frame's touchpad part that is not empty and the
-    /// pointer button transitions of every frame (forwarded or rewritten).
-    fn touches(e: &mut DeviceEngine, frames: &[FrameIn]) -> (Vec<TouchOut>, Vec<(u8, bool)>) {
+    /// A touchpad part written at a time (µs), and whether a tick wrote it.
+    type Touched = (u64, TouchOut, bool);
+
+    /// Runs frames, and the engine's ticks at its deadlines before each frame and after the
+    /// last (as the daemon's timer does); returns every touchpad part that is not empty with
+    /// its time and whether a tick wrote it, and the pointer button transitions of every
+    /// frame (forwarded or rewritten).
+    fn swipe_run(e: &mut DeviceEngine, frames: &[FrameIn]) -> (Vec<Touched>, Vec<(u8, bool)>) {
         let mut t = Vec::new();
         let mut btns = Vec::new();
+        let ticks = |e: &mut DeviceEngine, until: u64, t: &mut Vec<Touched>| {
+            let mut n = 0;
+            while let Some(d) = e.next_deadline().filter(|d| d.0 < until) {
+                n += 1;
+                assert!(n < 10_000, "the deadline {d:?} does not move on");
+                let mut out = FrameOut::default();
+                e.tick(d, &mut out);
+                if !out.touch.is_empty() {
+                    t.push((d.0, out.touch, true));
+                }
+            }
+        };
         for f in frames {
+            ticks(e, f.time.0, &mut t);
             let mut out = FrameOut::default();
             let written = match e.frame(f, &mut out) {
                 Verdict::Rewrite => out.buttons,
@@ -675,28 +724,186 @@ mod tests {
             };
             btns.extend(written.as_slice().iter().map(|c| (c.button.0, c.pressed)));
             if !out.touch.is_empty() {
-                t.push(out.touch);
+                t.push((f.time.0, out.touch, false));
             }
         }
+        ticks(e, u64::MAX, &mut t);
         (t, btns)
+    }
+
+    fn touches(e: &mut DeviceEngine, frames: &[FrameIn]) -> (Vec<TouchOut>, Vec<(u8, bool)>) {
+        let (t, btns) = swipe_run(e, frames);
+        (t.into_iter().map(|(_, t, _)| t).collect(), btns)
+    }
+
+    /// A held drag of `steps` reports of `(dx, dy)`, `every` µs apart (press at 0, release
+    /// one interval after the last report).
+    fn drag_every(dx: i32, dy: i32, steps: u64, every: u64) -> Vec<FrameIn> {
+        let mut v = vec![press(0, 5, true)];
+        for i in 1..=steps {
+            v.push(motion(i * every, dx, dy));
+        }
+        v.push(press((steps + 1) * every, 5, false));
+        v
+    }
+
+    /// Every touchpad frame after the down is at least [`FRAME_INTERVAL_US`] after the one
+    /// before, and no step is longer than [`MAX_SPEED_UNITS_PER_MS`] × Δt.
+    fn assert_paced(t: &[Touched]) {
+        use crate::swipe::{FRAME_INTERVAL_US, MAX_SPEED_UNITS_PER_MS};
+        let mut last: Option<(u64, (i32, i32))> = None;
+        for (time, out, _) in t {
+            if out.down {
+                last = Some((*time, (0, 0)));
+            }
+            if out.moved {
+                let (lt, (lx, ly)) = last.expect("a move before the down");
+                let dt = time - lt;
+                assert!(dt >= FRAME_INTERVAL_US, "frames {dt} µs apart: {t:?}");
+                let len = f64::from(out.dx - lx).hypot(f64::from(out.dy - ly));
+                let max = (MAX_SPEED_UNITS_PER_MS * dt.min(30_000)) as f64 / 1000.0;
+                assert!(len <= max + 1.0, "a step of {len} units in {dt} µs: {t:?}");
+                last = Some((*time, (out.dx, out.dy)));
+            }
+        }
     }
 
     #[test]
     fn swipe_style_turns_a_held_drag_into_touch_frames() {
         let c = swipe_config();
         let mut e = engine(&c);
-        let (t, _) = touches(&mut e, &drag(10, 2, 3));
-        assert_eq!(t.len(), 4, "{t:?}");
-        // Fingers down at the press point, then moved by the drag (scale 1.0).
-        assert!(t[0].down && t[0].moved && !t[0].lift);
-        assert_eq!((t[0].fingers, t[0].dx, t[0].dy), (3, 10, 2));
-        assert!(!t[1].down && t[1].moved);
-        assert_eq!((t[1].dx, t[1].dy), (20, 4));
-        assert_eq!((t[2].dx, t[2].dy), (30, 6));
-        // The release lifts them where they are (no extra move frame).
-        assert!(t[3].lift && !t[3].down && !t[3].moved);
-        assert_eq!((t[3].dx, t[3].dy), (30, 6));
-        assert!(!e.gesture_held() && !e.swiping());
+        // A 125 Hz mouse (8 ms): one touchpad frame per report, written by the report.
+        let (t, _) = swipe_run(&mut e, &drag_every(10, 2, 10, 8_000));
+        assert_paced(&t);
+        // Fingers down at the press point when the slop is passed; each later report moves
+        // them by the drag (scale 1.0).
+        let (t0, down, _) = t[0];
+        assert_eq!(t0, 8_000);
+        assert!(down.down && !down.moved && !down.lift);
+        assert_eq!((down.fingers, down.dx, down.dy), (3, 0, 0));
+        let moves: Vec<(u64, i32, i32, bool)> = t[1..]
+            .iter()
+            .map(|(time, o, tick)| (*time, o.dx, o.dy, *tick))
+            .collect();
+        let want: Vec<(u64, i32, i32, bool)> = (2..=10)
+            .map(|i| (i * 8_000, 10 * i as i32, 2 * i as i32, false))
+            .collect();
+        assert_eq!(&moves[..9], &want[..]);
+        // The release lifts them where they are (no extra move frame), in its own frame.
+        let (tl, lift, tick) = t[10];
+        assert!((tl, tick) == (88_000, false) && lift.lift && !lift.down && !lift.moved);
+        assert_eq!((lift.dx, lift.dy), (100, 20));
+        assert_eq!(t.len(), 11);
+        assert!(!e.gesture_held() && !e.swiping() && e.next_deadline().is_none());
+    }
+
+    #[test]
+    fn a_burst_of_reports_is_spread_over_touchpad_frames_and_lifts_when_caught_up() {
+        // 20 reports of 20 px in 20 µs (pawl read them at once), released at once: the
+        // fingers go down, catch up on the timer, 7 ms and at most 84 units a step, and
+        // lift with the last step.
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let (t, _) = swipe_run(&mut e, &drag_every(20, 0, 20, 1));
+        assert_paced(&t);
+        assert!(t[0].1.down);
+        let last = t.last().unwrap().1;
+        assert!(last.moved && last.lift && last.dx == 400, "{t:?}");
+        assert!(
+            t[1..].iter().all(|(_, _, tick)| *tick),
+            "the timer writes them: {t:?}"
+        );
+        assert_eq!(t.len(), 1 + 5, "400 units in steps of 84: {t:?}");
+        assert!(!e.swiping());
+    }
+
+    #[test]
+    fn a_fast_mouse_writes_a_frame_per_interval_and_no_timer_runs_while_it_moves() {
+        // 1000 Hz, 3 px a report for 100 ms, then the hand rests 50 ms, then the release.
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let mut frames = vec![press(0, 5, true)];
+        frames.extend((1..=100).map(|i| motion(i * 1000, 3, 0)));
+        frames.push(press(150_000, 5, false));
+        let (t, _) = swipe_run(&mut e, &frames);
+        assert_paced(&t);
+        let ticks: Vec<&Touched> = t.iter().filter(|x| x.2).collect();
+        // Only once the hand stopped (20 ms after its last report) does a tick write the
+        // rest.
+        assert!(ticks.len() <= 1, "{ticks:?}");
+        assert!(ticks.iter().all(|x| x.0 >= 120_000), "{ticks:?}");
+        let moves = t.iter().filter(|x| x.1.moved).count();
+        assert!(
+            (13..=15).contains(&moves),
+            "≈ 100 ms / 7 ms frames, got {moves}"
+        );
+        let lift = t.last().unwrap();
+        assert!(
+            lift.1.lift && lift.0 == 150_000 && lift.1.dx == 300,
+            "{lift:?}"
+        );
+    }
+
+    #[test]
+    fn fingers_lagging_a_flick_catch_up_for_at_most_the_catch_up_time() {
+        use crate::swipe::{CATCH_UP_US, MAX_OFFSET};
+        let c = swipe_config();
+        let mut e = engine(&c);
+        // Two reports that throw the fingers to the pad's edge, then the release.
+        let frames = [
+            press(0, 5, true),
+            motion(1000, 4000, 0),
+            motion(2000, 4000, 0),
+            press(3000, 5, false),
+        ];
+        let (t, _) = swipe_run(&mut e, &frames);
+        assert_paced(&t);
+        let (tl, lift, _) = *t.last().unwrap();
+        assert!(lift.lift && tl <= 3000 + CATCH_UP_US, "{t:?}");
+        assert!(
+            lift.dx > 1000 && lift.dx < MAX_OFFSET.0,
+            "dropped the rest: {lift:?}"
+        );
+        assert!(!e.swiping());
+    }
+
+    #[test]
+    fn a_short_drag_keeps_the_fingers_down_past_the_tap_timeout() {
+        use crate::swipe::TAP_GUARD_US;
+        // 20 px then the release at 10 ms: a lift now would be libinput's three-finger tap.
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let frames = [
+            press(0, 5, true),
+            motion(1000, 20, 0),
+            press(10_000, 5, false),
+        ];
+        let (t, btns) = swipe_run(&mut e, &frames);
+        let (tl, lift, tick) = *t.last().unwrap();
+        assert!(lift.lift && tick && tl == 1000 + TAP_GUARD_US, "{t:?}");
+        assert!(btns.is_empty(), "no click either");
+    }
+
+    #[test]
+    fn a_new_press_lifts_the_last_swipe_still_catching_up() {
+        // Released 1 µs after a 900 px report: the fingers have not moved yet.
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let mut out = FrameOut::default();
+        for f in [
+            press(0, 5, true),
+            motion(1000, 900, 0),
+            press(1001, 5, false),
+        ] {
+            e.frame(&f, &mut out);
+        }
+        assert!(e.swiping() && e.next_deadline().is_some());
+        e.frame(&press(2000, 5, true), &mut out);
+        assert!(out.touch.lift && !out.touch.down && out.touch.dx == 0);
+        assert!(!e.swiping());
+        // The new hold swipes afresh.
+        e.frame(&motion(3000, 30, 0), &mut out);
+        assert!(out.touch.down && e.swiping());
     }
 
     #[test]
@@ -734,7 +941,7 @@ mod tests {
     #[test]
     fn swipe_vertical_drag_moves_the_fingers_vertically() {
         let c = swipe_config();
-        let (t, _) = touches(&mut engine(&c), &drag(0, -10, 5));
+        let (t, _) = touches(&mut engine(&c), &drag_every(0, -10, 5, 8_000));
         assert_eq!((t[4].dx, t[4].dy), (0, -50));
         assert!(t[5].lift);
     }
@@ -744,7 +951,7 @@ mod tests {
         let mut c = swipe_config();
         c.gesture.swipe_scale_milli = 2500;
         c.gesture.invert_desktop = false;
-        let (t, _) = touches(&mut engine(&c), &drag(10, 4, 2));
+        let (t, _) = touches(&mut engine(&c), &drag_every(10, 4, 2, 8_000));
         assert_eq!((t[1].dx, t[1].dy), (-50, 20));
     }
 
@@ -752,7 +959,10 @@ mod tests {
     fn swipe_cancel_lifts_every_finger() {
         let c = swipe_config();
         let mut e = engine(&c);
-        touches(&mut e, &[press(0, 5, true), motion(1, 40, 0)]);
+        touches(
+            &mut e,
+            &[press(0, 5, true), motion(1, 20, 0), motion(8000, 20, 0)],
+        );
         assert!(e.swiping());
         let mut out = FrameOut::default();
         assert!(!e.cancel(&mut out), "nothing for the pointer");
@@ -769,6 +979,7 @@ mod tests {
         let c = swipe_config();
         let mut e = engine(&c);
         touches(&mut e, &[press(0, 5, true), motion(1, 0, 9)]);
+        assert!(e.swiping(), "held: the fingers stay down");
         let mut out = FrameOut::default();
         e.resync(ButtonSet::default(), &mut out);
         assert!(out.touch.lift);

@@ -1,21 +1,43 @@
-//! The swipe style's touchpad: its geometry and the swipe's shape, shared by the engine
-//! (which decides the finger offsets), the Linux backend (which creates the virtual
-//! touchpad with these ranges) and `pawl replay` (which shows the frames).
+//! The swipe style's touchpad: its geometry, the swipe's shape and its pacing, shared by the
+//! engine (which decides the finger offsets and when each touchpad frame is due), the Linux
+//! backend (which creates the virtual touchpad with these ranges) and `pawl replay` (which
+//! shows the frames).
 //!
 //! Units: touchpad units, [`TOUCHPAD_RES`] per mm on both axes (libinput divides by the
 //! `ABS_X`/`ABS_Y` resolution to get mm). With `swipe_scale = 1.0` one mouse px is one
 //! touchpad unit: 40 units/mm ≈ 1016 dpi, about a 1000 dpi mouse's count, so the fingers
-//! move as far as the hand does. GNOME's swipe tracker maps 400 libinput units (~10 mm of
-//! finger travel on a 1000 dpi-equivalent pad) to one workspace (`TOUCHPAD_BASE_WIDTH` in
-//! gnome-shell's `js/ui/swipeTracker.js`); KWin commits a desktop switch past a fraction of
-//! its own gesture distance or on a fast enough release.
+//! move as far as the hand does. GNOME's swipe tracker moves one workspace per 400 of
+//! libinput's unaccelerated gesture units (`TOUCHPAD_BASE_WIDTH` in gnome-shell's
+//! `js/ui/swipeTracker.js`); libinput makes a touchpad's mm 1000 / 25.4 × 0.9 × 0.2968
+//! of them (`touchpad_constant_filter`), so a workspace is about 38 mm of finger travel,
+//! 1500 px at scale 1.0. KWin switches a desktop when the drag passed its own threshold.
+//!
+//! Pacing ([`SwipeFingers`]): libinput (`evdev-mt-touchpad.c`, `tp_detect_jumps`) discards
+//! a touch step as a "touch jump" when it is more than 20 mm, or more than 7 mm longer than
+//! the step before, once normalized to a 12 ms frame (`mm × 12 ms / Δt`, for Δt ≤ 30 ms),
+//! and Δt is the time between the kernel's timestamps of the frames: when each was written.
+//! A mouse reports up to 1000 times a second, and a burst of its reports read at once
+//! would be touch frames microseconds apart. So a swipe's frames follow a real touchpad's
+//! timing: at most one per [`FRAME_INTERVAL_US`], each step at most
+//! [`MAX_SPEED_UNITS_PER_MS`] × Δt long (3.6 mm per 12 ms: half the 7 mm rule, so a frame
+//! written up to half its interval late is still no jump). Motion that comes sooner or
+//! faster is kept and written by the next frame that is due; while the fingers lag behind
+//! the hand the engine has a deadline (the one timer of a swipe in progress), and none
+//! otherwise.
 
-/// Touchpad units per mm, both axes (`ABS_X`/`ABS_Y`/`ABS_MT_POSITION_*` resolution).
+use crate::frame::TouchOut;
+use crate::units::Micros;
+
+/// Touchpad units per mm, both axes (`ABS_X`/`ABS_Y`/`ABS_MT_POSITION_*` resolution); real
+/// touchpads have 12–75 (libinput 1.22's test devices: the Synaptics T440 42, the ALPS
+/// `alps-3fg` 37 × 26).
 pub const TOUCHPAD_RES: i32 = 40;
-/// Width of the virtual touchpad, touchpad units (160 mm).
-pub const TOUCHPAD_WIDTH: i32 = 160 * TOUCHPAD_RES;
-/// Height of the virtual touchpad, touchpad units (100 mm).
-pub const TOUCHPAD_HEIGHT: i32 = 100 * TOUCHPAD_RES;
+/// Width of the virtual touchpad, touchpad units: 162 mm, an Apple Magic Trackpad 2's
+/// (libinput 1.22 `quirks/50-system-apple.quirks`, `AttrSizeHint=162x115`), the largest
+/// touchpad libinput describes, so a long drag reaches far before a finger meets the edge.
+pub const TOUCHPAD_WIDTH: i32 = 162 * TOUCHPAD_RES;
+/// Height of the virtual touchpad, touchpad units (115 mm, as [`TOUCHPAD_WIDTH`]).
+pub const TOUCHPAD_HEIGHT: i32 = 115 * TOUCHPAD_RES;
 /// Distance between neighbouring fingers, touchpad units (15 mm: a relaxed hand; libinput
 /// takes touches within about 40 mm of each other as one gesture).
 pub const FINGER_SPACING: i32 = 15 * TOUCHPAD_RES;
@@ -48,4 +70,177 @@ pub fn finger_position(i: u8, fingers: u8, dx: i32, dy: i32) -> (i32, i32) {
     // Twice the offset from the row's centre, so odd and even counts stay integers.
     let twice = 2 * i32::from(i) - (i32::from(fingers) - 1);
     (ORIGIN.0 + dx + twice * FINGER_SPACING / 2, ORIGIN.1 + dy)
+}
+
+/// The shortest time between two frames of a swipe, µs: 7 ms (≈ 143 Hz), a touchpad's scan
+/// interval (libinput's `MSC_TIMESTAMP` example in `evdev-mt-touchpad.c` has a 7.3 ms
+/// hardware interval); a 125 Hz mouse (8 ms) gets one frame per report.
+pub const FRAME_INTERVAL_US: u64 = 7_000;
+
+/// The fastest the fingers move, touchpad units per ms: 12 (300 mm/s; 12 000 px/s with
+/// `swipe_scale = 1.0`, about 8 GNOME workspaces a second). libinput's jump rule is 7 mm
+/// more than the previous step per 12 ms; this is 3.6 mm per 12 ms, so even from rest a
+/// step is half of it.
+pub const MAX_SPEED_UNITS_PER_MS: u64 = 12;
+
+/// The longest Δt a step's length grows with, µs: past 30 ms libinput does not look for
+/// jumps (`tdelta > 2.5 × 12 ms`), and a step after a pause needs no more.
+const STEP_WINDOW_US: u64 = 30_000;
+
+/// No mouse report for this long while the fingers lag behind the hand means the hand has
+/// stopped: the fingers catch up on the timer, µs (20 ms: a moving mouse reports at 60 Hz
+/// or more; the lag exists only for a mouse faster than [`FRAME_INTERVAL_US`] or a drag faster
+/// than [`MAX_SPEED_UNITS_PER_MS`]). While reports keep coming they write the frames, and
+/// the timer stays out of their way.
+pub const HAND_STILL_US: u64 = 20_000;
+
+/// How long the fingers may still catch up with the hand after the release before they lift
+/// where they are, µs (100 ms; only a flick faster than [`MAX_SPEED_UNITS_PER_MS`] needs any).
+pub const CATCH_UP_US: u64 = 100_000;
+
+/// Travel below which a swipe could be a tap, touchpad units: libinput's tap motion
+/// threshold, 1.3 mm (`DEFAULT_TAP_MOVE_THRESHOLD` in `evdev-mt-touchpad-tap.c`).
+pub const TAP_MOVE_UNITS: i32 = 13 * TOUCHPAD_RES / 10;
+
+/// Fingers that moved less than [`TAP_MOVE_UNITS`] stay down at least this long, µs: past
+/// libinput's tap timeout (180 ms, `DEFAULT_TAP_TIMEOUT_PERIOD`) a lift is no tap, so a
+/// short drag never becomes a three-finger tap (a middle click where tapping is on).
+pub const TAP_GUARD_US: u64 = 200_000;
+
+/// The fingers of one swipe and the pacing of its frames (see the module docs): where the
+/// hand wants them (the target), where the last frame put them, and when. Pure; time is
+/// the caller's (the input frame's timestamp, or the deadline's tick).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwipeFingers {
+    fingers: u8,
+    /// Offset the hand has dragged to, touchpad units, clamped to [`MAX_OFFSET`].
+    target: (i32, i32),
+    /// Offset as last written.
+    at: (i32, i32),
+    /// When the last frame (down or move) was written.
+    last: Micros,
+    /// When the hand last moved ([`SwipeFingers::aim`]).
+    aimed: Micros,
+    down_at: Micros,
+    /// The fingers went [`TAP_MOVE_UNITS`] or more from where they went down.
+    far: bool,
+    /// When the gesture button was released: the fingers lift once caught up.
+    released: Option<Micros>,
+}
+
+impl SwipeFingers {
+    /// `fingers` go down at offset (0, 0) at `now`; `out` gets the down frame.
+    pub fn down(fingers: u8, now: Micros, out: &mut TouchOut) -> SwipeFingers {
+        out.fingers = fingers;
+        out.down = true;
+        out.dx = 0;
+        out.dy = 0;
+        SwipeFingers {
+            fingers,
+            target: (0, 0),
+            at: (0, 0),
+            last: now,
+            aimed: now,
+            down_at: now,
+            far: false,
+            released: None,
+        }
+    }
+
+    /// Where the hand has dragged to at `now` (offset from the press point, touchpad units;
+    /// clamped to [`MAX_OFFSET`], where a finger meets the edge).
+    pub fn aim(&mut self, dx: i32, dy: i32, now: Micros) {
+        self.aimed = now;
+        self.target = (
+            dx.clamp(-MAX_OFFSET.0, MAX_OFFSET.0),
+            dy.clamp(-MAX_OFFSET.1, MAX_OFFSET.1),
+        );
+    }
+
+    /// The gesture button was released at `now`: the fingers lift once they have caught up
+    /// (or [`CATCH_UP_US`] has passed) and, after a short drag, [`TAP_GUARD_US`] after
+    /// they went down.
+    pub fn release(&mut self, now: Micros) {
+        self.released.get_or_insert(now);
+    }
+
+    /// Writes what is due at `now` into `out`: a move toward the target when
+    /// [`FRAME_INTERVAL_US`] has passed since the last frame (at most
+    /// [`MAX_SPEED_UNITS_PER_MS`] × Δt long), and the lift when it may happen. Returns
+    /// `true` when the fingers lifted (the swipe is over).
+    pub fn advance(&mut self, now: Micros, out: &mut TouchOut) -> bool {
+        if self.released.is_some_and(|r| now.since(r) >= CATCH_UP_US) {
+            // Past the catch-up time the rest of the drag is dropped.
+            self.target = self.at;
+        }
+        let dt = now.since(self.last);
+        if self.target != self.at && dt >= FRAME_INTERVAL_US {
+            let max = (MAX_SPEED_UNITS_PER_MS * dt.min(STEP_WINDOW_US) / 1000) as i64;
+            let d = (
+                i64::from(self.target.0 - self.at.0),
+                i64::from(self.target.1 - self.at.1),
+            );
+            let len = (d.0 * d.0 + d.1 * d.1).unsigned_abs().isqrt() as i64;
+            let step = if len <= max {
+                d
+            } else {
+                (d.0 * max / len, d.1 * max / len)
+            };
+            self.at = (self.at.0 + step.0 as i32, self.at.1 + step.1 as i32);
+            self.last = now;
+            self.far |= self.at.0.abs().max(self.at.1.abs()) >= TAP_MOVE_UNITS;
+            out.fingers = self.fingers;
+            out.moved = true;
+            out.dx = self.at.0;
+            out.dy = self.at.1;
+        }
+        if self.may_lift(now) {
+            self.lift(out);
+            return true;
+        }
+        false
+    }
+
+    fn may_lift(&self, now: Micros) -> bool {
+        self.released.is_some()
+            && self.target == self.at
+            && (self.far || now.since(self.down_at) >= TAP_GUARD_US)
+    }
+
+    /// Lifts the fingers where they are (into `out`), caught up or not: the end of the
+    /// swipe, or a cancel.
+    pub fn lift(&self, out: &mut TouchOut) {
+        out.fingers = self.fingers;
+        out.lift = true;
+        out.dx = self.at.0;
+        out.dy = self.at.1;
+    }
+
+    /// When [`SwipeFingers::advance`] has something to do, `None` while the fingers are
+    /// where the hand is and the button is held (nothing to time then). Lagging behind a
+    /// hand that still moves: [`HAND_STILL_US`] after its last report (its next report
+    /// writes the frame); after the release: every [`FRAME_INTERVAL_US`] until caught up,
+    /// at most [`CATCH_UP_US`]; a short drag waits for [`TAP_GUARD_US`].
+    pub fn deadline(&self) -> Option<Micros> {
+        let next_step = self.last.plus(FRAME_INTERVAL_US);
+        match self.released {
+            Some(r) if self.target != self.at => Some(next_step.min(r.plus(CATCH_UP_US))),
+            None if self.target != self.at => Some(next_step.max(self.aimed.plus(HAND_STILL_US))),
+            // Caught up and released: the lift waits only for the tap guard.
+            Some(_) if !self.far => Some(self.down_at.plus(TAP_GUARD_US)),
+            Some(_) => Some(self.last),
+            None => None,
+        }
+    }
+
+    /// Where the last frame put the fingers (offset, touchpad units).
+    pub fn at(&self) -> (i32, i32) {
+        self.at
+    }
+
+    /// Whether the gesture button was released (the fingers are catching up or waiting to
+    /// lift).
+    pub fn released(&self) -> bool {
+        self.released.is_some()
+    }
 }

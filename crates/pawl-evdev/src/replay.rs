@@ -264,7 +264,9 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs every glide tick due before `until`.
+    /// Runs every engine tick due before `until`: glide ticks, and a swipe's touchpad
+    /// frames written on the timer (paced, or after the release), as the daemon's timer
+    /// runs them.
     fn ticks_until(&mut self, engine: &mut DeviceEngine, until: Micros) {
         while let Some(t) = engine.next_deadline().filter(|t| *t < until) {
             let mut out = FrameOut::default();
@@ -273,6 +275,10 @@ impl Ctx<'_> {
                 self.res.lines.push("# glide tick".into());
                 self.point(t, 0, 0, &out);
                 self.write(&out, &[], t);
+            }
+            if !out.touch.is_empty() {
+                self.res.lines.push("# swipe tick".into());
+                self.write_touch(&out, t);
             }
         }
     }
@@ -721,26 +727,39 @@ E: 0.100000 0000 0000 0
 ";
         let r = run(text, "[gesture]\nstyle = \"swipe\"\nfingers = 3\n");
         assert!(r.summary.actions.is_empty());
+        // The fingers go down with the report; the hand then rests, so the timer moves them
+        // (20 ms later, at most 12 units/ms, then 7 ms later the rest); the release lifts.
+        let swipes: Vec<&String> = r
+            .lines
+            .iter()
+            .filter(|l| l.starts_with("# swipe"))
+            .collect();
         assert_eq!(
-            r.lines[0],
-            "# swipe: 3 fingers down, moved to +250 +0 (touchpad units)"
-        );
-        assert!(
-            r.lines
-                .contains(&"# touchpad E: 0.008000 0001 014e 1".to_owned()),
+            swipes,
+            [
+                "# swipe: 3 fingers down",
+                "# swipe tick",
+                "# swipe: moved to +240 +0 (touchpad units)",
+                "# swipe tick",
+                "# swipe: moved to +250 +0 (touchpad units)",
+                "# swipe: lifted",
+            ],
             "{:#?}",
             r.lines
         );
-        assert!(r.lines.contains(&"# swipe: lifted".to_owned()));
-        assert!(
-            r.lines
-                .contains(&"# touchpad E: 0.100000 0003 0039 -1".to_owned())
-        );
+        for line in [
+            "# touchpad E: 0.008000 0001 014e 1",
+            "# touchpad E: 0.028000 0003 0035 3480",
+            "# touchpad E: 0.035000 0003 0035 3490",
+            "# touchpad E: 0.100000 0003 0039 -1",
+        ] {
+            assert!(r.lines.contains(&line.to_owned()), "{line}: {:#?}", r.lines);
+        }
         assert!(
             !r.lines.iter().any(|l| l.starts_with("E:")),
             "the clone gets nothing"
         );
-        assert_eq!((r.summary.swipes, r.summary.touch_frames), (1, 3));
+        assert_eq!((r.summary.swipes, r.summary.touch_frames), (1, 4));
     }
 
     #[test]

@@ -308,9 +308,13 @@ impl HidppDevice {
         &self.session
     }
 
-    /// When [`HidppDevice::on_timer`] is due (a reply is awaited), `None` at rest.
+    /// When [`HidppDevice::on_timer`] is due (a reply is awaited; a swipe's fingers lag
+    /// behind the hand or wait to lift), `None` at rest.
     pub fn deadline(&self) -> Option<Micros> {
-        self.session.deadline()
+        match (self.session.deadline(), self.engine.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// One read (one report), through the session and the engine. Returns the thumb
@@ -337,12 +341,23 @@ impl HidppDevice {
         }
     }
 
-    /// The reply deadline passed.
+    /// The deadline passed: the reply's, or the gesture engine's (a swipe's next paced
+    /// touchpad frame).
     pub fn on_timer(&mut self, now: Micros, performer: &mut dyn Perform) {
-        let mut out = Output::default();
-        self.session.timeout(now, &mut out);
-        // A timeout makes no input.
-        let _ = self.apply(out, performer);
+        if self.session.deadline().is_some_and(|d| d <= now) {
+            let mut out = Output::default();
+            self.session.timeout(now, &mut out);
+            // A timeout makes no input.
+            let _ = self.apply(out, performer);
+        }
+        if self.engine.next_deadline().is_some_and(|d| d <= now) {
+            let mut res = FrameOut::default();
+            // Pointer output has no virtual device here (see `apply`).
+            let _ = self.engine.tick(now, &mut res);
+            if !res.touch.is_empty() {
+                performer.touch(&res.touch);
+            }
+        }
     }
 
     /// Clean exit (or HID++ switched off): a held gesture is cancelled and every diversion

@@ -216,11 +216,13 @@ impl Pipeline {
         self.engine.next_deadline()
     }
 
-    /// Runs the engine's timers due at `now` and writes what they produce.
+    /// Runs the engine's timers due at `now` (glide; a swipe's paced touchpad frames) and
+    /// writes what they produce.
     pub fn tick(&mut self, now: Micros, sink: &mut impl Sink) {
         if self.engine.tick(now, &mut self.out) {
             write_encoded(&self.out, &[], &mut self.buf, sink);
         }
+        write_touch(&self.out, sink);
     }
 
     /// Cancels everything in progress and writes a release for every button pressed on the
@@ -827,7 +829,8 @@ mod tests {
     fn swipe_drag_goes_to_the_touchpad_and_the_clone_gets_no_motion() {
         let mut p = swipe_pipeline();
         let mut sink = Recorder::default();
-        p.feed(&swipe_start(&[10, 10, 10]), &mut sink);
+        // Reports 1 ms apart: the fingers go down, the rest waits for the touchpad's pace.
+        p.feed(&swipe_start(&[40, 40, 40]), &mut sink);
         p.feed(
             &bytes(&[
                 (EV_MSC, MSC_SCAN, 0x90006),
@@ -841,10 +844,23 @@ mod tests {
             !all.iter().any(|e| e.0 == EV_REL || e.1 == BTN_FORWARD),
             "no motion and no gesture click on the clone: {all:?}"
         );
-        assert_eq!(sink.touches.len(), 4, "{:?}", sink.touches);
+        assert_eq!(sink.touches.len(), 1, "{:?}", sink.touches);
         assert!(sink.touches[0].down && sink.touches[0].fingers == 3);
-        assert_eq!(sink.touches[2].dx, 30);
-        assert!(sink.touches[3].lift);
+        // The timer writes the catch-up and the lift.
+        let mut ticks = 0;
+        while let Some(d) = p.next_deadline() {
+            ticks += 1;
+            assert!(ticks < 100, "the deadline does not move on");
+            p.tick(d, &mut sink);
+        }
+        let t = &sink.touches;
+        assert!(t.len() >= 3 && t[1].moved && !t[1].lift, "{t:?}");
+        let last = t.last().unwrap();
+        assert!(last.lift && last.dx == 120, "{t:?}");
+        assert!(
+            !sink.writes.concat().iter().any(|e| e.0 == EV_REL),
+            "the ticks write nothing to the clone"
+        );
     }
 
     #[test]

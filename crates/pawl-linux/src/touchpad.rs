@@ -10,9 +10,21 @@
 //! `ID_INPUT_TOUCHPAD` for `ABS_X/Y` + `BTN_TOOL_FINGER` without `INPUT_PROP_DIRECT`):
 //! `INPUT_PROP_POINTER`, `ABS_X/Y` and `ABS_MT_POSITION_X/Y` with resolutions (without
 //! them libinput guesses a 69 × 50 mm pad), `ABS_MT_SLOT` with one slot per finger and
-//! `ABS_MT_TRACKING_ID` (type B), `BTN_TOOL_FINGER…QUADTAP` for the finger count, and
-//! `BTN_LEFT` (a touchpad without a button is not a pointer to libinput;
-//! `INPUT_PROP_BUTTONPAD` is not set: the button is separate, never a clickpad's).
+//! `ABS_MT_TRACKING_ID` (type B), `BTN_TOOL_FINGER…QUADTAP` for the finger count, and the
+//! buttons of a touchpad with physical buttons, `BTN_LEFT` and `BTN_RIGHT`, like libinput
+//! 1.22's `alps-3fg` test device (a non-clickpad with 4 slots): without `BTN_RIGHT` and
+//! without `INPUT_PROP_BUTTONPAD` libinput logs "kernel bug: missing right button, assuming
+//! it is a clickpad" (`evdev-mt-touchpad-buttons.c`, `tp_guess_clickpad`) and then gives
+//! the pad software button areas and thumb detection. pawl never presses them.
+//!
+//! Size and resolution: [`TOUCHPAD_WIDTH`] × [`TOUCHPAD_HEIGHT`] (an Apple Magic Trackpad
+//! 2's 162 × 115 mm) at [`TOUCHPAD_RES`] = 40 units/mm (the Synaptics T440 of libinput's test
+//! devices has 42); no pressure or touch size axes, so libinput's pressure and size palm
+//! rules do not apply, and the fingers go down in the middle, far from the edge palm zones.
+//! The frames come paced like a touchpad's (see [`pawl_engine::swipe`]): libinput stamps
+//! each with the time of its `write(2)`, and discards steps that come too close together
+//! for their length as touch jumps. No `MSC_TIMESTAMP`: libinput only uses it to repair a
+//! firmware's late first frame (`tp_process_msc_timestamp`), which a paced pad never has.
 
 use pawl_engine::TouchOut;
 use pawl_engine::swipe::{MAX_FINGERS, TOUCHPAD_HEIGHT, TOUCHPAD_RES, TOUCHPAD_WIDTH};
@@ -39,6 +51,7 @@ pub fn touchpad_spec() -> UinputSpec {
     }
     for k in [
         BTN_LEFT,
+        BTN_RIGHT,
         BTN_TOUCH,
         BTN_TOOL_FINGER,
         BTN_TOOL_DOUBLETAP,
@@ -152,17 +165,21 @@ mod tests {
     use crate::sysfs::PAWL_PHYS_PREFIX;
 
     #[test]
-    fn touchpad_spec_is_what_libinput_takes_for_a_touchpad() {
+    fn touchpad_spec_is_what_libinput_takes_for_a_touchpad_with_buttons() {
         let s = touchpad_spec();
         assert!(s.phys.starts_with(PAWL_PHYS_PREFIX), "pawl never opens it");
         assert!(s.caps.props.get(INPUT_PROP_POINTER));
-        assert!(!s.caps.props.get(INPUT_PROP_BUTTONPAD));
+        assert!(
+            !s.caps.props.get(INPUT_PROP_BUTTONPAD),
+            "a pad with separate buttons, not a clickpad"
+        );
         for k in [
             BTN_TOUCH,
             BTN_TOOL_FINGER,
             BTN_TOOL_TRIPLETAP,
             BTN_TOOL_QUADTAP,
             BTN_LEFT,
+            BTN_RIGHT,
         ] {
             assert!(s.caps.key.get(k), "{k:#x}");
         }

@@ -346,16 +346,96 @@ proptest! {
             count(&out, &mut downs, &mut lifts);
         }
         let went_down = downs == 1;
+        let end = Micros(moves.len() as u64 * 8_000);
         if cancel {
             e.cancel(&mut out);
         } else {
-            let release = FrameIn { buttons: buttons(&[(5, false)]), ..FrameIn::default() };
+            let release = FrameIn { time: end, buttons: buttons(&[(5, false)]), ..FrameIn::default() };
             out.clear();
             e.frame(&release, &mut out);
         }
         count(&out, &mut downs, &mut lifts);
+        // After the release the fingers may still catch up and lift on the timer; every
+        // deadline is in the future of the one before, and the last is within the tap guard.
+        let mut last = end;
+        while let Some(d) = e.next_deadline() {
+            prop_assert!(d >= last && d.since(end) <= pawl_engine::swipe::TAP_GUARD_US + 8_000 * 40);
+            last = Micros(d.0 + 1);
+            e.tick(d, &mut out);
+            count(&out, &mut downs, &mut lifts);
+        }
         prop_assert!(downs <= 1);
         prop_assert_eq!(lifts, usize::from(went_down));
         prop_assert!(!e.swiping());
+    }
+
+    /// Whatever the drag and its timing, a swipe's touchpad frames are what libinput takes for
+    /// a touchpad's: a move at least `FRAME_INTERVAL_US` after the frame before, no longer than
+    /// `MAX_SPEED_UNITS_PER_MS` × Δt; and a drag whose fingers catch up in time ends where the
+    /// hand did (scale 1.0, within the pad).
+    #[test]
+    fn swipe_frames_are_paced_like_a_touchpad_and_end_where_the_hand_did(
+        moves in prop::collection::vec((-60i32..=60, -60i32..=60, 1u64..=20_000), 1..60),
+    ) {
+        use pawl_engine::swipe::{CATCH_UP_US, FRAME_INTERVAL_US, MAX_OFFSET, MAX_SPEED_UNITS_PER_MS};
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.style = pawl_engine::config::GestureStyle::Swipe;
+        c.gesture.fingers = Some(3);
+        let mut e = DeviceEngine::with_profile(&c, true, c.scroll);
+        let mut out = FrameOut::default();
+        let mut frames: Vec<(u64, pawl_engine::TouchOut)> = Vec::new();
+        let mut now = 0u64;
+        e.frame(&FrameIn { buttons: buttons(&[(5, true)]), ..FrameIn::default() }, &mut out);
+        let ticks = |e: &mut DeviceEngine, until: u64, frames: &mut Vec<(u64, pawl_engine::TouchOut)>| {
+            while let Some(d) = e.next_deadline().filter(|d| d.0 < until) {
+                let mut out = FrameOut::default();
+                e.tick(d, &mut out);
+                if !out.touch.is_empty() {
+                    frames.push((d.0, out.touch));
+                }
+            }
+        };
+        let (mut hx, mut hy) = (0i32, 0i32);
+        for (dx, dy, gap) in &moves {
+            now += gap;
+            ticks(&mut e, now, &mut frames);
+            hx += dx;
+            hy += dy;
+            out.clear();
+            e.frame(&FrameIn { time: Micros(now), dx: *dx, dy: *dy, ..FrameIn::default() }, &mut out);
+            if !out.touch.is_empty() {
+                frames.push((now, out.touch));
+            }
+        }
+        now += 1;
+        out.clear();
+        e.frame(&FrameIn { time: Micros(now), buttons: buttons(&[(5, false)]), ..FrameIn::default() }, &mut out);
+        if !out.touch.is_empty() {
+            frames.push((now, out.touch));
+        }
+        ticks(&mut e, u64::MAX, &mut frames);
+        prop_assert!(!e.swiping());
+        let mut last: Option<(u64, (i32, i32))> = None;
+        for (t, f) in &frames {
+            if f.down {
+                last = Some((*t, (0, 0)));
+            }
+            if f.moved {
+                let (lt, (lx, ly)) = last.expect("moved after the down");
+                let dt = t - lt;
+                prop_assert!(dt >= FRAME_INTERVAL_US, "{} µs apart", dt);
+                let len = f64::from(f.dx - lx).hypot(f64::from(f.dy - ly));
+                prop_assert!(len <= (MAX_SPEED_UNITS_PER_MS * dt.min(30_000)) as f64 / 1000.0 + 1.0);
+                last = Some((*t, (f.dx, f.dy)));
+            }
+        }
+        if let Some((t, f)) = frames.last() {
+            prop_assert!(f.lift);
+            let want = (hx.clamp(-MAX_OFFSET.0, MAX_OFFSET.0), hy.clamp(-MAX_OFFSET.1, MAX_OFFSET.1));
+            // Short of the hand only when the catch-up time ran out.
+            if (f.dx, f.dy) != want {
+                prop_assert!(t - now >= CATCH_UP_US, "lifted at {:?}, the hand at {:?}", (f.dx, f.dy), want);
+            }
+        }
     }
 }

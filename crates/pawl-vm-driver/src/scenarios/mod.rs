@@ -275,8 +275,8 @@ pub const SCENARIOS: &[Scenario] = &[
         run: swipe::swipe_gesture_touchpad_frames_follow_the_drag,
     },
     Scenario {
-        name: "swipe_gesture_vertical_is_overview_swipe",
-        run: swipe::swipe_gesture_vertical_is_overview_swipe,
+        name: "swipe_gesture_vertical_touchpad_frames_move_up",
+        run: swipe::swipe_gesture_vertical_touchpad_frames_move_up,
     },
     Scenario {
         name: "swipe_click_without_motion_passes_through",

@@ -1,7 +1,7 @@
 //! Swipe style (`[gesture] style = "swipe"`, issue 15): a held drag of the gesture button
 //! becomes a multi-finger swipe on pawl's virtual touchpad. Checked here by reading the
-//! touchpad's evdev node directly (what libinput reads); the libinput-level checks
-//! (`GESTURE_SWIPE_*`) need libinput in the VM.
+//! touchpad's evdev node directly (what libinput reads), and, in the userland boot, through
+//! libinput itself (`GESTURE_SWIPE_*` from `libinput debug-events`).
 
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use pawl_evdev::codes::{
 use crate::evdev::{self, EvdevNode, Frame};
 use crate::hid::{GESTURE_BUTTON, MX_MASTER_3S_BT};
 use crate::scenarios::rig::{Rig, expect_keys, expect_no_pointer_output};
+use crate::scenarios::userland::{DebugEvents, settle, udev_info};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// The virtual touchpad's name and phys (`pawl_linux::touchpad`).
@@ -193,9 +194,9 @@ pub fn swipe_gesture_touchpad_frames_follow_the_drag(ctx: &mut Ctx) -> anyhow::R
     Ok(())
 }
 
-/// `swipe_gesture_vertical_is_overview_swipe`: a drag up moves the same fingers up (GNOME's
-/// and KDE's overview swipe), x unchanged.
-pub fn swipe_gesture_vertical_is_overview_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
+/// `swipe_gesture_vertical_touchpad_frames_move_up`: a drag up moves the same fingers up
+/// (GNOME's and KDE's overview swipe), x unchanged.
+pub fn swipe_gesture_vertical_touchpad_frames_move_up(ctx: &mut Ctx) -> anyhow::Result<()> {
     let (mut rig, mut pad) = start(ctx, SWIPE_CONFIG, "GNOME")?;
     rig.gesture(0, -240, 8)?;
     let frames = until_lift(&mut pad, "lift after the drag up")
@@ -281,4 +282,375 @@ pub fn swipe_unplug_mid_swipe_lifts_fingers(ctx: &mut Ctx) -> anyhow::Result<()>
         pawl.log()
     );
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The consumer: libinput reading the virtual touchpad (userland boot).
+
+/// How often the paced drags below report motion: 8 ms, a Logi Bolt receiver's 125 Hz (the
+/// rate a user's MX Master reports at; a hand's drag is never one burst of reports).
+const MOUSE_INTERVAL: Duration = Duration::from_millis(8);
+
+/// libinput's unaccelerated gesture units per touchpad unit: it normalizes a touchpad's
+/// deltas to a 1000 dpi mouse (`(1000 / 25.4) / resolution`, 40 units/mm here:
+/// `pawl_engine::swipe::TOUCHPAD_RES`) and slows them by its touchpad constant, 0.9 ×
+/// `TP_MAGIC_SLOWDOWN` 0.2968 (`filter-touchpad.c`, `touchpad_constant_filter`, 1.22).
+const LIBINPUT_UNITS_PER_TOUCHPAD_UNIT: f64 = 1000.0 / 25.4 / 40.0 * 0.9 * 0.2968;
+
+/// One gesture event of `libinput debug-events` (1.22, `tools/libinput-debug-events.c`):
+/// `-event7   GESTURE_SWIPE_UPDATE    +1.234s\t3  1.23/ 0.00 ( 1.23/ 0.00 unaccelerated)`;
+/// `… GESTURE_SWIPE_BEGIN  +1.200s\t3`; `… GESTURE_SWIPE_END  +1.300s\t3 cancelled`.
+#[derive(Clone, Debug, PartialEq)]
+struct GestureLine {
+    /// `GESTURE_SWIPE_BEGIN`, `GESTURE_HOLD_END`, …
+    kind: String,
+    fingers: u32,
+    /// Accelerated and unaccelerated delta of an `_UPDATE` (zero otherwise).
+    delta: (f64, f64),
+    unaccel: (f64, f64),
+    cancelled: bool,
+}
+
+/// The event type of a `debug-events` event line: its second word (`-event7` or `event7`
+/// first); libinput's own log lines (`event7  - gesture state …`) have `-` there.
+fn event_type(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace();
+    let dev = words.next()?;
+    dev.trim_start_matches('-')
+        .starts_with("event")
+        .then(|| words.next())
+        .flatten()
+}
+
+/// The gesture lines of `lines`, parsed; a line that does not parse is an error naming it.
+fn gesture_lines(lines: &[String]) -> anyhow::Result<Vec<GestureLine>> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Some(kind) = event_type(line).filter(|t| t.starts_with("GESTURE_")) else {
+            continue;
+        };
+        let parse = || -> Option<GestureLine> {
+            let rest = line.split_once(kind)?.1;
+            // The time (`+1.234s`), then the finger count and the rest.
+            let rest = rest.trim_start().split_once('s')?.1;
+            let numbers: Vec<f64> = rest
+                .replace(['/', '(', ')'], " ")
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            let fingers = *numbers.first()? as u32;
+            let (delta, unaccel) = if kind.ends_with("_UPDATE") {
+                let n = &numbers[1..];
+                if n.len() < 4 {
+                    return None;
+                }
+                ((n[0], n[1]), (n[2], n[3]))
+            } else {
+                ((0.0, 0.0), (0.0, 0.0))
+            };
+            Some(GestureLine {
+                kind: kind.to_owned(),
+                fingers,
+                delta,
+                unaccel,
+                cancelled: rest.contains("cancelled"),
+            })
+        };
+        out.push(parse().with_context(|| format!("cannot parse libinput's line {line:?}"))?);
+    }
+    Ok(out)
+}
+
+/// Holds the gesture button and drags `(dx, dy)` px in `steps` equal reports, one per
+/// `interval` (none: as fast as they can be written, as pawl reads a backlog after it was
+/// held up), then releases.
+fn drag(
+    rig: &mut Rig,
+    (dx, dy): (i32, i32),
+    steps: i32,
+    interval: Option<Duration>,
+) -> anyhow::Result<()> {
+    let pause = || interval.map(std::thread::sleep);
+    rig.mouse.press(GESTURE_BUTTON)?;
+    pause();
+    for _ in 0..steps {
+        rig.mouse.motion(dx / steps, dy / steps)?;
+        pause();
+    }
+    rig.mouse.release(GESTURE_BUTTON)
+}
+
+/// What one libinput-read swipe must show.
+struct SwipeCheck<'a> {
+    desktop: &'a str,
+    config: &'a str,
+    fingers: u32,
+    /// The drag, mouse px, and the fingers' expected travel per px (`swipe_scale`, sign
+    /// included: with `invert_desktop` on, a drag right moves the fingers right).
+    drag: (i32, i32),
+    scale: (f64, f64),
+    /// Time between the drag's reports (`None`: a burst).
+    interval: Option<Duration>,
+}
+
+/// Runs `check`'s drag with libinput reading the virtual touchpad and checks what libinput
+/// made of it: one `GESTURE_SWIPE_BEGIN` with the finger count, `GESTURE_SWIPE_UPDATE`s
+/// whose unaccelerated deltas point the drag's way and add up to roughly its size (all of it
+/// but what libinput spends deciding the gesture: 2–2.5 mm), one `GESTURE_SWIPE_END` not
+/// cancelled; no `POINTER_MOTION`, no touch jump, no complaint about the device. Returns
+/// libinput's lines.
+fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<String>> {
+    let (mut rig, mut pad) = start(ctx, check.config, check.desktop)?;
+    settle()?;
+    let udev = udev_info(&pad.info().path)?;
+    ensure!(
+        udev.is_set("ID_INPUT_TOUCHPAD"),
+        "udev does not take the virtual touchpad for a touchpad: {:?}",
+        udev.input_ids()
+    );
+    let li = DebugEvents::start(&pad.info().path)?;
+    let (dx, dy) = check.drag;
+    drag(&mut rig, check.drag, 20, check.interval)?;
+    let lines = li
+        .wait_for("GESTURE_SWIPE_END", T_EVENT, |ls| {
+            ls.iter()
+                .any(|l| event_type(l) == Some("GESTURE_SWIPE_END"))
+        })
+        .with_context(|| format!("{}: pawl log: {}", check.desktop, rig.pawl.log()))?;
+    // Anything libinput says after the end (a late pointer motion) counts too.
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = li.lines().into_iter().chain(lines).collect::<Vec<_>>();
+    let lines = {
+        let mut seen = std::collections::HashSet::new();
+        lines
+            .into_iter()
+            .filter(|l| seen.insert(l.clone()))
+            .collect::<Vec<_>>()
+    };
+    let shown = || lines.join("\n");
+    let bad: Vec<&String> = lines
+        .iter()
+        .filter(|l| {
+            l.contains("kernel bug") || l.contains("Touch jump") || l.contains("libinput bug")
+        })
+        .collect();
+    ensure!(
+        bad.is_empty(),
+        "libinput complains about the virtual touchpad: {bad:?}; it printed:\n{}",
+        shown()
+    );
+    ensure!(
+        !lines
+            .iter()
+            .any(|l| event_type(l) == Some("POINTER_MOTION")),
+        "the virtual touchpad moved the pointer; libinput printed:\n{}",
+        shown()
+    );
+    let gestures: Vec<GestureLine> = gesture_lines(&lines)?
+        .into_iter()
+        .filter(|g| g.kind.starts_with("GESTURE_SWIPE"))
+        .collect();
+    let kinds: Vec<&str> = gestures.iter().map(|g| g.kind.as_str()).collect();
+    let updates: Vec<&GestureLine> = gestures
+        .iter()
+        .filter(|g| g.kind == "GESTURE_SWIPE_UPDATE")
+        .collect();
+    ensure!(
+        kinds.first() == Some(&"GESTURE_SWIPE_BEGIN")
+            && kinds.last() == Some(&"GESTURE_SWIPE_END")
+            && kinds
+                .iter()
+                .filter(|k| **k == "GESTURE_SWIPE_BEGIN")
+                .count()
+                == 1
+            && kinds.iter().filter(|k| **k == "GESTURE_SWIPE_END").count() == 1
+            && updates.len() >= 2,
+        "want one GESTURE_SWIPE_BEGIN, updates, one GESTURE_SWIPE_END; libinput printed:\n{}",
+        shown()
+    );
+    ensure!(
+        gestures.iter().all(|g| g.fingers == check.fingers),
+        "want {} fingers in every swipe event, got {:?}",
+        check.fingers,
+        gestures.iter().map(|g| g.fingers).collect::<Vec<_>>()
+    );
+    ensure!(
+        !gestures.last().is_some_and(|g| g.cancelled),
+        "libinput cancelled the swipe:\n{}",
+        shown()
+    );
+    // Direction and size, on the drag's axis; the other axis stays (nearly) still.
+    let want = (
+        f64::from(dx) * check.scale.0 * LIBINPUT_UNITS_PER_TOUCHPAD_UNIT,
+        f64::from(dy) * check.scale.1 * LIBINPUT_UNITS_PER_TOUCHPAD_UNIT,
+    );
+    let sum = updates
+        .iter()
+        .fold((0.0, 0.0), |s, g| (s.0 + g.unaccel.0, s.1 + g.unaccel.1));
+    let horizontal = want.0.abs() >= want.1.abs();
+    let (main, cross, main_want) = if horizontal {
+        (sum.0, sum.1, want.0)
+    } else {
+        (sum.1, sum.0, want.1)
+    };
+    // What the touchpad wrote (first finger's offset after each frame), and libinput's
+    // events (not its debug log), for the report.
+    let written = states(&pad.drain()?);
+    let origin = written
+        .iter()
+        .find_map(|p| p.active().first().copied())
+        .unwrap_or_default();
+    ctx.notes.push(format!(
+        "{}: touchpad frames (first finger's offset): {:?}",
+        check.desktop,
+        written
+            .iter()
+            .map(|p| p.active().first().map(|t| (t.x - origin.x, t.y - origin.y)))
+            .collect::<Vec<_>>()
+    ));
+    ctx.notes.push(format!(
+        "{}: libinput events:\n{}",
+        check.desktop,
+        lines
+            .iter()
+            .filter(|l| event_type(l).is_some_and(|t| t != "-"))
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    ));
+    ctx.notes.push(format!(
+        "{}: {} updates, unaccelerated sum ({:.1}, {:.1}), the drag is ({:.1}, {:.1}) libinput units",
+        check.desktop,
+        updates.len(),
+        sum.0,
+        sum.1,
+        want.0,
+        want.1
+    ));
+    let along = |g: &&GestureLine| {
+        let v = if horizontal { g.unaccel.0 } else { g.unaccel.1 };
+        v * main_want.signum() >= 0.0
+    };
+    ensure!(
+        updates.iter().all(along),
+        "an update points against the drag ({want:?}); libinput printed:\n{}",
+        shown()
+    );
+    ensure!(
+        main * main_want.signum() >= 0.5 * main_want.abs()
+            && main.abs() <= 1.05 * main_want.abs()
+            && cross.abs() <= 0.1 * main_want.abs(),
+        "libinput's unaccelerated swipe adds up to ({:.1}, {:.1}), the drag to ({:.1}, {:.1}); it printed:\n{}",
+        sum.0,
+        sum.1,
+        want.0,
+        want.1,
+        shown()
+    );
+    expect_no_pointer_output(&rig.sentinel()?, "a swipe")?;
+    expect_keys(&mut rig.keyboard, &[])?;
+    rig.stop()?;
+    Ok(lines)
+}
+
+/// `swipe_gesture_libinput_sees_three_finger_swipe`: on GNOME a drag right of the gesture
+/// button reaches libinput as GNOME's workspace swipe: `GESTURE_SWIPE_BEGIN` with 3
+/// fingers, updates to the right adding up to the drag × `swipe_scale` (1.5 here), the end
+/// not cancelled, no pointer motion.
+pub fn swipe_gesture_libinput_sees_three_finger_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
+    libinput_swipe(
+        ctx,
+        &SwipeCheck {
+            desktop: "GNOME",
+            config: "[gesture]\nstyle = \"swipe\"\nswipe_scale = 1.5\n",
+            fingers: 3,
+            drag: (400, 0),
+            scale: (1.5, 1.5),
+            interval: Some(MOUSE_INTERVAL),
+        },
+    )
+    .map(drop)
+}
+
+/// `swipe_gesture_libinput_sees_four_finger_swipe_on_kde`: on KDE a drag left is a 4-finger
+/// swipe to the left (Plasma 6's virtual desktop and Overview gestures), scale 1.0 — here
+/// with the mouse's reports in one burst (pawl read them late): pawl spreads the frames as
+/// a touchpad would send them, so libinput sees no touch jump.
+pub fn swipe_gesture_libinput_sees_four_finger_swipe_on_kde(ctx: &mut Ctx) -> anyhow::Result<()> {
+    libinput_swipe(
+        ctx,
+        &SwipeCheck {
+            desktop: "KDE",
+            config: SWIPE_CONFIG,
+            fingers: 4,
+            drag: (-800, 0),
+            scale: (1.0, 1.0),
+            interval: None,
+        },
+    )
+    .map(drop)
+}
+
+/// `swipe_gesture_vertical_is_overview_swipe`: a drag up is, to libinput, a 3-finger swipe
+/// up (GNOME's overview gesture): updates with negative dy adding up to the drag, x still.
+pub fn swipe_gesture_vertical_is_overview_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
+    libinput_swipe(
+        ctx,
+        &SwipeCheck {
+            desktop: "GNOME",
+            config: SWIPE_CONFIG,
+            fingers: 3,
+            drag: (0, -300),
+            scale: (1.0, 1.0),
+            interval: Some(MOUSE_INTERVAL),
+        },
+    )
+    .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gesture_lines_parse_libinput_1_22_debug_events_output() {
+        // As `tools/libinput-debug-events.c` (1.22) prints them: `%c%-7s  %-23s `, the time
+        // `%+6.3fs\t`, then `%d %5.2f/%5.2f (%5.2f/%5.2f unaccelerated)`.
+        let lines: Vec<String> = [
+            "-event5   DEVICE_ADDED            pawl virtual touchpad             seat0 default group1  cap:pg  size 162x115mm tap(dl off) left scroll-nat scroll-2fg-edge dwt-on",
+            "event5  - gesture state GESTURE_STATE_UNKNOWN → GESTURE_EVENT_SWIPE → GESTURE_STATE_SWIPE",
+            "-event5   GESTURE_SWIPE_BEGIN     +0.000s\t3",
+            " event5   GESTURE_SWIPE_UPDATE    +0.008s\t3 12.50/-0.25 ( 9.84/-0.20 unaccelerated)",
+            " event5   GESTURE_SWIPE_UPDATE    +0.016s\t3 -1.00/ 0.00 (-1.00/ 0.00 unaccelerated)",
+            " event5   GESTURE_SWIPE_END       +0.024s\t3 cancelled",
+            " event5   GESTURE_HOLD_END        +0.030s\t4",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let g = gesture_lines(&lines).unwrap();
+        let kinds: Vec<&str> = g.iter().map(|g| g.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "GESTURE_SWIPE_BEGIN",
+                "GESTURE_SWIPE_UPDATE",
+                "GESTURE_SWIPE_UPDATE",
+                "GESTURE_SWIPE_END",
+                "GESTURE_HOLD_END"
+            ]
+        );
+        assert_eq!(g[1].fingers, 3);
+        assert_eq!((g[1].delta, g[1].unaccel), ((12.5, -0.25), (9.84, -0.2)));
+        assert_eq!(g[2].unaccel, (-1.0, 0.0));
+        assert!(g[3].cancelled && !g[0].cancelled);
+        assert_eq!(g[4].fingers, 4);
+        assert_eq!(event_type(&lines[1]), Some("-"));
+        assert_eq!(event_type(&lines[0]), Some("DEVICE_ADDED"));
+    }
+
+    #[test]
+    fn a_gesture_line_that_does_not_parse_is_an_error() {
+        let lines = vec![" event5   GESTURE_SWIPE_UPDATE    +0.008s\t3 garbage".to_owned()];
+        assert!(gesture_lines(&lines).is_err());
+    }
 }

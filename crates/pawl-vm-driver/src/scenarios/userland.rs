@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use crate::hid::MouseModel;
-use crate::scenarios::{Scenario, T_DEVICE, compositor, libinput, udev};
+use crate::scenarios::{Scenario, T_DEVICE, compositor, libinput, swipe, udev};
 use crate::uhid::BUS_USB;
 
 /// Every userland scenario, in run order.
@@ -49,6 +49,19 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "libinput_quirks_apply_to_clone_as_to_mouse",
         run: libinput::libinput_quirks_apply_to_clone_as_to_mouse,
+    },
+    // libinput reading the swipe style's virtual touchpad: the gestures GNOME and KDE get.
+    Scenario {
+        name: "swipe_gesture_libinput_sees_three_finger_swipe",
+        run: swipe::swipe_gesture_libinput_sees_three_finger_swipe,
+    },
+    Scenario {
+        name: "swipe_gesture_vertical_is_overview_swipe",
+        run: swipe::swipe_gesture_vertical_is_overview_swipe,
+    },
+    Scenario {
+        name: "swipe_gesture_libinput_sees_four_finger_swipe_on_kde",
+        run: swipe::swipe_gesture_libinput_sees_four_finger_swipe_on_kde,
     },
     // A real compositor on pawl's devices.
     Scenario {
