@@ -15,11 +15,11 @@
 
 mod grab;
 mod hidpp_path;
+mod hotplug;
 mod mouse;
 pub mod paths;
 
 use std::collections::HashMap;
-use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,6 @@ use pawl_engine::config::GestureStyle;
 use pawl_engine::units::Micros;
 use pawl_engine::{Action, Config, Desktop, TouchOut};
 use rustix::event::epoll;
-use rustix::fs::inotify;
 use rustix::io::Errno;
 use rustix::time::{Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec};
 
@@ -39,7 +38,8 @@ use crate::sys::{self, UinputSpec};
 use crate::sysfs::{self, SysDevice};
 use crate::uinput::{self, VirtualDevice};
 use grab::{Device, Slot};
-use mouse::{Hidraw, Mouse};
+use hotplug::{drain_hotplug, watch_hotplug};
+use mouse::Mouse;
 pub use mouse::{MouseSummary, NodeState, NodeSummary, PathLine, predict};
 use paths::KernelOffers;
 
@@ -305,120 +305,6 @@ impl Daemon {
             .collect()
     }
 
-    /// Every handled mouse with which path carries what and why (for `pawl status` and
-    /// `pawl devices`), in record order.
-    pub fn mice(&self) -> Vec<MouseSummary> {
-        self.mice
-            .iter()
-            .flatten()
-            .map(|m| m.summary(&self.config, self.kernel))
-            .collect()
-    }
-
-    /// Whether the `eventN` node `node` is in a mouse record already.
-    fn node_known(&self, node: &str) -> bool {
-        self.mice
-            .iter()
-            .flatten()
-            .flat_map(|m| &m.nodes)
-            .any(|s| s.sys().is_some_and(|sys| sys.node == node))
-    }
-
-    /// The record of the HID device at `hid_dir` (never one for a node without a HID
-    /// device: such a pointer is a mouse of its own).
-    fn mouse_of(&self, hid_dir: Option<&Path>) -> Option<usize> {
-        let hid_dir = hid_dir?;
-        self.mice.iter().position(|m| {
-            m.as_ref()
-                .is_some_and(|m| m.hid_dir.as_deref() == Some(hid_dir))
-        })
-    }
-
-    /// A new, empty record (a free index reused).
-    fn new_mouse(&mut self, hid_dir: Option<PathBuf>) -> usize {
-        let mouse = Some(Mouse::new(hid_dir));
-        match self.mice.iter().position(Option::is_none) {
-            Some(m) => {
-                self.mice[m] = mouse;
-                m
-            }
-            None => {
-                self.mice.push(mouse);
-                self.mice.len() - 1
-            }
-        }
-    }
-
-    /// Drops mouse `m`'s record when nothing is left of it.
-    fn drop_if_empty(&mut self, m: usize) {
-        if let Some(slot) = self.mice.get_mut(m)
-            && slot.as_ref().is_some_and(Mouse::is_empty)
-        {
-            *slot = None;
-            self.devices_changed = true;
-        }
-    }
-
-    /// Applies mouse `m`'s path decision ([`paths::decide`]): releases the pointer nodes
-    /// it no longer grabs (HID++ now carries what they were grabbed for) and links the
-    /// thumb wheel — diverted into the grabbed node with scroll transformed, else native.
-    /// Nodes it would grab but that are not taken come back through [`Daemon::consider`]
-    /// (rescan on reload). Run whenever a node is taken or released, an endpoint opens, or
-    /// the config changes; cheap when nothing changed.
-    #[cold]
-    fn apply_paths(&mut self, m: usize) {
-        let Some(mouse) = self.mice.get(m).and_then(Option::as_ref) else {
-            return;
-        };
-        let (routes, index) = mouse.routes(&self.config, self.kernel, None);
-        for (p, n) in routes.pointers.iter().zip(&index) {
-            let Some(n) = *n else { continue };
-            let Some(mouse) = self.mice[m].as_ref() else {
-                return;
-            };
-            if p.grab || !matches!(mouse.nodes[n], Slot::Active(_) | Slot::Waiting(_)) {
-                continue;
-            }
-            let sys = mouse.nodes[n].sys().cloned();
-            self.take_node(m, n, HIDPP_CARRIES);
-            if let (Some(sys), Some(mouse)) = (sys, self.mice[m].as_mut()) {
-                self.notes.insert(sys.node.clone(), Note::Skipped);
-                mouse.nodes[n] = Slot::Carried(Box::new(sys));
-            }
-        }
-        let Some(mouse) = self.mice[m].as_mut() else {
-            return;
-        };
-        let target = routes.thumb_node.and_then(|i| index[i]);
-        let Mouse {
-            nodes,
-            hidraw,
-            thumb_node,
-            ..
-        } = mouse;
-        if let Hidraw::Open(dev) = hidraw {
-            if target != *thumb_node {
-                match target.and_then(|n| nodes[n].sys()) {
-                    Some(sys) => log::debug!(
-                        "{}: thumb wheel scroll goes to {}",
-                        dev.node().dev_path().display(),
-                        sys.dev_path().display()
-                    ),
-                    None => log::debug!(
-                        "{}: no grabbed pointer node with scroll transformed; thumb wheel native",
-                        dev.node().dev_path().display()
-                    ),
-                }
-            }
-            if dev.thumb_wheel() != routes.thumb_mode {
-                self.devices_changed = true;
-            }
-            dev.set_thumb_wheel(routes.thumb_mode, monotonic_now());
-        }
-        *thumb_node = target;
-        self.rearm();
-    }
-
     /// Whether what pawl noted about `node` (an `eventN` or `hidrawN` name) already answers
     /// `trigger`: permissions do not change what pawl decided about a skipped node, and a
     /// failed open is retried when the permissions change, not on every event.
@@ -563,52 +449,6 @@ impl Daemon {
         }
     }
 
-    /// Drains the inotify queue: new nodes are considered, changed permissions retried.
-    #[cold]
-    fn on_hotplug(&mut self) {
-        let Some(fd) = self.hotplug.as_ref() else {
-            return;
-        };
-        let (todo, gone, rescan) = drain_hotplug(fd, &mut self.notes, |_| true);
-        for node in gone {
-            self.forget_carried(&node);
-        }
-        for (node, trigger) in todo {
-            self.consider(&node, trigger);
-        }
-        if rescan {
-            log::warn!("hotplug events were lost; rescanning devices");
-            self.rescan(Trigger::Reload);
-        }
-    }
-
-    /// Forgets a handled node that was not opened ([`Slot::Carried`]) when it vanished.
-    fn forget_carried(&mut self, node: &str) {
-        for m in 0..self.mice.len() {
-            let Some(mouse) = self.mice[m].as_mut() else {
-                continue;
-            };
-            for slot in mouse.nodes.iter_mut() {
-                if matches!(slot, Slot::Carried(sys) if sys.node == node) {
-                    *slot = Slot::Empty;
-                    self.devices_changed = true;
-                }
-            }
-            self.drop_if_empty(m);
-        }
-    }
-
-    fn rescan(&mut self, trigger: Trigger) {
-        match sysfs::event_nodes(&self.class_dir) {
-            Ok(nodes) => {
-                for node in nodes {
-                    self.consider(&node, trigger);
-                }
-            }
-            Err(e) => log::error!("cannot list {}: {e}", self.class_dir.display()),
-        }
-    }
-
     /// Drains the signalfd; returns the exit on SIGTERM/SIGINT.
     fn on_signal(&mut self) -> Option<Exit> {
         let mut exit = None;
@@ -707,45 +547,6 @@ impl Daemon {
 const HIDPP_CARRIES: &str = "its gesture button comes through HID++ and nothing else needs the \
                              grab (scroll not transformed, no mapped button)";
 
-/// Reads every queued event of an inotify `fd` for names `keep` accepts: forgets the notes
-/// of nodes that vanished or appeared, and returns the nodes to look at, the nodes that
-/// vanished, and whether events were lost (queue overflow: rescan).
-fn drain_hotplug(
-    fd: &OwnedFd,
-    notes: &mut HashMap<String, Note>,
-    keep: fn(&str) -> bool,
-) -> (Vec<(String, Trigger)>, Vec<String>, bool) {
-    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
-    let mut reader = inotify::Reader::new(fd, &mut buf);
-    let mut todo: Vec<(String, Trigger)> = Vec::new();
-    let mut gone: Vec<String> = Vec::new();
-    let mut rescan = false;
-    while let Ok(event) = reader.next() {
-        let flags = event.events();
-        if flags.contains(inotify::ReadFlags::QUEUE_OVERFLOW) {
-            rescan = true;
-            continue;
-        }
-        let Some(name) = event
-            .file_name()
-            .and_then(|n: &CStr| n.to_str().ok())
-            .filter(|n| keep(n))
-        else {
-            continue;
-        };
-        if flags.contains(inotify::ReadFlags::DELETE) {
-            notes.remove(name);
-            gone.push(name.to_owned());
-        } else if flags.contains(inotify::ReadFlags::CREATE) {
-            notes.remove(name);
-            todo.push((name.to_owned(), Trigger::Created));
-        } else if flags.contains(inotify::ReadFlags::ATTRIB) {
-            todo.push((name.to_owned(), Trigger::Attrib));
-        }
-    }
-    (todo, gone, rescan)
-}
-
 /// The action plan for `config`: default chords of `desktop` unless the config names a
 /// desktop; commands refused when running as root without `allow_root_commands`.
 /// Fixes `gesture.fingers` for `desktop` when the config says `"auto"` (GNOME 3, KDE 4), so
@@ -777,18 +578,6 @@ fn watch(epoll: &OwnedFd, fd: &OwnedFd, token: u64) -> rustix::io::Result<()> {
         epoll::EventData::new_u64(token),
         epoll::EventFlags::IN,
     )
-}
-
-/// An inotify watch on `dir` for nodes appearing (`IN_CREATE`), changing permissions
-/// (`IN_ATTRIB`: udev applies them after the node exists) and vanishing (`IN_DELETE`).
-fn watch_hotplug(dir: &Path) -> rustix::io::Result<OwnedFd> {
-    let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)?;
-    inotify::add_watch(
-        &fd,
-        dir,
-        inotify::WatchFlags::CREATE | inotify::WatchFlags::ATTRIB | inotify::WatchFlags::DELETE,
-    )?;
-    Ok(fd)
 }
 
 /// Reaps every exited child (commands started by actions), so none stays a zombie.

@@ -15,6 +15,7 @@ use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 
 use super::grab::Slot;
 use super::paths::{self, Carrier, Endpoint, Inputs, KernelOffers, Pointer, Route, Routes, Why};
+use super::{Daemon, HIDPP_CARRIES, Note, monotonic_now};
 use crate::hidpp::HidppDevice;
 
 /// Bits of a pointer node's index in its epoll token: at most 16 pointer nodes per mouse.
@@ -220,6 +221,123 @@ impl Mouse {
             hidraw: hidraw_node.map(|n| Path::new(crate::hidpp::DEV).join(n)),
             paths: lines,
         }
+    }
+}
+
+/// The mouse table: finding, making and dropping records, and applying a record's paths.
+impl Daemon {
+    /// Every handled mouse with which path carries what and why (for `pawl status` and
+    /// `pawl devices`), in record order.
+    pub fn mice(&self) -> Vec<MouseSummary> {
+        self.mice
+            .iter()
+            .flatten()
+            .map(|m| m.summary(&self.config, self.kernel))
+            .collect()
+    }
+
+    /// Whether the `eventN` node `node` is in a mouse record already.
+    pub(super) fn node_known(&self, node: &str) -> bool {
+        self.mice
+            .iter()
+            .flatten()
+            .flat_map(|m| &m.nodes)
+            .any(|s| s.sys().is_some_and(|sys| sys.node == node))
+    }
+
+    /// The record of the HID device at `hid_dir` (never one for a node without a HID
+    /// device: such a pointer is a mouse of its own).
+    pub(super) fn mouse_of(&self, hid_dir: Option<&Path>) -> Option<usize> {
+        let hid_dir = hid_dir?;
+        self.mice.iter().position(|m| {
+            m.as_ref()
+                .is_some_and(|m| m.hid_dir.as_deref() == Some(hid_dir))
+        })
+    }
+
+    /// A new, empty record (a free index reused).
+    pub(super) fn new_mouse(&mut self, hid_dir: Option<PathBuf>) -> usize {
+        let mouse = Some(Mouse::new(hid_dir));
+        match self.mice.iter().position(Option::is_none) {
+            Some(m) => {
+                self.mice[m] = mouse;
+                m
+            }
+            None => {
+                self.mice.push(mouse);
+                self.mice.len() - 1
+            }
+        }
+    }
+
+    /// Drops mouse `m`'s record when nothing is left of it.
+    pub(super) fn drop_if_empty(&mut self, m: usize) {
+        if let Some(slot) = self.mice.get_mut(m)
+            && slot.as_ref().is_some_and(Mouse::is_empty)
+        {
+            *slot = None;
+            self.devices_changed = true;
+        }
+    }
+
+    /// Applies mouse `m`'s path decision ([`paths::decide`]): releases the pointer nodes
+    /// it no longer grabs (HID++ now carries what they were grabbed for) and links the
+    /// thumb wheel — diverted into the grabbed node with scroll transformed, else native.
+    /// Nodes it would grab but that are not taken come back through [`Daemon::consider`]
+    /// (rescan on reload). Run whenever a node is taken or released, an endpoint opens, or
+    /// the config changes; cheap when nothing changed.
+    #[cold]
+    pub(super) fn apply_paths(&mut self, m: usize) {
+        let Some(mouse) = self.mice.get(m).and_then(Option::as_ref) else {
+            return;
+        };
+        let (routes, index) = mouse.routes(&self.config, self.kernel, None);
+        for (p, n) in routes.pointers.iter().zip(&index) {
+            let Some(n) = *n else { continue };
+            let Some(mouse) = self.mice[m].as_ref() else {
+                return;
+            };
+            if p.grab || !matches!(mouse.nodes[n], Slot::Active(_) | Slot::Waiting(_)) {
+                continue;
+            }
+            let sys = mouse.nodes[n].sys().cloned();
+            self.take_node(m, n, HIDPP_CARRIES);
+            if let (Some(sys), Some(mouse)) = (sys, self.mice[m].as_mut()) {
+                self.notes.insert(sys.node.clone(), Note::Skipped);
+                mouse.nodes[n] = Slot::Carried(Box::new(sys));
+            }
+        }
+        let Some(mouse) = self.mice[m].as_mut() else {
+            return;
+        };
+        let target = routes.thumb_node.and_then(|i| index[i]);
+        let Mouse {
+            nodes,
+            hidraw,
+            thumb_node,
+            ..
+        } = mouse;
+        if let Hidraw::Open(dev) = hidraw {
+            if target != *thumb_node {
+                match target.and_then(|n| nodes[n].sys()) {
+                    Some(sys) => log::debug!(
+                        "{}: thumb wheel scroll goes to {}",
+                        dev.node().dev_path().display(),
+                        sys.dev_path().display()
+                    ),
+                    None => log::debug!(
+                        "{}: no grabbed pointer node with scroll transformed; thumb wheel native",
+                        dev.node().dev_path().display()
+                    ),
+                }
+            }
+            if dev.thumb_wheel() != routes.thumb_mode {
+                self.devices_changed = true;
+            }
+            dev.set_thumb_wheel(routes.thumb_mode, monotonic_now());
+        }
+        *thumb_node = target;
+        self.rearm();
     }
 }
 
