@@ -4,14 +4,21 @@
 //! nodes while HID++ is on), a readable pointer node, or a readable HID++ endpoint.
 //! Nothing wakes pawl while nothing happens.
 //!
-//! A handled mouse is one record ([`mouse`]): its evdev pointer node(s) and its HID++
-//! endpoint. Which path carries each part of it — the grab ([`grab`]: the node grabbed and
-//! cloned), HID++ ([`hidpp_path`]: controls diverted over hidraw), or neither — is decided
-//! in one place, [`paths::decide`], and applied by [`Daemon::apply_paths`] whenever one of
+//! A handled mouse is one record (`mouse.rs`): its evdev pointer node(s) and its HID++
+//! endpoint. Which path carries each part of it — the grab (`grab.rs`: the node grabbed and
+//! cloned), HID++ (`hidpp_path.rs`: controls diverted over hidraw), or neither — is decided
+//! in one place, [`paths::decide`], and applied by `Daemon::apply_paths` whenever one of
 //! its inputs changes (a node taken or released, an endpoint opened, the config reloaded).
 //! Modules: this one is the loop (wake-ups, signals, reload, the timer, shutdown);
-//! `mouse.rs` the record and its report; `paths.rs` the decision; `grab.rs` and
-//! `hidpp_path.rs` one path each.
+//! `mouse.rs` the record, the table of records, applying a record's decision and its
+//! report; `paths.rs` the decision (pure); `grab.rs` and `hidpp_path.rs` one path each;
+//! `hotplug.rs` the inotify watches.
+//!
+//! Adding a path (kernel mode: a HID-BPF program on the mouse's HID device): its state
+//! joins `mouse::Mouse` beside `nodes` and `hidraw`, what the kernel and the loader
+//! offer joins [`paths::KernelOffers`], its rules and a new [`paths::Carrier`] join
+//! [`paths::decide`], and its wake-ups (a ringbuf fd) get a wake-up kind and a module of their
+//! own; `apply_paths` then releases the grab of what the kernel path carries.
 
 mod grab;
 mod hidpp_path;

@@ -1,8 +1,9 @@
 //! A handled mouse: one record per physical mouse (one HID device in sysfs), holding its
 //! evdev pointer node(s) — each carried, waiting or grabbed with its clone (`grab.rs`) —
 //! and its HID++ endpoint (`hidpp_path.rs`), with the thumb wheel's link between them.
-//! What each part of it goes through is decided by `paths.rs` ([`Mouse::routes`]) and
-//! reported as a [`MouseSummary`] (`pawl status`, `pawl devices`).
+//! What each part of it goes through is decided by `paths.rs` ([`Mouse::routes`]),
+//! applied by [`Daemon::apply_paths`] and reported as a [`MouseSummary`] (`pawl status`,
+//! `pawl devices`; [`predict`] for `pawl devices` without a worker).
 //!
 //! Epoll tokens name a mouse and its part: `DEVICE_TOKEN_BASE + (mouse << NODE_BITS) +
 //! node` for a pointer node, `HIDPP_TOKEN_BASE + mouse` for the HID++ endpoint.
