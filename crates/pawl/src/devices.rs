@@ -85,6 +85,10 @@ pub struct DeviceEntry {
 
 /// Which path carries each part of a device's mouse, and who says so.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "paths are a Linux report so far")
+)]
 pub struct MousePaths {
     /// Where the answer comes from.
     pub source: PathsSource,
@@ -94,6 +98,10 @@ pub struct MousePaths {
 
 /// Who decided a [`MousePaths`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "paths are a Linux report so far")
+)]
 pub enum PathsSource {
     /// The running worker (from its metadata).
     Worker {
@@ -102,10 +110,6 @@ pub enum PathsSource {
     },
     /// No worker runs: what pawl would do now, by the same decision, from the config and
     /// what sysfs shows (HID++ assumed to divert once set up).
-    #[cfg_attr(
-        not(target_os = "linux"),
-        allow(dead_code, reason = "paths are a Linux report so far")
-    )]
     Predicted,
 }
 
