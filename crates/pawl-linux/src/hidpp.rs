@@ -3,11 +3,12 @@
 //! makes of the device's notifications (the diverted gesture button, raw XY while it is
 //! held) to a gesture engine of its own, whose actions go to the daemon's performer.
 //!
-//! Thumb wheel (0x2150, `[hidpp] thumb_wheel`): diverted only while the mouse's pointer
-//! node is grabbed with its scroll transformed ([`HidppDevice::set_thumb_target`]); its
-//! rotation then comes back from [`HidppDevice::on_readable`] as horizontal wheel input,
-//! which the daemon runs through that pointer node's engine and writes to its clone.
-//! Otherwise the thumb wheel stays native and reaches the kernel's `REL_HWHEEL`.
+//! Thumb wheel (0x2150, `[hidpp] thumb_wheel`): in the mode the daemon's path decision
+//! gives ([`HidppDevice::set_thumb_wheel`]; diverted only while the mouse's pointer node is
+//! grabbed with its scroll transformed); its diverted rotation comes back from
+//! [`HidppDevice::on_readable`] as horizontal wheel input, which the daemon runs through
+//! that pointer node's engine and writes to its clone. Otherwise the thumb wheel stays
+//! native and reaches the kernel's `REL_HWHEEL`.
 //!
 //! Endpoints: `/sys/class/hidraw/hidrawN/device/` is the HID device; its `uevent` names it
 //! (`HID_ID=0005:0000046D:0000B034`, `HID_NAME`, `HID_PHYS`) and its `report_descriptor`
@@ -182,6 +183,16 @@ pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
         .collect()
 }
 
+/// The session config the daemon uses: the gesture button (CID 0x00C3) diverted with raw
+/// XY as the config's gesture button; the thumb wheel in `thumb_wheel` (the daemon's path
+/// decision, `daemon/paths.rs`, says which).
+pub fn session_config(config: &Config, thumb_wheel: ThumbWheel) -> SessionConfig {
+    SessionConfig {
+        thumb_wheel,
+        ..SessionConfig::for_config(config)
+    }
+}
+
 /// Whether the config needs the evdev node of a device grabbed for something other than
 /// the gesture button (a mapped button); scroll is decided by the caller.
 pub fn buttons_need_grab(config: &Config) -> bool {
@@ -203,9 +214,6 @@ pub struct HidppDevice {
     session_config: SessionConfig,
     session: Session,
     engine: DeviceEngine,
-    /// The daemon's slot of the pointer node whose engine and clone take the thumb
-    /// wheel's scroll (grabbed, scroll transformed), if any.
-    thumb_target: Option<usize>,
 }
 
 /// Something the daemon must do after a HID++ wake-up.
@@ -217,11 +225,16 @@ pub trait Perform {
 }
 
 impl HidppDevice {
-    /// Opens `/dev/hidrawN` read-write and starts the session (its first request is
-    /// written before this returns).
+    /// Opens `/dev/hidrawN` read-write and starts the session with the thumb wheel in
+    /// `thumb_wheel` (its first request is written before this returns).
     ///
     /// Errors: the node cannot be opened (EACCES names the udev rule).
-    pub fn open(node: HidrawNode, config: &Config, now: Micros) -> Result<HidppDevice, Error> {
+    pub fn open(
+        node: HidrawNode,
+        config: &Config,
+        thumb_wheel: ThumbWheel,
+        now: Micros,
+    ) -> Result<HidppDevice, Error> {
         let path = node.dev_path();
         let fd = rustix::fs::open(
             &path,
@@ -231,7 +244,7 @@ impl HidppDevice {
         .map_err(|e| Error::io(&path, "open", e.into()))?;
         warn_other_hidpp_users(&path);
         let engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let session_config = SessionConfig::for_config(config);
+        let session_config = session_config(config, thumb_wheel);
         let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
             node,
@@ -239,7 +252,6 @@ impl HidppDevice {
             session_config,
             session,
             engine,
-            thumb_target: None,
         };
         dev.restart(now);
         Ok(dev)
@@ -248,13 +260,12 @@ impl HidppDevice {
     /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
     /// cancelled); when the controls to divert changed, pawl's diversions are undone and
     /// the setup runs again with the new controls. The thumb wheel keeps its current mode
-    /// here; the daemon sets it for the new config with [`HidppDevice::set_thumb_target`].
+    /// here; the daemon sets it for the new config with [`HidppDevice::set_thumb_wheel`].
     pub fn reconfigure(&mut self, config: &Config, now: Micros) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
         self.engine = DeviceEngine::with_profile(config, false, config.scroll);
-        let mut wanted = SessionConfig::for_config(config);
-        wanted.thumb_wheel = self.session_config.thumb_wheel;
+        let wanted = session_config(config, self.session_config.thumb_wheel);
         if wanted != self.session_config {
             self.undivert();
             let mut next = wanted.clone();
@@ -272,13 +283,11 @@ impl HidppDevice {
         self.apply(out, &mut NoPerform);
     }
 
-    /// Links the thumb wheel to the pointer node in the daemon's `slot` (grabbed, scroll
-    /// transformed), or to none: with `[hidpp] thumb_wheel` on it is diverted while there
-    /// is one and native otherwise; a change is written to the device now (or applied by
-    /// the setup in progress, and again after every reconnection).
-    pub fn set_thumb_target(&mut self, slot: Option<usize>, config: &Config, now: Micros) {
-        self.thumb_target = slot;
-        let mode = ThumbWheel::for_config(config, slot.is_some());
+    /// Puts the thumb wheel in `mode` (the daemon's path decision: diverted while the
+    /// mouse's pointer node is grabbed with scroll transformed, native otherwise, left alone
+    /// with `[hidpp] thumb_wheel = false`); a change is written to the device now (or
+    /// applied by the setup in progress, and again after every reconnection).
+    pub fn set_thumb_wheel(&mut self, mode: ThumbWheel, now: Micros) {
         if self.session.config().thumb_wheel == mode {
             return;
         }
@@ -287,10 +296,9 @@ impl HidppDevice {
         self.apply(out, &mut NoPerform);
     }
 
-    /// The daemon slot of the pointer node that takes the thumb wheel's scroll.
-    #[inline]
-    pub fn thumb_target(&self) -> Option<usize> {
-        self.thumb_target
+    /// What the session does with the thumb wheel now.
+    pub fn thumb_wheel(&self) -> ThumbWheel {
+        self.session.config().thumb_wheel
     }
 
     /// The node.
@@ -318,8 +326,8 @@ impl HidppDevice {
     }
 
     /// One read (one report), through the session and the engine. Returns the thumb
-    /// wheel's rotation as horizontal wheel input (v120) for the pointer node's engine
-    /// ([`HidppDevice::thumb_target`]). `Err(NODEV)` when the device is gone.
+    /// wheel's rotation as horizontal wheel input (v120) for the engine of the pointer node
+    /// the daemon links it to. `Err(NODEV)` when the device is gone.
     #[inline]
     pub fn on_readable(
         &mut self,

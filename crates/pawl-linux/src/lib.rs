@@ -16,8 +16,9 @@
 //!   performed ([`actions::Performer`]).
 //! - [`pipeline`] — the hot path of one device without syscalls: bytes → frames → engine
 //!   → bytes, with the read buffer and wheel-code fixups; tested with a recording sink.
-//! - [`daemon`] — the epoll loop, the device table, HID++ endpoints, hotplug, signals,
-//!   reload, the timer.
+//! - [`daemon`] — the epoll loop and one record per handled mouse (its pointer nodes, its
+//!   HID++ endpoint), with which path carries what decided in one place
+//!   ([`daemon::paths::decide`]); hotplug, signals, reload, the timer.
 //! - [`hidpp`] — Logitech HID++ on hidraw (`[hidpp] enabled`): MX Master endpoints, the
 //!   gesture button diverted through a [`pawl_hidpp::Session`], `pawl devices`' query.
 //! - [`inspect`] — read-only access for `pawl inspect` / `pawl devices`: pointer devices,
@@ -44,7 +45,9 @@ use std::path::PathBuf;
 
 use pawl_engine::{Config, Desktop};
 
-pub use daemon::{Daemon, DeviceSummary, Exit, Reload};
+pub use daemon::{
+    Daemon, DeviceSummary, Exit, MouseSummary, NodeState, NodeSummary, PathLine, Reload,
+};
 pub use error::{Error, ErrorKind};
 
 /// What `pawl run` passes besides the config.

@@ -25,7 +25,8 @@ use serde_json::json;
 
 pub use crate::lifecycle::EXIT_UNIDENTIFIED;
 use crate::lifecycle::{
-    self, GrabbedDevice, LockFile, Metadata, Paths, ProcState, StaleReason, Status, Unidentified,
+    self, GrabbedDevice, LockFile, Metadata, MouseRecord, Paths, ProcState, StaleReason, Status,
+    Unidentified,
 };
 use crate::out::{self, escape_control};
 use crate::worker::{ERROR_PREFIX, READY_LINE};
@@ -340,6 +341,9 @@ pub fn status_text(status: &Status, paths: &Paths, now: u64) -> String {
                     escape_control(&d.path)
                 ));
             }
+            for m in &meta.mice {
+                s.push_str(&mouse_text(m, "  mouse:   ", true, "    "));
+            }
             s.push_str(&format!(
                 "  version: {} ({})\n",
                 escape_control(&meta.version),
@@ -350,9 +354,75 @@ pub fn status_text(status: &Status, paths: &Paths, now: u64) -> String {
     }
 }
 
+/// One handled mouse and which path carries each part: a headline (`head`, then name and
+/// ids unless `named` is false, its nodes and HID++ endpoint), then one `indent`ed line per
+/// part (`gesture button: HID++ divert of CID 0x00C3 (hidraw3), raw XY while held`). Names
+/// and paths escaped.
+pub fn mouse_text(m: &MouseRecord, head: &str, named: bool, indent: &str) -> String {
+    let mut parts: Vec<String> = m
+        .nodes
+        .iter()
+        .map(|n| {
+            let state = match n.state.as_str() {
+                "grabbed" => match &n.clone {
+                    Some(c) => format!("grabbed, clone {}", escape_control(c)),
+                    None => "grabbed".to_owned(),
+                },
+                "waiting" => "waiting for its buttons to be released".to_owned(),
+                _ => "not grabbed".to_owned(),
+            };
+            format!("{} ({state})", escape_control(&n.path))
+        })
+        .collect();
+    if let Some(h) = &m.hidraw {
+        parts.push(format!("HID++ {}", escape_control(h)));
+    }
+    let mut s = head.to_owned();
+    if named {
+        s.push_str(&format!(
+            "{} ({:04x}:{:04x}) ",
+            escape_control(&m.name),
+            m.vendor,
+            m.product
+        ));
+    }
+    s.push_str(&parts.join(", "));
+    s.push('\n');
+    for p in &m.paths {
+        let part = format!("{}:", escape_control(&p.part));
+        s.push_str(&format!("{indent}{part:<15} {}\n", escape_control(&p.text)));
+    }
+    s
+}
+
+/// A mouse for `--json`: `{"name", "vendor", "product" (4-digit hex), "nodes": [{"path",
+/// "state": "grabbed"|"waiting"|"not-grabbed", "clone"}], "hidraw" (or null), "paths":
+/// [{"part", "path": "grab"|"hidpp"|"kernel", "reason" (a code, e.g. "hidpp-off"),
+/// "text"}]}`.
+pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
+    json!({
+        "name": m.name,
+        "vendor": format!("{:04x}", m.vendor),
+        "product": format!("{:04x}", m.product),
+        "nodes": m.nodes.iter().map(|n| json!({
+            "path": n.path,
+            "state": n.state,
+            "clone": n.clone,
+        })).collect::<Vec<_>>(),
+        "hidraw": m.hidraw,
+        "paths": m.paths.iter().map(|p| json!({
+            "part": p.part,
+            "path": p.path,
+            "reason": p.reason,
+            "text": p.text,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// `pawl status --json`: `{"state": "running"|"stopped"|"stale"|"starting"|"unknown", …}`.
-/// Running adds `pid`, `uptime_s`, `started_at` (Unix s), `config`, `version`, `exe` and
-/// `devices` (`path`, `name`, `vendor`, `product` as 4-digit hex strings); stale adds `pid`
+/// Running adds `pid`, `uptime_s`, `started_at` (Unix s), `config`, `version`, `exe`,
+/// `devices` (`path`, `name`, `vendor`, `product` as 4-digit hex strings) and `mice` (see
+/// [`mouse_json`]: which path carries each part of each handled mouse); stale adds `pid`
 /// (null when unreadable) and `reason` (`process-gone`, `pid-reused`, `lock-free`,
 /// `unreadable` with `error`); starting (lock held, no metadata yet) and unknown (lock
 /// held, metadata unreadable or naming no live process) add `pid: null`, `lock`, and for
@@ -402,6 +472,7 @@ pub fn status_json(status: &Status, paths: &Paths, now: u64) -> serde_json::Valu
             "version": meta.version,
             "exe": meta.exe,
             "devices": meta.devices.iter().map(device_json).collect::<Vec<_>>(),
+            "mice": meta.mice.iter().map(mouse_json).collect::<Vec<_>>(),
         }),
     }
 }
@@ -604,7 +675,7 @@ fn unix_now() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use expect_test::expect;
 
     use super::*;
@@ -618,6 +689,7 @@ mod tests {
             version: "0.1.0".into(),
             started_at: 1_700_000_000,
             devices,
+            mice: Vec::new(),
         }
     }
 
@@ -666,6 +738,112 @@ mod tests {
               version: 0.1.0 (/usr/bin/pawl)
         "#]]
         .assert_eq(&text);
+    }
+
+    /// An MX Master 3S as the Linux worker records it with HID++ on (default config).
+    pub(crate) fn mx_mouse() -> MouseRecord {
+        use crate::lifecycle::{NodeRecord, PathRecord};
+        let path = |part: &str, path: &str, reason: &str, text: &str| PathRecord {
+            part: part.into(),
+            path: path.into(),
+            reason: reason.into(),
+            text: text.into(),
+        };
+        MouseRecord {
+            name: "Logitech MX Master 3S".into(),
+            vendor: 0x046d,
+            product: 0xb034,
+            nodes: vec![NodeRecord {
+                path: "/dev/input/event3".into(),
+                state: "grabbed".into(),
+                clone: Some("/dev/input/event9".into()),
+            }],
+            hidraw: Some("/dev/hidraw2".into()),
+            paths: vec![
+                path(
+                    "gesture button",
+                    "hidpp",
+                    "gesture-diverted",
+                    "HID++ divert of CID 0x00C3 (hidraw2), raw XY while held",
+                ),
+                path(
+                    "thumb wheel",
+                    "hidpp",
+                    "thumb-wheel-diverted",
+                    "HID++ divert of 0x2150 (hidraw2) into the virtual device of event3",
+                ),
+                path("buttons", "grab", "grabbed", "grab + virtual device"),
+                path(
+                    "wheel",
+                    "grab",
+                    "scroll-transformed",
+                    "grab + virtual device, transformed",
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn status_shows_which_path_carries_each_part_of_each_mouse_in_text_and_json() {
+        let mut m = meta(vec![mx()]);
+        m.mice = vec![mx_mouse()];
+        let status = Status::Running(m);
+        expect![[r#"
+            running (pid 4242, up 5s)
+              config:  /home/u/.config/pawl/config.toml
+              grabbed: Logitech MX Master 3S (046d:b034) /dev/input/event3
+              mouse:   Logitech MX Master 3S (046d:b034) /dev/input/event3 (grabbed, clone /dev/input/event9), HID++ /dev/hidraw2
+                gesture button: HID++ divert of CID 0x00C3 (hidraw2), raw XY while held
+                thumb wheel:    HID++ divert of 0x2150 (hidraw2) into the virtual device of event3
+                buttons:        grab + virtual device
+                wheel:          grab + virtual device, transformed
+              version: 0.1.0 (/usr/bin/pawl)
+        "#]]
+        .assert_eq(&status_text(&status, &paths(), 1_700_000_005));
+        let json = status_json(&status, &paths(), 1_700_000_005);
+        expect![[r#"
+            [
+              {
+                "hidraw": "/dev/hidraw2",
+                "name": "Logitech MX Master 3S",
+                "nodes": [
+                  {
+                    "clone": "/dev/input/event9",
+                    "path": "/dev/input/event3",
+                    "state": "grabbed"
+                  }
+                ],
+                "paths": [
+                  {
+                    "part": "gesture button",
+                    "path": "hidpp",
+                    "reason": "gesture-diverted",
+                    "text": "HID++ divert of CID 0x00C3 (hidraw2), raw XY while held"
+                  },
+                  {
+                    "part": "thumb wheel",
+                    "path": "hidpp",
+                    "reason": "thumb-wheel-diverted",
+                    "text": "HID++ divert of 0x2150 (hidraw2) into the virtual device of event3"
+                  },
+                  {
+                    "part": "buttons",
+                    "path": "grab",
+                    "reason": "grabbed",
+                    "text": "grab + virtual device"
+                  },
+                  {
+                    "part": "wheel",
+                    "path": "grab",
+                    "reason": "scroll-transformed",
+                    "text": "grab + virtual device, transformed"
+                  }
+                ],
+                "product": "b034",
+                "vendor": "046d"
+              }
+            ]"#]]
+        .assert_eq(&serde_json::to_string_pretty(&json["mice"]).unwrap());
     }
 
     #[test]

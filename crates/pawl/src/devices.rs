@@ -11,6 +11,7 @@ use pawl_engine::device::{Family, family, is_mx_master};
 use pawl_engine::{Config, DeviceInfo};
 use serde_json::json;
 
+use crate::lifecycle::MouseRecord;
 use crate::out::escape_control;
 
 /// Exit code when an MX Master is connected.
@@ -78,6 +79,38 @@ pub struct DeviceEntry {
     pub pawl_virtual: bool,
     /// Who grabs it.
     pub grab: Grab,
+    /// Which path carries each part of the mouse it belongs to (Linux), if known.
+    pub paths: Option<MousePaths>,
+}
+
+/// Which path carries each part of a device's mouse, and who says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "paths are a Linux report so far")
+)]
+pub struct MousePaths {
+    /// Where the answer comes from.
+    pub source: PathsSource,
+    /// The mouse, its nodes and its paths.
+    pub mouse: MouseRecord,
+}
+
+/// Who decided a [`MousePaths`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "paths are a Linux report so far")
+)]
+pub enum PathsSource {
+    /// The running worker (from its metadata).
+    Worker {
+        /// Its pid.
+        pid: u32,
+    },
+    /// No worker runs: what pawl would do now, by the same decision, from the config and
+    /// what sysfs shows (HID++ assumed to divert once set up).
+    Predicted,
 }
 
 /// Whether `info` counts as an MX Master: by the family table, or marked `mx_master = true`
@@ -187,6 +220,15 @@ pub fn render_text(config: &Config, entries: &[DeviceEntry]) -> String {
         };
         let _ = writeln!(s, "    config: {decision}");
         let _ = writeln!(s, "    grab:   {}", grab_text(&e.grab));
+        if let Some(p) = &e.paths {
+            let head = match p.source {
+                PathsSource::Worker { pid } => format!("    paths (pawl, pid {pid}): "),
+                PathsSource::Predicted => "    paths (if pawl ran now): ".to_owned(),
+            };
+            s.push_str(&crate::control::mouse_text(
+                &p.mouse, &head, false, "      ",
+            ));
+        }
     }
     let mx: Vec<&DeviceEntry> = entries
         .iter()
@@ -223,7 +265,9 @@ pub fn render_text(config: &Config, entries: &[DeviceEntry]) -> String {
 /// The report for scripts: `{"mx_master_present": bool, "devices": [{"path", "name",
 /// "bus", "vendor", "product" (4-digit hex), "kind", "family" (name or null), "mx_master",
 /// "pawl_virtual", "handled", "transform_scroll", "reason", "grab": {"state": "free" |
-/// "pawl" | "other" | "not-probed" | "unknown", "pid"?, "holders"?, "why"?}}]}`.
+/// "pawl" | "other" | "not-probed" | "unknown", "pid"?, "holders"?, "why"?}, "paths":
+/// null | {"source": "worker" | "predicted", "pid"?, "mouse": (see
+/// `control::mouse_json`)}}]}`.
 pub fn render_json(config: &Config, entries: &[DeviceEntry]) -> serde_json::Value {
     let holders_json = |hs: &[Holder]| -> Vec<serde_json::Value> {
         hs.iter()
@@ -263,6 +307,19 @@ pub fn render_json(config: &Config, entries: &[DeviceEntry]) -> serde_json::Valu
                 "transform_scroll": !e.pawl_virtual && d.transform_scroll,
                 "reason": d.reason,
                 "grab": grab,
+                "paths": e.paths.as_ref().map(|p| {
+                    let mut v = json!({
+                        "source": match p.source {
+                            PathsSource::Worker { .. } => "worker",
+                            PathsSource::Predicted => "predicted",
+                        },
+                        "mouse": crate::control::mouse_json(&p.mouse),
+                    });
+                    if let PathsSource::Worker { pid } = p.source {
+                        v["pid"] = json!(pid);
+                    }
+                    v
+                }),
             })
         })
         .collect();
@@ -385,12 +442,28 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
             Kind::AbsolutePointer => "touchpad",
             Kind::Other => "other",
         };
+        let paths = match &worker {
+            _ if d.is_pawl_device() => None,
+            Some(meta) => meta
+                .mice
+                .iter()
+                .find(|m| m.nodes.iter().any(|n| n.path == path))
+                .map(|m| MousePaths {
+                    source: PathsSource::Worker { pid: meta.pid },
+                    mouse: m.clone(),
+                }),
+            None => pawl_linux::daemon::predict(config, class, d).map(|m| MousePaths {
+                source: PathsSource::Predicted,
+                mouse: crate::mouse_record(&m),
+            }),
+        };
         entries.push(DeviceEntry {
             path,
             info,
             kind: kind.into(),
             pawl_virtual: d.is_pawl_device(),
             grab,
+            paths,
         });
     }
     Ok(entries)
@@ -422,6 +495,7 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
                 info,
                 pawl_virtual: false,
                 grab,
+                paths: None,
             }
         })
         .collect())
@@ -496,6 +570,7 @@ mod tests {
             kind: "mouse".into(),
             pawl_virtual: false,
             grab,
+            paths: None,
         }
     }
 
@@ -557,6 +632,107 @@ mod tests {
         "#]]
         .assert_eq(&render_text(&config(), &entries));
         assert_eq!(exit_code(&config(), &entries), EXIT_MX_PRESENT);
+    }
+
+    #[test]
+    fn devices_shows_the_paths_the_worker_reports_or_those_pawl_would_use() {
+        let mut mx = entry(
+            "/dev/input/event3",
+            "Logitech MX Master 3S",
+            Bus::BLUETOOTH,
+            0x046d,
+            0xb034,
+            Grab::Pawl { pid: 1234 },
+        );
+        mx.paths = Some(MousePaths {
+            source: PathsSource::Worker { pid: 1234 },
+            mouse: crate::control::tests::mx_mouse(),
+        });
+        let mut off = crate::control::tests::mx_mouse();
+        off.hidraw = None;
+        off.nodes[0].clone = None;
+        off.paths.truncate(1);
+        off.paths[0] = crate::lifecycle::PathRecord {
+            part: "gesture button".into(),
+            path: "grab".into(),
+            reason: "hidpp-off".into(),
+            text: "grab + virtual device (HID++ off in config ([hidpp] enabled = false))".into(),
+        };
+        let mut predicted = mx.clone();
+        predicted.grab = Grab::Free;
+        predicted.paths = Some(MousePaths {
+            source: PathsSource::Predicted,
+            mouse: off,
+        });
+        expect![[r#"
+            /dev/input/event3  "Logitech MX Master 3S"
+                bluetooth 046d:b034, mouse, MX Master family: MX Master 3S
+                config: handled (mx-master family): buttons, gestures, scroll transformed
+                grab:   grabbed by pawl (pid 1234)
+                paths (pawl, pid 1234): /dev/input/event3 (grabbed, clone /dev/input/event9), HID++ /dev/hidraw2
+                  gesture button: HID++ divert of CID 0x00C3 (hidraw2), raw XY while held
+                  thumb wheel:    HID++ divert of 0x2150 (hidraw2) into the virtual device of event3
+                  buttons:        grab + virtual device
+                  wheel:          grab + virtual device, transformed
+            MX Master connected: Logitech MX Master 3S (/dev/input/event3)
+        "#]]
+        .assert_eq(&render_text(&config(), &[mx.clone()]));
+        expect![[r#"
+            /dev/input/event3  "Logitech MX Master 3S"
+                bluetooth 046d:b034, mouse, MX Master family: MX Master 3S
+                config: handled (mx-master family): buttons, gestures, scroll transformed
+                grab:   not grabbed
+                paths (if pawl ran now): /dev/input/event3 (grabbed)
+                  gesture button: grab + virtual device (HID++ off in config ([hidpp] enabled = false))
+            MX Master connected: Logitech MX Master 3S (/dev/input/event3)
+        "#]]
+        .assert_eq(&render_text(&config(), &[predicted]));
+        let v = render_json(&config(), &[mx]);
+        expect![[r#"
+            {
+              "mouse": {
+                "hidraw": "/dev/hidraw2",
+                "name": "Logitech MX Master 3S",
+                "nodes": [
+                  {
+                    "clone": "/dev/input/event9",
+                    "path": "/dev/input/event3",
+                    "state": "grabbed"
+                  }
+                ],
+                "paths": [
+                  {
+                    "part": "gesture button",
+                    "path": "hidpp",
+                    "reason": "gesture-diverted",
+                    "text": "HID++ divert of CID 0x00C3 (hidraw2), raw XY while held"
+                  },
+                  {
+                    "part": "thumb wheel",
+                    "path": "hidpp",
+                    "reason": "thumb-wheel-diverted",
+                    "text": "HID++ divert of 0x2150 (hidraw2) into the virtual device of event3"
+                  },
+                  {
+                    "part": "buttons",
+                    "path": "grab",
+                    "reason": "grabbed",
+                    "text": "grab + virtual device"
+                  },
+                  {
+                    "part": "wheel",
+                    "path": "grab",
+                    "reason": "scroll-transformed",
+                    "text": "grab + virtual device, transformed"
+                  }
+                ],
+                "product": "b034",
+                "vendor": "046d"
+              },
+              "pid": 1234,
+              "source": "worker"
+            }"#]]
+        .assert_eq(&serde_json::to_string_pretty(&v["devices"][0]["paths"]).unwrap());
     }
 
     #[test]
@@ -665,6 +841,7 @@ mod tests {
                   "mx_master": true,
                   "name": "Logitech MX Master 3S",
                   "path": "/dev/input/event5",
+                  "paths": null,
                   "pawl_virtual": false,
                   "product": "b034",
                   "reason": "mx-master family",
@@ -688,6 +865,7 @@ mod tests {
                   "mx_master": false,
                   "name": "SynPS/2 Synaptics TouchPad",
                   "path": "/dev/input/event6",
+                  "paths": null,
                   "pawl_virtual": false,
                   "product": "0007",
                   "reason": "touchpad",

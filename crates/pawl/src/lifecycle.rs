@@ -309,6 +309,57 @@ pub struct GrabbedDevice {
     pub product: u16,
 }
 
+/// A mouse the worker handles and which path carries each part of it (Linux: the grab,
+/// HID++, or the kernel's node untouched), as recorded in the metadata.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MouseRecord {
+    /// Its name.
+    pub name: String,
+    /// Vendor id.
+    pub vendor: u16,
+    /// Product id.
+    pub product: u16,
+    /// Its pointer nodes the config handles.
+    pub nodes: Vec<NodeRecord>,
+    /// Its HID++ endpoint (`/dev/hidrawN`), open or failed.
+    pub hidraw: Option<String>,
+    /// One line per part.
+    pub paths: Vec<PathRecord>,
+}
+
+/// A pointer node of a [`MouseRecord`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// `/dev/input/eventN`.
+    pub path: String,
+    /// `grabbed`, `waiting` (for its buttons to be released) or `not-grabbed`.
+    pub state: String,
+    /// Its clone's node, when grabbed.
+    pub clone: Option<String>,
+}
+
+/// Which path carries one part of a mouse.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathRecord {
+    /// `gesture button`, `thumb wheel`, `buttons`, `motion`, `wheel`.
+    pub part: String,
+    /// `grab`, `hidpp` or `kernel`.
+    pub path: String,
+    /// The reason's code, e.g. `hidpp-off`.
+    pub reason: String,
+    /// Both for people, e.g. `HID++ divert of CID 0x00C3 (hidraw3), raw XY while held`.
+    pub text: String,
+}
+
+/// What the worker handles now: its grabbed devices and its mice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Handled {
+    /// The grabbed devices.
+    pub devices: Vec<GrabbedDevice>,
+    /// The handled mice and their paths (empty on macOS).
+    pub mice: Vec<MouseRecord>,
+}
+
 /// What a running worker records about itself in `pawl.json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metadata {
@@ -328,6 +379,10 @@ pub struct Metadata {
     pub started_at: u64,
     /// Devices it has grabbed now.
     pub devices: Vec<GrabbedDevice>,
+    /// The mice it handles now, with the path of each part (absent in metadata of an
+    /// older pawl).
+    #[serde(default)]
+    pub mice: Vec<MouseRecord>,
 }
 
 impl Metadata {
@@ -630,6 +685,7 @@ mod tests {
             config: "/home/u/.config/pawl/config.toml".into(),
             version: "0.1.0".into(),
             started_at: 1_700_000_000,
+            mice: Vec::new(),
             devices: vec![GrabbedDevice {
                 path: "/dev/input/event3".into(),
                 name: "Logitech MX Master 3S".into(),
@@ -811,6 +867,7 @@ mod tests {
         sample().write(&path).unwrap();
         let shorter = Metadata {
             devices: Vec::new(),
+            mice: Vec::new(),
             ..sample()
         };
         shorter.write(&path).unwrap();

@@ -3,7 +3,7 @@
 
 use pawl_macos::worker::Mode;
 
-use crate::lifecycle::GrabbedDevice;
+use crate::lifecycle::{GrabbedDevice, Handled};
 
 /// A started worker (taps created on this thread's run loop).
 pub type Daemon = pawl_macos::Daemon;
@@ -20,9 +20,10 @@ pub fn start(config: pawl_engine::Config, debug: bool) -> anyhow::Result<Daemon>
 }
 
 /// The devices whose events the worker changes, for the metadata. macOS grabs nothing;
-/// `path` holds the transport (`USB`, `Bluetooth`, …).
-pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
-    daemon
+/// `path` holds the transport (`USB`, `Bluetooth`, …); no mouse records (paths are a Linux
+/// report so far).
+pub fn grabbed(daemon: &Daemon) -> Handled {
+    let devices = daemon
         .devices()
         .iter()
         .map(|d| GrabbedDevice {
@@ -31,12 +32,16 @@ pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
             vendor: d.vendor,
             product: d.product,
         })
-        .collect()
+        .collect();
+    Handled {
+        devices,
+        mice: Vec::new(),
+    }
 }
 
 /// Blocks in the run loop until SIGTERM or SIGINT. The device list is taken once at start
 /// (`_changed` is never called: the taps follow devices as they come and go).
-pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
     daemon.run()?;
     Ok(())
 }

@@ -251,7 +251,7 @@ fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Res
         }));
     }
     let grabbed = platform::grabbed(&daemon);
-    log::info!("running: {} device(s) grabbed", grabbed.len());
+    log::info!("running: {} device(s) grabbed", grabbed.devices.len());
     worker.ready(&origin, grabbed)?;
     platform::run(daemon, &mut |devices| {
         if let Err(e) = worker.set_devices(devices) {
@@ -264,7 +264,7 @@ fn run_daemon(config: Option<&Path>, detached: bool, debug: bool) -> anyhow::Res
 /// The platform backend behind `pawl run`.
 #[cfg(target_os = "linux")]
 mod platform {
-    use crate::lifecycle::GrabbedDevice;
+    use crate::lifecycle::{GrabbedDevice, Handled};
 
     pub type Daemon = pawl_linux::Daemon;
 
@@ -280,27 +280,65 @@ mod platform {
         )?)
     }
 
-    /// The grabbed devices, for the worker metadata.
-    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
-        convert(&daemon.devices())
+    /// The grabbed devices and the handled mice, for the worker metadata.
+    pub fn grabbed(daemon: &Daemon) -> Handled {
+        convert(&daemon.devices(), &daemon.mice())
     }
 
-    /// Runs until SIGTERM/SIGINT; `changed` receives the device list when it changes.
-    pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
-        daemon.run(&mut |devices| changed(convert(devices)))?;
+    /// Runs until SIGTERM/SIGINT; `changed` receives the devices and mice when they change.
+    pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
+        daemon.run(&mut |devices, mice| changed(convert(devices, mice)))?;
         Ok(())
     }
 
-    fn convert(devices: &[pawl_linux::DeviceSummary]) -> Vec<GrabbedDevice> {
-        devices
+    fn convert(
+        devices: &[pawl_linux::DeviceSummary],
+        mice: &[pawl_linux::MouseSummary],
+    ) -> Handled {
+        Handled {
+            devices: devices
+                .iter()
+                .map(|d| GrabbedDevice {
+                    path: d.path.display().to_string(),
+                    name: d.name.clone(),
+                    vendor: d.vendor,
+                    product: d.product,
+                })
+                .collect(),
+            mice: mice.iter().map(super::mouse_record).collect(),
+        }
+    }
+}
+
+/// A Linux mouse summary as the metadata records it (also `pawl devices`' prediction).
+#[cfg(target_os = "linux")]
+fn mouse_record(m: &pawl_linux::MouseSummary) -> lifecycle::MouseRecord {
+    use lifecycle::{MouseRecord, NodeRecord, PathRecord};
+    let text = |p: &Path| p.display().to_string();
+    MouseRecord {
+        name: m.name.clone(),
+        vendor: m.vendor,
+        product: m.product,
+        nodes: m
+            .nodes
             .iter()
-            .map(|d| GrabbedDevice {
-                path: d.path.display().to_string(),
-                name: d.name.clone(),
-                vendor: d.vendor,
-                product: d.product,
+            .map(|n| NodeRecord {
+                path: text(&n.path),
+                state: n.state.code().to_owned(),
+                clone: n.clone.as_deref().map(text),
             })
-            .collect()
+            .collect(),
+        hidraw: m.hidraw.as_deref().map(text),
+        paths: m
+            .paths
+            .iter()
+            .map(|p| PathRecord {
+                part: p.part.clone(),
+                path: p.carrier.code().to_owned(),
+                reason: p.why.code().to_owned(),
+                text: p.text.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -309,7 +347,7 @@ use crate::macos as platform;
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod platform {
-    use crate::lifecycle::GrabbedDevice;
+    use crate::lifecycle::Handled;
 
     pub enum Daemon {}
 
@@ -317,11 +355,11 @@ mod platform {
         anyhow::bail!("`pawl run` is not available on this platform")
     }
 
-    pub fn grabbed(daemon: &Daemon) -> Vec<GrabbedDevice> {
+    pub fn grabbed(daemon: &Daemon) -> Handled {
         match *daemon {}
     }
 
-    pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Vec<GrabbedDevice>)) -> anyhow::Result<()> {
+    pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
         match daemon {}
     }
 }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
-use crate::lifecycle::{self, GrabbedDevice, LockFile, Metadata, Paths, ProcState, Status};
+use crate::lifecycle::{self, Handled, LockFile, Metadata, Paths, ProcState, Status};
 
 /// The first line the worker writes on the readiness pipe when its devices are grabbed.
 pub const READY_LINE: &str = "ready";
@@ -132,12 +132,12 @@ impl Worker {
     }
 
     /// Startup is done: records the metadata (pid, start time, executable, `config` —
-    /// the config's path or "defaults (…)", version, start time, `devices`) and answers
+    /// the config's path or "defaults (…)", version, start time, `handled`) and answers
     /// `pawl on`. Call once, after grabbing (zero devices is a valid start: the worker
     /// waits for one to appear).
     ///
     /// Errors: the metadata cannot be written.
-    pub fn ready(&mut self, config: &str, devices: Vec<GrabbedDevice>) -> anyhow::Result<()> {
+    pub fn ready(&mut self, config: &str, handled: Handled) -> anyhow::Result<()> {
         let pid = std::process::id();
         let start_time = match lifecycle::probe_process(pid) {
             ProcState::Alive { start_time } => start_time,
@@ -152,7 +152,8 @@ impl Worker {
             started_at: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
-            devices,
+            devices: handled.devices,
+            mice: handled.mice,
         };
         let path = self.paths.metadata();
         meta.write(&path)
@@ -162,14 +163,16 @@ impl Worker {
         Ok(())
     }
 
-    /// Records a changed set of grabbed devices (a device came or went).
+    /// Records a changed set of grabbed devices and mice (a device came or went, a
+    /// mouse's paths changed).
     ///
     /// Errors: the metadata cannot be written (the old one stays).
-    pub fn set_devices(&mut self, devices: Vec<GrabbedDevice>) -> io::Result<()> {
+    pub fn set_devices(&mut self, handled: Handled) -> io::Result<()> {
         let Some(meta) = &mut self.meta else {
             return Ok(());
         };
-        meta.devices = devices;
+        meta.devices = handled.devices;
+        meta.mice = handled.mice;
         meta.write(&self.paths.metadata())
     }
 
@@ -237,6 +240,7 @@ fn adopt_stdio(paths: &Paths) -> anyhow::Result<(LockFile, File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lifecycle::GrabbedDevice;
 
     fn paths(tmp: &tempfile::TempDir) -> Paths {
         Paths::at(tmp.path().join("pawl"))
@@ -257,7 +261,15 @@ mod tests {
         let paths = paths(&tmp);
         let mut worker = Worker::start_in(paths.clone(), false).unwrap();
         assert_eq!(Metadata::read(&paths.metadata()).unwrap(), None);
-        worker.ready("/etc/pawl.toml", vec![mx()]).unwrap();
+        worker
+            .ready(
+                "/etc/pawl.toml",
+                Handled {
+                    devices: vec![mx()],
+                    mice: Vec::new(),
+                },
+            )
+            .unwrap();
         let meta = Metadata::read(&paths.metadata()).unwrap().unwrap();
         assert_eq!(meta.pid, std::process::id());
         assert_eq!(meta.config, "/etc/pawl.toml");
@@ -267,7 +279,7 @@ mod tests {
             lifecycle::classify(true, Ok(Some(meta)), lifecycle::probe_process),
             lifecycle::Status::Running(worker.metadata().unwrap().clone())
         );
-        worker.set_devices(Vec::new()).unwrap();
+        worker.set_devices(Handled::default()).unwrap();
         let meta = Metadata::read(&paths.metadata()).unwrap().unwrap();
         assert!(meta.devices.is_empty());
         drop(worker);
@@ -280,7 +292,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let paths = paths(&tmp);
         let mut first = Worker::start_in(paths.clone(), false).unwrap();
-        first.ready("defaults", Vec::new()).unwrap();
+        first.ready("defaults", Handled::default()).unwrap();
         let err = Worker::start_in(paths.clone(), false).unwrap_err();
         let already = err.downcast_ref::<AlreadyRunning>().unwrap();
         assert_eq!(already.pid, Some(std::process::id()));
@@ -307,6 +319,7 @@ mod tests {
             version: "0.0.0".into(),
             started_at: 0,
             devices: vec![mx()],
+            mice: Vec::new(),
         };
         left.write(&paths.metadata()).unwrap();
         let _worker = Worker::start_in(paths.clone(), false).unwrap();

@@ -602,7 +602,9 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// and thumb wheel diverted, `pawl devices` lists the MX Master's HID++ endpoint and what
 /// is diverted,
 /// asking the device itself (with a software id of its own: the worker ignores the
-/// replies, and gestures keep working afterwards).
+/// replies, and gestures keep working afterwards), and says which path would carry the
+/// gesture button; `pawl status` shows the worker's paths per part (gesture button and
+/// thumb wheel through HID++, wheel through the grab, transformed).
 pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()> {
     use std::io::Read;
     use std::process::{Command, Stdio};
@@ -656,6 +658,39 @@ pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()
             && l.contains("diverted 0x00C3 gesture button (raw XY)")
             && l.contains("thumb wheel (0x2150)")),
         "the diverted gesture button and thumb wheel are not listed: {out}{err}"
+    );
+    // No worker in this runtime dir: what pawl would do, by the daemon's own decision.
+    ensure!(
+        out.contains("paths (if pawl ran now)")
+            && out.contains("gesture button: HID++ divert of CID 0x00C3 (hidraw"),
+        "pawl devices does not say the gesture button would come through HID++: {out}{err}"
+    );
+    // The worker's own account, from its metadata.
+    let work = rig.pawl.config_path().parent().context("work dir")?;
+    let status = Command::new(&ctx.pawl)
+        .arg("status")
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", work)
+        .env("XDG_RUNTIME_DIR", work)
+        .stdin(Stdio::null())
+        .output()
+        .context("run pawl status")?;
+    let text = String::from_utf8_lossy(&status.stdout);
+    ctx.notes
+        .push(format!("$ pawl status ({})\n{text}", status.status));
+    let line = |part: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{part}:")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    ensure!(
+        status.status.success()
+            && line("gesture button").contains("HID++ divert of CID 0x00C3 (hidraw")
+            && line("thumb wheel").contains("HID++ divert of 0x2150 (hidraw")
+            && line("wheel").contains("grab + virtual device, transformed"),
+        "pawl status does not show which path carries what: {text}"
     );
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])
