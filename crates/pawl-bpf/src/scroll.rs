@@ -164,6 +164,19 @@ pub mod native {
             unsafe { pawl_scroll_step_native(a, p, i32::from(invert), v120, now_us, &mut detents) };
         (v, detents)
     }
+
+    unsafe extern "C" {
+        fn pawl_layout_native(out: *mut core::ffi::c_ulong, n: u32) -> u32;
+    }
+
+    /// The sizes and offsets `src/bpf/native.c` lists (the C compiler's view of
+    /// `src/bpf/pawl.h`), in its order.
+    pub fn layout() -> Vec<usize> {
+        let mut out = [0 as core::ffi::c_ulong; 64];
+        // SAFETY: `out` has room for the 64 values the call may write.
+        let n = unsafe { pawl_layout_native(out.as_mut_ptr(), out.len() as u32) };
+        out[..n as usize].iter().map(|&v| v as usize).collect()
+    }
 }
 
 #[cfg(test)]
