@@ -154,7 +154,10 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     let total = Instant::now();
     let root = util::project_root()?;
     let args = parse_args(args)?;
-    util::step("debian packages", || util::ensure_debian_packages(PACKAGES))?;
+    util::step("debian packages", || {
+        util::ensure_debian_packages(PACKAGES)?;
+        util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)
+    })?;
     let target = target_dir(&root);
     let want = args.kernel.as_deref();
     let mut kernels = Vec::new();
@@ -177,7 +180,10 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     for k in &kernels {
         eprintln!("kernel {} ({})", k.version, k.vmlinuz.display());
     }
-    util::step("static build of pawl and pawl-vm-driver", build_static)?;
+    util::step(
+        "static build of pawl, pawl-vm-driver and pawl-kernel-attach",
+        build_static,
+    )?;
     let bin_dir = target.join(TARGET).join("release");
     let pawl = bin_dir.join("pawl");
     let driver = bin_dir.join("pawl-vm-driver");
@@ -442,10 +448,20 @@ pub(crate) fn build_static() -> anyhow::Result<()> {
     util::run(
         Command::new(cargo)
             .env("RUSTFLAGS", "-C target-feature=+crt-static")
+            // libbpf-sys links libelf.a and libz.a (libelf-dev, zlib1g-dev) from here.
+            .env("LIBBPF_SYS_LIBRARY_PATH", STATIC_LIB_DIR)
             .args(["build", "--release", "--target", TARGET])
-            .args(["-p", "pawl", "-p", "pawl-vm-driver"]),
+            .args(["-p", "pawl", "-p", "pawl-vm-driver", "-p", "pawl-bpf"])
+            .args(["--features", "pawl-bpf/static"]),
     )
 }
+
+/// Where Debian's static libelf and zlib are (multiarch directory of [`TARGET`]).
+const STATIC_LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
+
+/// Where the kernel-mode loader is installed in the guest (as the package installs it:
+/// root-owned, in directories only root can write).
+pub(crate) const KERNEL_ATTACH_IN_GUEST: &str = "usr/libexec/pawl/pawl-kernel-attach";
 
 /// The scenario names of `set` the driver will run for `filters` (`--list` touches no
 /// device).
@@ -515,6 +531,25 @@ pub(crate) fn initramfs_bytes(
     c.symlink("bin/sh", "busybox");
     c.file("bin/pawl", 0o755, &read(pawl)?);
     c.file("bin/pawl-vm-driver", 0o755, &read(driver)?);
+    // The kernel-mode loader, built beside pawl by `build_static`.
+    for d in ["usr", "usr/libexec", "usr/libexec/pawl"] {
+        c.dir(d, 0o755);
+    }
+    c.file(
+        KERNEL_ATTACH_IN_GUEST,
+        0o755,
+        &read(&pawl.with_file_name("pawl-kernel-attach"))?,
+    );
+    // The examples' wheel streams, for the kernel-mode equality scenario.
+    c.dir("examples", 0o755);
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    for e in std::fs::read_dir(&examples).with_context(|| format!("read {}", examples.display()))? {
+        let path = e?.path();
+        if path.extension().is_some_and(|x| x == "events") {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            c.file(&format!("examples/{name}"), 0o644, &read(&path)?);
+        }
+    }
 
     let modules = resolve_modules(kernel, MODULES)?;
     let mut order = String::new();

@@ -7,12 +7,19 @@
 //!   twins of `src/bpf/scroll.h`), and that header compiled natively for the tests.
 //! - [`maps`]: the ringbuf record, the settings value and the stats (`src/bpf/pawl.h`).
 //! - [`layout`]: the mouse report's layout from the device's report descriptor.
+//! - [`pins`]: where an attachment is pinned, and [`pins::KernelDevice`], the daemon's handle
+//!   on one device's maps.
+//! - [`attach`]: what the loader `pawl-kernel-attach` does.
 //!
 //! On other targets the crate is empty.
 
 #[cfg(target_os = "linux")]
+pub mod attach;
+#[cfg(target_os = "linux")]
 pub mod layout;
 #[cfg(target_os = "linux")]
 pub mod maps;
+#[cfg(target_os = "linux")]
+pub mod pins;
 #[cfg(target_os = "linux")]
 pub mod scroll;

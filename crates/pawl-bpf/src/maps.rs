@@ -22,6 +22,8 @@ pub enum RingKind {
     Connection,
     /// HID++ 0x1D4B event 0, wireless device status (reconnected). Passed on.
     WirelessStatus,
+    /// [`FLAG_TRACE`] only (tests): one transformed axis step, see [`RingRecord::trace`].
+    WheelTrace,
 }
 
 impl RingKind {
@@ -32,6 +34,7 @@ impl RingKind {
             1 => RingKind::RawXy,
             2 => RingKind::Connection,
             3 => RingKind::WirelessStatus,
+            4 => RingKind::WheelTrace,
             _ => return None,
         })
     }
@@ -92,6 +95,21 @@ impl RingRecord {
         RingKind::from_u8(self.kind)
     }
 
+    /// A [`RingKind::WheelTrace`] record's `(axis, now_us, units in, units out)`: axis 0
+    /// wheel, 1 pan; `now_us` the time the pipeline was given; device units.
+    pub fn trace(&self) -> Option<(u8, u64, i32, i32)> {
+        if self.kind() != Some(RingKind::WheelTrace) {
+            return None;
+        }
+        let p = &self.params;
+        Some((
+            self.report_id,
+            u64::from_ne_bytes(p[0..8].try_into().unwrap()),
+            i32::from_ne_bytes(p[8..12].try_into().unwrap()),
+            i32::from_ne_bytes(p[12..16].try_into().unwrap()),
+        ))
+    }
+
     /// The HID++ report it was copied from (id, device index, feature index, function,
     /// parameters): 7 bytes for a short report, 20 for a long one, as pawl-hidpp parses
     /// reports.
@@ -109,6 +127,10 @@ impl RingRecord {
 
 /// `PAWL_FLAG_WHEEL`: transform the wheel and the pan.
 pub const FLAG_WHEEL: u8 = 1;
+
+/// `PAWL_FLAG_TRACE`: a [`RingKind::WheelTrace`] record per transformed axis step (tests
+/// only: it wakes the ring's reader on every wheel frame).
+pub const FLAG_TRACE: u8 = 2;
 
 /// The settings map's one value, `struct pawl_settings`, 48 bytes.
 #[repr(C)]

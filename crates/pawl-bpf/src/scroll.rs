@@ -166,6 +166,18 @@ pub mod native {
     }
 
     unsafe extern "C" {
+        fn pawl_scroll_with_quantum_native(p: *mut ScrollParamsC, q: u32);
+    }
+
+    /// `pawl_scroll_with_quantum(p, q)`: what the program does to the settings per axis.
+    pub fn with_quantum(p: &ScrollParamsC, q: u32) -> ScrollParamsC {
+        let mut p = *p;
+        // SAFETY: `p` is a local the call reads and writes, keeping no pointer.
+        unsafe { pawl_scroll_with_quantum_native(&mut p, q) };
+        p
+    }
+
+    unsafe extern "C" {
         fn pawl_layout_native(out: *mut core::ffi::c_ulong, n: u32) -> u32;
     }
 

@@ -221,6 +221,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1_000))]
 
     #[test]
+    fn the_programs_per_axis_quantum_is_the_engines_with_quantum(p in settings(), q in 0u32..=200) {
+        let c = native::with_quantum(&ScrollParamsC::from(&p), q);
+        prop_assert_eq!(c, ScrollParamsC::from(&p.with_quantum(q)));
+    }
+
+    #[test]
     fn the_c_pipeline_equals_the_engine_on_random_streams_and_parameters(
         p in settings(), invert in any::<bool>(), start in 0u64..u64::MAX / 2, events in events(),
     ) {

@@ -14,6 +14,11 @@ __s32 pawl_scroll_step_native(struct pawl_scroll_axis *a, const struct pawl_scro
 	return pawl_scroll_step(a, p, invert, v, now, detents);
 }
 
+void pawl_scroll_with_quantum_native(struct pawl_scroll_params *p, __u32 q)
+{
+	pawl_scroll_with_quantum(p, q);
+}
+
 /* Sizes and offsets, in this order; returns how many it wrote (at most `n`). */
 unsigned pawl_layout_native(unsigned long *out, unsigned n)
 {

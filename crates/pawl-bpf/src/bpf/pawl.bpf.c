@@ -114,21 +114,46 @@ static __always_inline void field_set(__u8 *d, const volatile struct pawl_field 
 	d[byte + 3] = (__u8)(raw >> 24);
 }
 
-/* One axis: device units in, device units out (the pipeline in v120, quantum = unit). */
-static __always_inline int axis(__u8 *d, const volatile struct pawl_field *f,
-				struct pawl_scroll_axis *a, const struct pawl_scroll_params *p,
-				int invert, __u64 now_us)
+/* PAWL_FLAG_TRACE: what one axis step saw and made, for the VM's equality test. */
+static __always_inline void trace(__u8 which, __u64 now_us, __s32 in, __s32 out)
 {
-	__s32 units, out, detents;
-	__u32 unit = layout.unit_v120, mag;
+	struct pawl_ring_record *r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
 
-	if (!field_get(d, f, &units) || units == 0 || unit == 0)
+	if (!r) {
+		bump(PAWL_STAT_RING_FULL);
+		return;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->time_ns = now_us * 1000;
+	r->kind = PAWL_RING_WHEEL_TRACE;
+	r->report_id = which;
+	r->len = 16;
+	__builtin_memcpy(r->params, &now_us, 8);
+	__builtin_memcpy(r->params + 8, &in, 4);
+	__builtin_memcpy(r->params + 12, &out, 4);
+	bpf_ringbuf_submit(r, 0);
+	bump(PAWL_STAT_RING);
+}
+
+/* One axis: device units in, device units out (the pipeline in v120, quantum = unit). */
+static __always_inline int axis(__u8 *d, const volatile struct pawl_field *f, __u32 unit,
+				struct pawl_scroll_axis *a, const struct pawl_scroll_params *settings,
+				int invert, __u64 now_us, __u8 which, int tracing)
+{
+	struct pawl_scroll_params p = *settings;
+	__s32 units, out, detents;
+	__u32 mag;
+
+	if (!field_get(d, f, &units) || units == 0 || unit == 0 || unit > 120)
 		return 0;
-	out = pawl_scroll_step(a, p, invert, units * (__s32)unit, now_us, &detents);
-	/* out is a multiple of the quantum; the loader sets quantum = unit. */
+	pawl_scroll_with_quantum(&p, unit);
+	out = pawl_scroll_step(a, &p, invert, units * (__s32)unit, now_us, &detents);
+	/* out is a multiple of the quantum = unit. */
 	mag = out < 0 ? (__u32)0 - (__u32)out : (__u32)out;
 	mag /= unit;
 	field_set(d, f, out < 0 ? -(__s32)mag : (__s32)mag);
+	if (tracing)
+		trace(which, now_us, units, out < 0 ? -(__s32)mag : (__s32)mag);
 	return 1;
 }
 
@@ -138,14 +163,17 @@ static __always_inline void mouse(__u8 *d)
 	struct pawl_settings *s = bpf_map_lookup_elem(&settings, &zero);
 	struct pawl_state *st = bpf_map_lookup_elem(&state, &zero);
 	__u64 now_us;
-	int n;
+	int n, tracing;
 
 	bump(PAWL_STAT_MOUSE);
 	if (!s || !st || !(s->flags & PAWL_FLAG_WHEEL))
 		return;
 	now_us = bpf_ktime_get_ns() / 1000;
-	n = axis(d, &layout.wheel, &st->wheel, &s->scroll, s->scroll.invert_vertical, now_us);
-	n += axis(d, &layout.pan, &st->pan, &s->scroll, s->scroll.invert_horizontal, now_us);
+	tracing = s->flags & PAWL_FLAG_TRACE;
+	n = axis(d, &layout.wheel, layout.unit_v120, &st->wheel, &s->scroll,
+		 s->scroll.invert_vertical, now_us, 0, tracing);
+	n += axis(d, &layout.pan, layout.pan_unit_v120, &st->pan, &s->scroll,
+		  s->scroll.invert_horizontal, now_us, 1, tracing);
 	if (n)
 		bump(PAWL_STAT_WHEEL);
 }

@@ -23,6 +23,9 @@
 #define PAWL_RING_RAW_XY 1           /* 0x1B04 event 1: payload = dx, dy s16 big-endian */
 #define PAWL_RING_CONNECTION 2       /* HID++ 1.0 0x41: payload = the report's bytes 3.. */
 #define PAWL_RING_WIRELESS_STATUS 3  /* 0x1D4B event 0: payload = its parameters */
+#define PAWL_RING_WHEEL_TRACE 4      /* PAWL_FLAG_TRACE only: one per transformed axis;
+				      * report_id 0 wheel / 1 pan, params = now_us u64, in
+				      * units s32, out units s32 (native endian) */
 
 /* One ringbuf record, 32 bytes: a HID++ notification as the device sent it. The report
  * (bytes 0..3) and up to 16 parameter bytes; user space decodes (pawl-hidpp). */
@@ -40,11 +43,13 @@ struct pawl_ring_record {
 
 /* pawl_settings.flags */
 #define PAWL_FLAG_WHEEL 1 /* transform the wheel and the pan (else pass them untouched) */
+#define PAWL_FLAG_TRACE 2 /* tests only: a PAWL_RING_WHEEL_TRACE record per axis step */
 
 /* The settings map's one value, 48 bytes: written by the loader (engine defaults) and by the
  * seat user's pawl (config load, SIGHUP, HID++ setup). */
 struct pawl_settings {
-	struct pawl_scroll_params scroll;
+	struct pawl_scroll_params scroll; /* quantum_v120 is not read: each axis runs with its
+					   * unit as quantum (pawl_scroll_with_quantum) */
 	__u8 reprog_index;          /* HID++ feature index of 0x1B04 on this device; 0 = none */
 	__u8 wireless_status_index; /* of 0x1D4B; 0 = none */
 	__u8 flags;                 /* PAWL_FLAG_* */
@@ -65,7 +70,7 @@ struct pawl_layout {
 	__u8 report_id;      /* the mouse report's id; 0 = the device numbers no reports */
 	__u8 hidpp;          /* 1: HID++ reports (0x10 / 0x11) are this device's */
 	__u8 unit_v120;      /* v120 per wheel unit as the driver scales it: 8 hi-res, 120 */
-	__u8 pad;
+	__u8 pan_unit_v120;  /* v120 per AC Pan unit (120: no driver scales the pan) */
 	struct pawl_field wheel; /* Generic Desktop Wheel */
 	struct pawl_field pan;   /* Consumer AC Pan */
 	struct pawl_field x, y;  /* Generic Desktop X, Y */

@@ -80,6 +80,20 @@ static __always_inline __u64 pawl_since(__u64 now, __u64 earlier)
 	return now > earlier ? now - earlier : 0; /* saturating, as Micros::since */
 }
 
+/* `p` with output quantum `q` (1 ..= 120): ScrollParams::with_quantum, which also rounds
+ * max_v120 down to a multiple of q (at least q). */
+static __always_inline void pawl_scroll_with_quantum(struct pawl_scroll_params *p, __u32 q)
+{
+	if (q < 1)
+		q = 1;
+	if (q > PAWL_V120_PER_DETENT)
+		q = PAWL_V120_PER_DETENT;
+	p->quantum_v120 = q;
+	p->max_v120 -= p->max_v120 % q;
+	if (p->max_v120 < q)
+		p->max_v120 = q;
+}
+
 /* Emit `m` (Q16, 0 <= m <= max) in direction a->dir as whole multiples of `quantum`;
  * returns the output v120, stores the lo-res detents in *detents. */
 static __always_inline __s32 pawl_scroll_emit(struct pawl_scroll_axis *a, __u32 quantum, __s64 m,
