@@ -47,11 +47,18 @@ pub const PAN_UNIT_V120: u8 = 120;
 /// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 /// `linux/capability.h`.
-const CAP_CHOWN: u32 = 0;
-const CAP_FOWNER: u32 = 3;
-const CAP_SYS_ADMIN: u32 = 21;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
+/// Every capability up to CAP_CHECKPOINT_RESTORE (40): root's effective set restored.
+const ALL_CAPS: [u32; 41] = {
+    let mut a = [0u32; 41];
+    let mut i = 0;
+    while i < 41 {
+        a[i] = i as u32;
+        i += 1;
+    }
+    a
+};
 
 /// Why the loader stopped. [`Failure::status`] is its exit status.
 #[derive(Debug)]
@@ -275,6 +282,10 @@ pub struct Attached {
     pub verified_insns: u32,
     /// Size of the program after the verifier's rewrites, BPF instructions (8 bytes each).
     pub xlated_insns: u32,
+    /// `None`: loaded and attached with only CAP_BPF + CAP_PERFMON effective. Otherwise
+    /// that attempt's error, after which the loader succeeded with all of root's
+    /// capabilities (what the kernel or libbpf wanted beyond the two is in the error).
+    pub needed_more_caps: Option<String>,
 }
 
 fn rodata_field(f: Field) -> skel::types::pawl_field {
@@ -312,14 +323,27 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
         )));
     }
 
-    detach(&opts.root, name)?;
     let dir = pins::device_dir(&opts.root, name);
-    fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).map_err(|e| failed("chmod", e))?;
-    let res = load_and_pin(hid_id, &layout, unit_v120, &dir, opts);
-    if res.is_err() {
-        let _ = detach(&opts.root, name);
-    }
+    let attempt = |caps: Option<&[u32]>| {
+        detach(&opts.root, name)?;
+        fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| failed("chmod", e))?;
+        let res = load_and_pin(hid_id, &layout, unit_v120, &dir, caps);
+        if res.is_err() {
+            let _ = detach(&opts.root, name);
+        }
+        res
+    };
+    let mut needed_more_caps = None;
+    let res = if opts.drop_caps {
+        attempt(Some(&[CAP_BPF, CAP_PERFMON])).or_else(|e| {
+            needed_more_caps = Some(e.to_string());
+            attempt(None)
+        })
+    } else {
+        attempt(None)
+    };
     let (verified_insns, xlated_insns) = res?;
     if let Some(uid) = opts.uid {
         let own = |p: &Path, mode: u32| -> Result<(), Failure> {
@@ -338,6 +362,7 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
         dir,
         verified_insns,
         xlated_insns,
+        needed_more_caps,
     })
 }
 
@@ -346,7 +371,7 @@ fn load_and_pin(
     layout: &MouseLayout,
     unit_v120: u8,
     dir: &Path,
-    opts: &AttachOptions,
+    caps: Option<&[u32]>,
 ) -> Result<(u32, u32), Failure> {
     let mut object = MaybeUninit::uninit();
     let mut open = skel::PawlSkelBuilder::default()
@@ -370,8 +395,8 @@ fn load_and_pin(
     };
     open.struct_ops.pawl_ops_mut().hid_id = hid_id;
 
-    if opts.drop_caps {
-        set_effective_caps(&[CAP_BPF, CAP_PERFMON])?;
+    if let Some(caps) = caps {
+        set_effective_caps(caps)?;
     }
     let res = (|| {
         let mut skel = open
@@ -402,8 +427,8 @@ fn load_and_pin(
             .map_err(|e| failed("pin stats", e))?;
         Ok(counts)
     })();
-    if opts.drop_caps {
-        set_effective_caps(&[CAP_BPF, CAP_PERFMON, CAP_CHOWN, CAP_FOWNER, CAP_SYS_ADMIN])?;
+    if caps.is_some() {
+        set_effective_caps(&ALL_CAPS)?;
     }
     res
 }

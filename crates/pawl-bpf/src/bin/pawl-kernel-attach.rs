@@ -157,9 +157,16 @@ mod linux {
             },
         )?;
         let l = a.layout;
+        if let Some(e) = &a.needed_more_caps {
+            eprintln!(
+                "pawl-kernel-attach: with only CAP_BPF + CAP_PERFMON: {e}; attached with \
+                 root's capabilities"
+            );
+        }
         Ok(format!(
             "attached to {name} (report {}, wheel bit {} size {}, pan bit {} size {}, HID++ {}, \
-             unit {} v120; verified_insns {}, xlated {} insns), pins in {} for {}",
+             unit {} v120; verified_insns {}, xlated {} insns; capabilities: {}), pins in {} \
+             for {}",
             l.report_id,
             l.wheel.bit,
             l.wheel.bits,
@@ -169,6 +176,11 @@ mod linux {
             a.unit_v120,
             a.verified_insns,
             a.xlated_insns,
+            if a.needed_more_caps.is_none() {
+                "CAP_BPF + CAP_PERFMON"
+            } else {
+                "all of root's"
+            },
             a.dir.display(),
             uid.map_or("root only (no seat user)".to_owned(), |u| format!(
                 "uid {u}"
