@@ -480,11 +480,13 @@ pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
     };
     let mut left = 0;
     for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if pins::is_hid_name(&name) && !sysfs.join(&name).exists() {
-            detach(root, &name)?;
-        } else {
-            left += 1;
+        let dir_name = e.file_name().to_string_lossy().into_owned();
+        match pins::hid_name_of_dir(&dir_name) {
+            Some(name) if !sysfs.join(&name).exists() => detach(root, &name)?,
+            Some(_) => left += 1,
+            // bpffs's own (maps.debug, progs.debug with bpf_preload) or not ours.
+            None if dir_name.ends_with(".debug") => {}
+            None => left += 1,
         }
     }
     if left == 0 && fs_magic(root) == Some(BPF_FS_MAGIC) {

@@ -7,15 +7,16 @@
 //!
 //! ```text
 //! /run/pawl/bpf/                          bpffs, root 0755 (lists attached device names)
-//! /run/pawl/bpf/<hid>/                    seat user, 0700: only that user gets further
-//! /run/pawl/bpf/<hid>/link                root 0600: the struct_ops link
-//! /run/pawl/bpf/<hid>/settings            seat user 0600: struct pawl_settings (read/write)
-//! /run/pawl/bpf/<hid>/ring                seat user 0600: the ringbuf (consuming maps it rw)
-//! /run/pawl/bpf/<hid>/stats               seat user 0400: the counters
+//! /run/pawl/bpf/<dev>/                    seat user, 0700: only that user gets further
+//! /run/pawl/bpf/<dev>/link                root 0600: the struct_ops link
+//! /run/pawl/bpf/<dev>/settings            seat user 0600: struct pawl_settings (read/write)
+//! /run/pawl/bpf/<dev>/ring                seat user 0600: the ringbuf (consuming maps it rw)
+//! /run/pawl/bpf/<dev>/stats               seat user 0400: the counters
 //! ```
 //!
-//! `<hid>` is the HID device's sysfs name, `BUS:VENDOR:PRODUCT.ID` (e.g.
-//! `0005:046D:B034.0003`); the id changes on every reconnect, and so does the directory.
+//! `<dev>` is the HID device's sysfs name, `BUS:VENDOR:PRODUCT.ID` (e.g.
+//! `0005:046D:B034.0003`), with the dot made an underscore (`0005:046D:B034_0003`: bpffs
+//! refuses names with a dot); the id changes on every reconnect, and so does the directory.
 
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -59,9 +60,17 @@ pub fn hid_id(name: &str) -> Option<i32> {
     i32::from_str_radix(&name[15..], 16).ok()
 }
 
-/// The directory of device `name` under `root`.
+/// The directory of device `name` under `root`: the sysfs name with its `.` made `_`
+/// (bpffs refuses names with a dot: `0005:046D:B034_0003`).
 pub fn device_dir(root: &Path, name: &str) -> PathBuf {
-    root.join(name)
+    root.join(name.replace('.', "_"))
+}
+
+/// The HID sysfs name of a pin directory's name ([`device_dir`]'s inverse), `None` for any
+/// other name.
+pub fn hid_name_of_dir(dir_name: &str) -> Option<String> {
+    let name = dir_name.replacen('_', ".", 1);
+    (is_hid_name(&name) && !dir_name.contains('.')).then_some(name)
 }
 
 /// Why a device's pins could not be used.
@@ -214,12 +223,128 @@ impl KernelDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::maps::FLAG_WHEEL;
+    use libbpf_rs::MapType;
+    use pawl_engine::scroll::ScrollParams;
+
+    /// A bpffs mounted on a fresh directory, unmounted when dropped. Needs root (CAP_SYS_ADMIN
+    /// to mount, CAP_BPF for the maps): CI runs as root; elsewhere set
+    /// PAWL_SKIP_BPF_TESTS=1 to skip, which is said on stderr.
+    struct Bpffs(tempfile::TempDir);
+
+    impl Bpffs {
+        fn mount() -> Option<Bpffs> {
+            let dir = tempfile::tempdir().unwrap();
+            let c = std::ffi::CString::new(dir.path().to_str().unwrap()).unwrap();
+            // SAFETY: NUL-terminated strings living across the call.
+            let r = unsafe {
+                libc::mount(
+                    c"bpffs".as_ptr(),
+                    c.as_ptr(),
+                    c"bpf".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
+            };
+            if r == 0 {
+                return Some(Bpffs(dir));
+            }
+            let e = std::io::Error::last_os_error();
+            if std::env::var_os("PAWL_SKIP_BPF_TESTS").is_some() {
+                eprintln!("skipped (PAWL_SKIP_BPF_TESTS): cannot mount a bpffs: {e}");
+                return None;
+            }
+            panic!("cannot mount a bpffs ({e}): run as root, or set PAWL_SKIP_BPF_TESTS=1");
+        }
+    }
+
+    impl Drop for Bpffs {
+        fn drop(&mut self) {
+            let c = std::ffi::CString::new(self.0.path().to_str().unwrap()).unwrap();
+            // SAFETY: NUL-terminated.
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        }
+    }
+
+    fn array(value_size: u32, n: u32) -> MapHandle {
+        let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+            sz: size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
+            ..Default::default()
+        };
+        MapHandle::create(MapType::Array, Some("pawl_test"), 4, value_size, n, &opts).unwrap()
+    }
+
+    /// Pins maps shaped as the program's under `<root>/<name>/` (as the loader does).
+    fn pin_like_the_loader(root: &Path, name: &str, settings_size: u32) -> MapHandle {
+        let dir = device_dir(root, name);
+        std::fs::create_dir(&dir).unwrap();
+        let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+            sz: size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
+            ..Default::default()
+        };
+        array(settings_size, 1).pin(dir.join(SETTINGS)).unwrap();
+        let mut stats = array(8, STAT_COUNT);
+        stats.pin(dir.join(STATS)).unwrap();
+        MapHandle::create(MapType::RingBuf, Some("pawl_ring"), 0, 0, 4096, &opts)
+            .unwrap()
+            .pin(dir.join(RING))
+            .unwrap();
+        stats
+    }
+
+    #[test]
+    fn the_daemon_opens_a_pinned_device_and_reads_and_writes_its_maps() {
+        let Some(fs) = Bpffs::mount() else { return };
+        let name = "0005:046D:B034.0007";
+        let stats = pin_like_the_loader(fs.0.path(), name, SETTINGS_SIZE as u32);
+        let dev = KernelDevice::open_in(fs.0.path(), name).unwrap();
+        assert_eq!(dev.name(), name);
+        assert_eq!(dev.settings().unwrap(), Settings::default());
+        let mut s = Settings::new(&ScrollParams::default(), 8);
+        s.reprog_index = 9;
+        dev.write_settings(&s).unwrap();
+        assert_eq!(dev.settings().unwrap(), s);
+        assert_eq!(s.flags, FLAG_WHEEL);
+        assert_eq!(dev.stats().unwrap(), Stats::default());
+        stats
+            .update(&2u32.to_ne_bytes(), &5u64.to_ne_bytes(), MapFlags::ANY)
+            .unwrap();
+        assert_eq!(dev.stats().unwrap().wheel_frames, 5);
+        let rb = dev.ring_buffer(|_| {}).unwrap();
+        assert!(rb.epoll_fd() >= 0);
+        assert_eq!(rb.consume_raw(), 0, "an empty ring has no record");
+        use std::os::fd::AsRawFd;
+        assert!(dev.ring_fd().as_raw_fd() >= 0);
+    }
+
+    #[test]
+    fn a_pin_that_is_not_the_programs_map_is_refused() {
+        let Some(fs) = Bpffs::mount() else { return };
+        let name = "0005:046D:B034.0008";
+        pin_like_the_loader(fs.0.path(), name, 40);
+        let e = KernelDevice::open_in(fs.0.path(), name).unwrap_err();
+        assert!(matches!(e, PinError::Shape(..)), "{e}");
+        let e = KernelDevice::open_in(fs.0.path(), "0005:046D:B034.0009").unwrap_err();
+        assert!(matches!(e, PinError::Open(..)), "{e}");
+        let e = KernelDevice::open_in(fs.0.path(), "../x").unwrap_err();
+        assert!(matches!(e, PinError::BadName(_)), "{e}");
+    }
 
     #[test]
     fn only_hid_sysfs_names_are_accepted() {
         assert!(is_hid_name("0005:046D:B034.0003"));
         assert_eq!(hid_id("0005:046D:B034.0003"), Some(3));
         assert_eq!(hid_id("0003:046D:4082.000A"), Some(10));
+        assert_eq!(
+            device_dir(Path::new("/r"), "0005:046D:B034.0003"),
+            Path::new("/r/0005:046D:B034_0003")
+        );
+        assert_eq!(
+            hid_name_of_dir("0005:046D:B034_0003").as_deref(),
+            Some("0005:046D:B034.0003")
+        );
+        assert_eq!(hid_name_of_dir("0005:046D:B034.0003"), None);
+        assert_eq!(hid_name_of_dir("maps.debug"), None);
         for bad in [
             "",
             "../../etc",

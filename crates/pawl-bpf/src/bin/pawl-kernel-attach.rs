@@ -126,8 +126,7 @@ mod linux {
                 None => std::fs::read_dir(&root)
                     .map(|d| {
                         d.flatten()
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .filter(|n| pins::is_hid_name(n))
+                            .filter_map(|e| pins::hid_name_of_dir(&e.file_name().to_string_lossy()))
                             .collect()
                     })
                     .unwrap_or_default(),

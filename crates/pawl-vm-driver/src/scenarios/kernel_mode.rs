@@ -431,13 +431,13 @@ pub fn kernel_mode_reattaches_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
     let (dev, _info, first, _) = hires_mouse(ctx)?;
     attach(ctx, &first)?;
     ensure!(
-        root.join(&first).join(pins::LINK).exists(),
+        pins::device_dir(root, &first).join(pins::LINK).exists(),
         "no link pin for {first}"
     );
     drop(dev);
     detach(ctx, &first)?;
     ensure!(
-        !root.join(&first).exists(),
+        !pins::device_dir(root, &first).exists(),
         "{first}'s pins are left after remove"
     );
     let (dev, info, second, _) = hires_mouse(ctx)?;
@@ -490,7 +490,7 @@ pub fn kernel_mode_loader_reports_no_hid_bpf(ctx: &mut Ctx) -> anyhow::Result<()
     ensure!(status == 3, "status {status} (want 3): {text}");
     ensure!(text.contains("no HID-BPF"), "message {text:?}");
     ensure!(
-        !Path::new(pins::PIN_ROOT).join(&name).exists(),
+        !pins::device_dir(Path::new(pins::PIN_ROOT), &name).exists(),
         "pins left for {name}"
     );
     Ok(())
