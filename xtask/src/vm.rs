@@ -499,6 +499,9 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+# The initramfs root is 1777; a real / is 0755 (pawl-kernel-attach refuses to run as root
+# from under a directory others can write).
+chmod 755 /
 # Keep kernel messages off the console so they cannot split result lines.
 echo 1 > /proc/sys/kernel/printk
 for m in $(cat /etc/pawl-vm/modules); do

@@ -93,7 +93,12 @@ fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
 /// An emulated MX Master 3S bound by hid-logitech-hidpp with its wheel in hi-res mode, and
 /// its HID sysfs name.
 fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, String)> {
-    let phys = ctx.phys("bt");
+    // The kernel keeps 63 bytes of phys: a short prefix, and the name's own counter.
+    let phys = ctx.phys("b");
+    let phys = match phys.len() {
+        n if n > 60 => format!("b-{}", &phys[n - 50..]),
+        _ => phys,
+    };
     let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
     let info = dev.wait_node(T_DEVICE)?;
     dev.pump_until("the driver sets the wheel to hi-res", T_DEVICE, |d| {
@@ -374,6 +379,8 @@ pub fn kernel_mode_gesture_notifications_reach_the_ring_not_hidraw(
         after_motion.ring_records == before.ring_records && drain(&kd)?.is_empty(),
         "motion with the button up reached the ring: {after_motion:?}"
     );
+    // hidraw keeps 64 reports: empty it of the motion before the HID++ part.
+    read_hidraw(&hidraw);
     // Gesture button (CID 0xC3) down, raw XY (5, −5), up; then a battery notification.
     let down = hidpp_long(reprog, 0, 0, &[0x00, 0xc3]);
     let xy = hidpp_long(reprog, 1, 0, &[0x00, 0x05, 0xff, 0xfb]);
