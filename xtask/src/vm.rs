@@ -463,6 +463,13 @@ pub(crate) fn build_static() -> anyhow::Result<()> {
     )
 }
 
+/// The `SKIP` reason a scenario gives on a kernel without HID-BPF (the driver's
+/// `kernel_mode::NEEDS_HID_BPF`).
+const SKIP_OUTSIDE_HID_BPF: &str = "needs HID-BPF:";
+/// The `SKIP` reason of a scenario for kernels without HID-BPF, on one with it (the
+/// driver's `kernel_mode::NEEDS_NO_HID_BPF`).
+const SKIP_ON_HID_BPF: &str = "needs a kernel without HID-BPF:";
+
 /// Where Debian's static libelf and zlib are (multiarch directory of [`TARGET`]).
 const STATIC_LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
 
@@ -1015,9 +1022,10 @@ fn boot_qemu(
 
 /// The `PASS` count and the problems of `run`: a timeout, a driver error, any `FAIL`, or
 /// results that differ from `expected`.
-/// `hid_bpf`: the kernel is the HID-BPF tier's, where no scenario may `SKIP` (a `SKIP name:
-/// reason` line says the scenario does not apply to this kernel; elsewhere it is accepted,
-/// counted as neither passed nor failed, and its reason is printed).
+/// `hid_bpf`: the kernel is the HID-BPF tier's. A `SKIP name: reason` line says a scenario
+/// does not apply to this kernel; it is accepted (printed, counted as neither passed nor
+/// failed) only when its reason is [`SKIP_OUTSIDE_HID_BPF`] outside that tier or
+/// [`SKIP_ON_HID_BPF`] on it, and fails the run otherwise.
 fn judge(run: &Run, expected: &[String], hid_bpf: bool) -> (usize, Vec<String>) {
     let mut problems = Vec::new();
     if run.timed_out {
@@ -1033,10 +1041,20 @@ fn judge(run: &Run, expected: &[String], hid_bpf: bool) -> (usize, Vec<String>) 
     for line in &run.results {
         let name = line[5..].split(':').next().unwrap_or("").trim();
         *seen.entry(name).or_default() += 1;
-        if line.starts_with("FAIL ") || (hid_bpf && line.starts_with("SKIP ")) {
+        if line.starts_with("FAIL ") {
             problems.push(line.clone());
         } else if line.starts_with("SKIP ") {
-            eprintln!("{line}");
+            let reason = line.split_once(": ").map_or("", |(_, r)| r);
+            let allowed = if hid_bpf {
+                SKIP_ON_HID_BPF
+            } else {
+                SKIP_OUTSIDE_HID_BPF
+            };
+            if reason.starts_with(allowed) {
+                eprintln!("{line}");
+            } else {
+                problems.push(format!("{line} (not an accepted skip on this kernel)"));
+            }
         }
     }
     for name in expected {
@@ -1161,17 +1179,23 @@ mod tests {
     }
 
     #[test]
-    fn a_skip_is_accepted_only_outside_the_hid_bpf_tier() {
+    fn a_skip_is_accepted_only_on_the_kernels_it_names() {
         let run = Run {
             boot: Some(Duration::from_secs(1)),
             scenarios: Some(Duration::from_secs(1)),
             total: Duration::from_secs(2),
-            results: vec!["PASS a".into(), "SKIP b: kernel 6.1 has no HID-BPF".into()],
+            results: vec![
+                "PASS a".into(),
+                "SKIP b: needs HID-BPF: kernel 6.1 has no struct hid_bpf_ops".into(),
+                "SKIP c: needs a kernel without HID-BPF: kernel 7.3.4 has HID-BPF".into(),
+            ],
             driver_status: Some(0),
             timed_out: false,
         };
-        let expected = vec!["a".to_string(), "b".to_string()];
-        assert_eq!(judge(&run, &expected, false), (1, vec![]));
+        let expected = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        // Outside the tier b's skip is fine, c's is not; on it, the other way round.
+        assert_eq!(judge(&run, &expected, false).1.len(), 1);
         assert_eq!(judge(&run, &expected, true).1.len(), 1);
+        assert_eq!(judge(&run, &expected, true).0, 1);
     }
 }

@@ -7,8 +7,9 @@
 //! (`/usr/libexec/pawl/pawl-kernel-attach`, root-owned).
 //!
 //! A scenario that needs HID-BPF fails with [`NotApplicable`] (printed as `SKIP name:
-//! reason`) on a kernel without it; xtask accepts that only on a kernel outside the HID-BPF
-//! tier.
+//! needs HID-BPF: …`) on a kernel without it, and the one for kernels without it (`needs a
+//! kernel without HID-BPF: …`) on a kernel with it; xtask accepts the first only outside
+//! the HID-BPF tier and the second only on it.
 
 use std::fmt;
 use std::os::fd::AsRawFd;
@@ -43,7 +44,15 @@ const UNIT: i32 = 8;
 /// (still beyond the 300 ms gesture gap, so a new gesture starts as it did).
 const MAX_PAUSE: Duration = Duration::from_millis(400);
 
-/// A scenario that does not apply to this kernel (`SKIP`, with the reason).
+/// How a `SKIP` reason starts for a scenario that needs HID-BPF (xtask fails it on the
+/// HID-BPF tier).
+pub const NEEDS_HID_BPF: &str = "needs HID-BPF";
+/// How a `SKIP` reason starts for a scenario that needs a kernel without HID-BPF (xtask
+/// fails it on every other tier).
+pub const NEEDS_NO_HID_BPF: &str = "needs a kernel without HID-BPF";
+
+/// A scenario that does not apply to this kernel (`SKIP`, with the reason: it starts with
+/// [`NEEDS_HID_BPF`] or [`NEEDS_NO_HID_BPF`]).
 #[derive(Debug)]
 pub struct NotApplicable(pub String);
 
@@ -61,8 +70,8 @@ fn needs_hid_bpf() -> anyhow::Result<()> {
         Ok(())
     } else {
         Err(NotApplicable(format!(
-            "kernel {} has no HID-BPF (struct hid_bpf_ops): kernel mode needs 6.11+ with \
-             CONFIG_HID_BPF",
+            "{NEEDS_HID_BPF}: kernel {} has no struct hid_bpf_ops (kernel mode needs 6.11+ \
+             with CONFIG_HID_BPF)",
             kernel_release()
         ))
         .into())
@@ -480,7 +489,7 @@ pub fn kernel_mode_reattaches_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
 pub fn kernel_mode_loader_reports_no_hid_bpf(ctx: &mut Ctx) -> anyhow::Result<()> {
     if pawl_bpf::attach::has_hid_bpf() {
         bail!(NotApplicable(format!(
-            "kernel {} has HID-BPF: this checks a kernel without it",
+            "{NEEDS_NO_HID_BPF}: kernel {} has HID-BPF",
             kernel_release()
         )));
     }
@@ -501,4 +510,48 @@ pub fn kernel_mode_loader_reports_no_hid_bpf(ctx: &mut Ctx) -> anyhow::Result<()
         "pins left for {name}"
     );
     Ok(())
+}
+
+/// `kernel_mode_unifying_child_wheel_transformed`: the child device hid-logitech-dj makes
+/// for an MX Master behind an (emulated) Unifying receiver, bound by hid-logitech-hidpp in
+/// hi-res mode: the loader finds its mouse report in the descriptor hid-logitech-dj
+/// synthesised, and a whole detent (15 units) comes out as the engine makes it (inverted:
+/// REL_WHEEL_HI_RES −120).
+pub fn kernel_mode_unifying_child_wheel_transformed(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let base = ctx.phys("u");
+    let recv = crate::receiver::UnifyingReceiver::create(&base)?;
+    let child = recv.wait_child(T_DEVICE)?;
+    let deadline = Instant::now() + T_DEVICE;
+    while recv.state().emu.wheel_mode() != hires_wheel::MODE_RESOLUTION {
+        ensure!(
+            Instant::now() < deadline,
+            "the child's driver never set hi-res"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    recv.quiet(Duration::from_millis(200));
+    let name = hid_device_of(&child)?
+        .file_name()
+        .context("HID device path without a name")?
+        .to_string_lossy()
+        .into_owned();
+    attach(ctx, &name)?;
+    let kd = KernelDevice::open(&name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut node = EvdevNode::open(&child.path)?;
+    recv.wheel(1)?;
+    let got = node.frames(1, T_EVENT)?;
+    let params = ScrollParams::default().with_quantum(UNIT as u32);
+    let want = ScrollAxis::default()
+        .step(&params, params.invert_vertical, 15 * UNIT, Micros(0))
+        .v120;
+    ensure!(
+        hires_values(&got) == vec![want],
+        "one detent through the child: {} (the engine: {want})",
+        evdev::show(&got)
+    );
+    let stats = kd.stats().map_err(|e| anyhow::format_err!("{e}"))?;
+    ctx.notes.push(format!("stats {stats:?}"));
+    ensure!(stats.wheel_frames == 1, "stats {stats:?}");
+    detach(ctx, &name)
 }

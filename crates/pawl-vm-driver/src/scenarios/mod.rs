@@ -285,6 +285,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode::kernel_mode_reattaches_after_reconnect,
     },
     Scenario {
+        name: "kernel_mode_unifying_child_wheel_transformed",
+        run: kernel_mode::kernel_mode_unifying_child_wheel_transformed,
+    },
+    Scenario {
         name: "kernel_mode_loader_reports_no_hid_bpf",
         run: kernel_mode::kernel_mode_loader_reports_no_hid_bpf,
     },
