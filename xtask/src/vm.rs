@@ -154,10 +154,7 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     let total = Instant::now();
     let root = util::project_root()?;
     let args = parse_args(args)?;
-    util::step("debian packages", || {
-        util::ensure_debian_packages(PACKAGES)?;
-        util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)
-    })?;
+    util::step("debian packages", || util::ensure_debian_packages(PACKAGES))?;
     let target = target_dir(&root);
     let want = args.kernel.as_deref();
     let mut kernels = Vec::new();
@@ -451,6 +448,7 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 }
 
 pub(crate) fn build_static() -> anyhow::Result<()> {
+    util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     util::run(
         Command::new(cargo)
