@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * pawl's HID-BPF program (struct_ops hid_bpf_ops, kernel >= 6.11), one instance per handled
  * HID device, loaded and attached by pawl-kernel-attach:
@@ -9,7 +9,8 @@
  *    index are copied to the `ring` ringbuf and dropped;
  *  - HID++ connection notifications (1.0 0x41, 0x1D4B event 0) are copied and passed on;
  *  - everything else passes untouched (replies reach the driver and pawl).
- * The licence is GPL: the HID-BPF kfuncs are GPL-only.
+ * Licence: GPL-2.0-only OR MIT ("Dual MIT/GPL" to the kernel): the HID-BPF kfuncs and the
+ * ringbuf helpers are for GPL-compatible programs only.
  */
 #include "hid_bpf.h"
 #include <bpf/bpf_helpers.h>
@@ -17,7 +18,7 @@
 
 #include "pawl.h"
 
-char _license[] SEC("license") = "GPL";
+char _license[] SEC("license") = "Dual MIT/GPL";
 
 /* Bytes of the report the program reads: every field must lie within (the loader checks).
  * HID++ long reports are 20 bytes. */
