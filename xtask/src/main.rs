@@ -86,6 +86,10 @@ tasks:
 /// The README's test command: every check and test, in order of cost.
 fn ci(_args: &[String]) -> anyhow::Result<()> {
     util::project_root()?;
+    util::step(
+        "build packages (clang for the BPF program, libelf, zlib)",
+        || util::ensure_debian_packages(util::BPF_BUILD_PACKAGES),
+    )?;
     util::step("cargo fmt --check", || {
         util::cargo(&["fmt", "--all", "--", "--check"])?;
         // The fuzz targets are a workspace of their own.

@@ -46,6 +46,13 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What building `pawl-bpf` needs beyond Rust: clang for the BPF target (Debian 12's
+/// clang-22; its build script also takes clang-14 or `$PAWL_BPF_CLANG`), libelf and zlib
+/// headers and archives for libbpf-sys (which builds its vendored libbpf with make and
+/// pkg-config).
+pub const BPF_BUILD_PACKAGES: &[&str] =
+    &["clang-22", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
+
 /// Installs the Debian packages among `packages` that are not installed yet (`dpkg -s`),
 /// with `apt-get` (through `sudo` when not root).
 #[allow(dead_code, reason = "used by vm-test and check-macos")]

@@ -162,6 +162,8 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     if kernel_selected(want, "installed", Some(&installed.version)) {
         kernels.push(installed);
     }
+    // The HID-BPF tier's release: there, a scenario may not SKIP for want of HID-BPF.
+    let mut hid_bpf_release = None;
     if want.is_none_or(|w| w != "installed") {
         let mut k = None;
         util::step("HID-BPF kernel (Debian package)", || {
@@ -169,6 +171,7 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
             Ok(())
         })?;
         let k = k.expect("step returned");
+        hid_bpf_release = Some(k.version.clone());
         if kernel_selected(want, "hid-bpf", Some(&k.version)) {
             kernels.push(k);
         }
@@ -177,7 +180,10 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
     for k in &kernels {
         eprintln!("kernel {} ({})", k.version, k.vmlinuz.display());
     }
-    util::step("static build of pawl and pawl-vm-driver", build_static)?;
+    util::step(
+        "static build of pawl, pawl-vm-driver and pawl-kernel-attach",
+        build_static,
+    )?;
     let bin_dir = target.join(TARGET).join("release");
     let pawl = bin_dir.join("pawl");
     let driver = bin_dir.join("pawl-vm-driver");
@@ -258,7 +264,11 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
                 },
             };
             let (passed, problems) = match run {
-                Ok(run) => judge(&run, expected),
+                Ok(run) => judge(
+                    &run,
+                    expected,
+                    hid_bpf_release.as_deref() == Some(kernel.version.as_str()),
+                ),
                 Err(e) => (0, vec![format!("{e:#}")]),
             };
             result.passed += passed;
@@ -438,14 +448,32 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 }
 
 pub(crate) fn build_static() -> anyhow::Result<()> {
+    util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     util::run(
         Command::new(cargo)
             .env("RUSTFLAGS", "-C target-feature=+crt-static")
+            // libbpf-sys links libelf.a and libz.a (libelf-dev, zlib1g-dev) from here.
+            .env("LIBBPF_SYS_LIBRARY_PATH", STATIC_LIB_DIR)
             .args(["build", "--release", "--target", TARGET])
-            .args(["-p", "pawl", "-p", "pawl-vm-driver"]),
+            .args(["-p", "pawl", "-p", "pawl-vm-driver", "-p", "pawl-bpf"])
+            .args(["--features", "pawl-bpf/static"]),
     )
 }
+
+/// The `SKIP` reason a scenario gives on a kernel without HID-BPF (the driver's
+/// `kernel_mode::NEEDS_HID_BPF`).
+const SKIP_OUTSIDE_HID_BPF: &str = "needs HID-BPF:";
+/// The `SKIP` reason of a scenario for kernels without HID-BPF, on one with it (the
+/// driver's `kernel_mode::NEEDS_NO_HID_BPF`).
+const SKIP_ON_HID_BPF: &str = "needs a kernel without HID-BPF:";
+
+/// Where Debian's static libelf and zlib are (multiarch directory of [`TARGET`]).
+const STATIC_LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
+
+/// Where the kernel-mode loader is installed in the guest (as the package installs it:
+/// root-owned, in directories only root can write).
+pub(crate) const KERNEL_ATTACH_IN_GUEST: &str = "usr/libexec/pawl/pawl-kernel-attach";
 
 /// The scenario names of `set` the driver will run for `filters` (`--list` touches no
 /// device).
@@ -476,6 +504,9 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+# The initramfs root is 1777; a real / is 0755 (pawl-kernel-attach refuses to run as root
+# from under a directory others can write).
+chmod 755 /
 # Keep kernel messages off the console so they cannot split result lines.
 echo 1 > /proc/sys/kernel/printk
 for m in $(cat /etc/pawl-vm/modules); do
@@ -515,6 +546,25 @@ pub(crate) fn initramfs_bytes(
     c.symlink("bin/sh", "busybox");
     c.file("bin/pawl", 0o755, &read(pawl)?);
     c.file("bin/pawl-vm-driver", 0o755, &read(driver)?);
+    // The kernel-mode loader, built beside pawl by `build_static`.
+    for d in ["usr", "usr/libexec", "usr/libexec/pawl"] {
+        c.dir(d, 0o755);
+    }
+    c.file(
+        KERNEL_ATTACH_IN_GUEST,
+        0o755,
+        &read(&pawl.with_file_name("pawl-kernel-attach"))?,
+    );
+    // The examples' wheel streams, for the kernel-mode equality scenario.
+    c.dir("examples", 0o755);
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    for e in std::fs::read_dir(&examples).with_context(|| format!("read {}", examples.display()))? {
+        let path = e?.path();
+        if path.extension().is_some_and(|x| x == "events") {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            c.file(&format!("examples/{name}"), 0o644, &read(&path)?);
+        }
+    }
 
     let modules = resolve_modules(kernel, MODULES)?;
     let mut order = String::new();
@@ -948,7 +998,10 @@ fn boot_qemu(
                 if driver_started.is_some() || line.starts_with("qemu: ") {
                     eprintln!("{line}");
                 }
-                if line.starts_with("PASS ") || line.starts_with("FAIL ") {
+                if line.starts_with("PASS ")
+                    || line.starts_with("FAIL ")
+                    || line.starts_with("SKIP ")
+                {
                     run.results.push(line);
                 }
             }
@@ -967,7 +1020,11 @@ fn boot_qemu(
 
 /// The `PASS` count and the problems of `run`: a timeout, a driver error, any `FAIL`, or
 /// results that differ from `expected`.
-fn judge(run: &Run, expected: &[String]) -> (usize, Vec<String>) {
+/// `hid_bpf`: the kernel is the HID-BPF tier's. A `SKIP name: reason` line says a scenario
+/// does not apply to this kernel; it is accepted (printed, counted as neither passed nor
+/// failed) only when its reason is [`SKIP_OUTSIDE_HID_BPF`] outside that tier or
+/// [`SKIP_ON_HID_BPF`] on it, and fails the run otherwise.
+fn judge(run: &Run, expected: &[String], hid_bpf: bool) -> (usize, Vec<String>) {
     let mut problems = Vec::new();
     if run.timed_out {
         problems.push(format!(
@@ -984,6 +1041,18 @@ fn judge(run: &Run, expected: &[String]) -> (usize, Vec<String>) {
         *seen.entry(name).or_default() += 1;
         if line.starts_with("FAIL ") {
             problems.push(line.clone());
+        } else if line.starts_with("SKIP ") {
+            let reason = line.split_once(": ").map_or("", |(_, r)| r);
+            let allowed = if hid_bpf {
+                SKIP_ON_HID_BPF
+            } else {
+                SKIP_OUTSIDE_HID_BPF
+            };
+            if reason.starts_with(allowed) {
+                eprintln!("{line}");
+            } else {
+                problems.push(format!("{line} (not an accepted skip on this kernel)"));
+            }
         }
     }
     for name in expected {
@@ -1093,14 +1162,38 @@ mod tests {
             timed_out: false,
         };
         let expected = vec!["a".to_string(), "b".to_string()];
-        assert_eq!(judge(&run(&["PASS a", "PASS b"]), &expected), (2, vec![]));
-        let (passed, problems) = judge(&run(&["PASS a", "FAIL b: x"]), &expected);
+        assert_eq!(
+            judge(&run(&["PASS a", "PASS b"]), &expected, true),
+            (2, vec![])
+        );
+        let (passed, problems) = judge(&run(&["PASS a", "FAIL b: x"]), &expected, true);
         assert_eq!((passed, problems.len()), (1, 1));
-        assert!(!judge(&run(&["PASS a"]), &expected).1.is_empty());
+        assert!(!judge(&run(&["PASS a"]), &expected, true).1.is_empty());
         assert!(
-            !judge(&run(&["PASS a", "PASS b", "PASS c"]), &expected)
+            !judge(&run(&["PASS a", "PASS b", "PASS c"]), &expected, true)
                 .1
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_skip_is_accepted_only_on_the_kernels_it_names() {
+        let run = Run {
+            boot: Some(Duration::from_secs(1)),
+            scenarios: Some(Duration::from_secs(1)),
+            total: Duration::from_secs(2),
+            results: vec![
+                "PASS a".into(),
+                "SKIP b: needs HID-BPF: kernel 6.1 has no struct hid_bpf_ops".into(),
+                "SKIP c: needs a kernel without HID-BPF: kernel 7.3.4 has HID-BPF".into(),
+            ],
+            driver_status: Some(0),
+            timed_out: false,
+        };
+        let expected = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        // Outside the tier b's skip is fine, c's is not; on it, the other way round.
+        assert_eq!(judge(&run, &expected, false).1.len(), 1);
+        assert_eq!(judge(&run, &expected, true).1.len(), 1);
+        assert_eq!(judge(&run, &expected, true).0, 1);
     }
 }

@@ -80,6 +80,7 @@
 //! | `carry_limit_q16` | `round(carry_limit × 120 × 65536)` | 0 ..= `V120_LIMIT` × 65536 |
 //! | `glide_decay_q16` | `round(glide_decay × 65536)` | 0 ..= 65535 |
 //! | `glide_interval_us` | as configured | 1 ..= 2²⁰ |
+//! | `quantum_v120` | [`ScrollParams::with_quantum`]; 1 from the config | 1 ..= 120 |
 //!
 //! The defaults convert to: factor 0.35 → 22938 (0.350006…; 0.35 has no finite binary
 //! expansion, so no binary fixed point holds it exactly), max_step 5 → 600 (exact),
@@ -87,6 +88,15 @@
 //! 55706 (0.850006…), glide_interval 16 ms → 16000 (exact). Config-file values (validated:
 //! factor 0.01..=1, max_step 0.1..=100, spike_ratio 0 or 1..=100, carry_limit 0..=50,
 //! decay 0.05..=0.99, interval 4..=100 ms) are never clamped.
+//!
+//! **Output quantum.** `quantum_v120 = q` is the smallest output step the consumer can
+//! express: 1 for grab mode (a virtual device takes any v120), 8 for an HID++ wheel in hi-res
+//! mode whose reports the kernel's hid-logitech-hidpp scales (multiplier 15: one device unit
+//! is REL_WHEEL_HI_RES 120 / 15 = 8), 120 for a lo-res-only device (one unit = one detent).
+//! Every output is a whole multiple of `q`; what is below `q` stays in the carry. With `q = 1`
+//! the pipeline is exactly the one without a quantum (the golden vectors pin it).
+//! [`ScrollParams::with_quantum`] also rounds `max_v120` down to a multiple of `q` (at least
+//! `q`), so that no output exceeds the max step.
 //!
 //! **State** per axis, all zero at rest and after a reset: `sign`, `dir`, `out_sign` (i8:
 //! −1, 0, 1); `last`, `burst_start`, `deadline` (u64 µs; `deadline` also "none");
@@ -117,9 +127,10 @@
 //!    `deadline = last + min(max(I, 2 × dt), gesture_gap_us)` (saturating).
 //! 6. Emit `step` (below).
 //!
-//! **Emit** `m` (Q16, `0 ≤ m ≤ MAX`): `t = m + carry`, `whole = t >> 16`,
-//! `carry = t & 0xFFFF` (so `whole ≤ max_v120`: never above the max step). `out = dir ×
-//! whole` (i32). Lo-res: if `out ≠ 0 ∧ signum(out) ≠ out_sign`: `out_sign = signum(out)`,
+//! **Emit** `m` (Q16, `0 ≤ m ≤ MAX`): `t = m + carry`, `whole = t >> 16`, then
+//! `whole −= whole % q` (unsigned remainder; nothing happens when `q = 1`), `carry = t −
+//! (whole << 16)` (so `0 ≤ carry < q << 16`; with `q = 1` this is `t & 0xFFFF`; `whole ≤
+//! max_v120`, a multiple of `q`: never above the max step). `out = dir × whole` (i32). Lo-res: if `out ≠ 0 ∧ signum(out) ≠ out_sign`: `out_sign = signum(out)`,
 //! `lores = 0`. `lores += out`; `detents = lores / 120` (C division, truncating toward zero:
 //! a constant divisor), `lores −= detents × 120`. Output `(out, detents)`.
 //!
@@ -133,7 +144,7 @@
 //! 2⁶²`; the EMA's two products ≤ 2¹⁶ × 2³⁹ each, sum < 2⁵⁶; `MAX ≤ 2³⁹`, `burst_used ≤ MAX`
 //! (each step ≤ the room left); `|bank| ≤ carry_limit_q16 ≤ 2³⁹`, so `bank + damped ≤ 2⁴⁰`;
 //! `damped × I ≤ 2³⁹ × 2²⁰ = 2⁵⁹`; `speed, inst ≤ 2⁵⁹`, their sum ≤ 2⁶⁰; `glide ≤ MAX`,
-//! `glide × decay ≤ 2⁵⁵`; `m + carry < MAX + 2¹⁶`, `whole ≤ 2²³` fits i32; `lores` stays
+//! `glide × decay ≤ 2⁵⁵`; `m + carry < MAX + 120 × 2¹⁶`, `whole ≤ 2²³` fits i32; `lores` stays
 //! within ±(119 + 2²³). Inputs beyond ±`V120_LIMIT` saturate there (a real wheel sends at most
 //! a few thousand per event: 63 detents = 7560 from a free-spinning MX Master); times
 //! saturate at `u64::MAX`.
@@ -179,6 +190,8 @@ const HALF: i64 = ONE >> 1;
 const GLIDE_STOP: i64 = (GLIDE_STOP_V120 as i64) << FRAC_BITS;
 /// Largest `glide_interval_us` the arithmetic allows (2²⁰ µs, about 1 s).
 const GLIDE_INTERVAL_LIMIT_US: u64 = 1 << 20;
+/// Largest output quantum, v120 units: one detent (a lo-res-only device).
+pub const QUANTUM_LIMIT_V120: u32 = V120_PER_DETENT as u32;
 /// Largest spike ratio the arithmetic allows, Q16 (128).
 const SPIKE_RATIO_LIMIT_Q16: u32 = 128 << FRAC_BITS;
 
@@ -208,6 +221,11 @@ pub struct ScrollParams {
     pub glide_decay_q16: u32,
     /// Glide tick period, µs: 1 ..= 2²⁰.
     pub glide_interval_us: u64,
+    /// Output quantum, v120 units: 1 ..= 120. Every output step is a whole multiple of it,
+    /// the remainder carried. 1 = grab mode (any v120); 8 = an HID++ wheel in hi-res mode
+    /// behind hid-logitech-hidpp (multiplier 15: 120 / 15); 120 = a lo-res-only device.
+    /// Set with [`ScrollParams::with_quantum`]; [`ScrollParams::new`] gives 1.
+    pub quantum_v120: u32,
 }
 
 /// `round(f × scale)` (nearest, ties away from zero), clamped to `lo..=hi`; NaN gives `lo`.
@@ -269,6 +287,21 @@ impl ScrollParams {
             carry_limit_q16,
             glide_decay_q16,
             glide_interval_us,
+            quantum_v120: 1,
+        }
+    }
+
+    /// These parameters with output quantum `q` v120 units (clamped to 1 ..= 120): every
+    /// output step becomes a whole multiple of `q`, and `max_v120` is rounded down to a
+    /// multiple of `q` (at least `q`) so that no step exceeds the max. `q = 1` changes
+    /// nothing. See the module's specification, "Output quantum".
+    #[must_use]
+    pub fn with_quantum(self, q: u32) -> ScrollParams {
+        let q = q.clamp(1, QUANTUM_LIMIT_V120);
+        ScrollParams {
+            quantum_v120: q,
+            max_v120: (self.max_v120 - self.max_v120 % q).max(q),
+            ..self
         }
     }
 }
@@ -306,7 +339,7 @@ pub struct ScrollAxis {
     last: Micros,
     /// Exponential moving average of the spike-damped input magnitude, Q16 v120, ≥ 0.
     ema: i64,
-    /// Sub-unit remainder of the output magnitude, Q16, `0 ≤ carry < 1 << 16`.
+    /// Remainder of the output magnitude below one quantum, Q16, `0 ≤ carry < q << 16`.
     carry: i64,
     /// Output v120 of the current output direction not yet turned into a detent,
     /// |lores| < 120.
@@ -386,7 +419,7 @@ impl ScrollAxis {
             self.arm_glide(p, max, damped, dt, new_gesture);
         }
         // 6. Inversion (in `dir`), fractional carry and lo-res detents.
-        self.emit(stepped)
+        self.emit(p.quantum_v120, stepped)
     }
 
     /// Updates the speed estimate from this event's input travel `moved` (Q16 magnitude)
@@ -418,13 +451,17 @@ impl ScrollAxis {
     }
 
     /// Fractional carry and lo-res derivation for an output of magnitude `m` (Q16,
-    /// `0 ≤ m ≤ max`, whole units), emitted in direction `dir`.
+    /// `0 ≤ m ≤ max`), emitted in direction `dir`, in whole multiples of `quantum`.
     #[inline]
-    fn emit(&mut self, m: i64) -> WheelOut {
+    fn emit(&mut self, quantum: u32, m: i64) -> WheelOut {
         let total = m + self.carry;
-        self.carry = total & (ONE - 1);
+        let mut whole = total >> FRAC_BITS;
+        if quantum > 1 {
+            whole -= whole % i64::from(quantum);
+        }
+        self.carry = total - (whole << FRAC_BITS);
         // ≤ max_v120 ≤ V120_LIMIT: fits an i32.
-        let whole = (total >> FRAC_BITS) as i32;
+        let whole = whole as i32;
         let v120 = if self.dir < 0 { -whole } else { whole };
         if v120 != 0 {
             let sign = if v120 > 0 { 1 } else { -1 };
@@ -463,7 +500,7 @@ impl ScrollAxis {
         } else {
             Some(deadline.plus(p.glide_interval_us).max(now))
         };
-        self.emit(m)
+        self.emit(p.quantum_v120, m)
     }
 
     /// Forgets everything (device lost, SYN_DROPPED): the next event starts afresh, no glide
@@ -561,7 +598,7 @@ mod tests {
             carry: ONE - 1,
             ..ScrollAxis::default()
         };
-        assert_eq!(a.emit(2617 << FRAC_BITS).v120, 2617);
+        assert_eq!(a.emit(1, 2617 << FRAC_BITS).v120, 2617);
         assert_eq!(a.carry, ONE - 1);
     }
 

@@ -27,6 +27,14 @@ pub fn text(name: &str) -> Option<Text> {
         "Zlib" => Text::Inline(ZLIB),
         "Unlicense" => Text::Inline(UNLICENSE),
         "0BSD" => Text::Inline(ZERO_BSD),
+        "GPL-2.0-only" => Text::Inline(GPL_2),
+        "LGPL-2.1-only" => Text::Inline(LGPL_2_1),
+        "BSD-2-Clause" => Text::CrateFile {
+            krate: "libbpf-rs",
+            path: "LICENSE.BSD-2-Clause",
+            from: None,
+            until: None,
+        },
         "BSD-3-Clause" => Text::CrateFile {
             krate: "encoding_rs",
             path: "LICENSE-WHATWG",
@@ -147,6 +155,24 @@ ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION
 WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 
 For more information, please refer to <http://unlicense.org/>
+";
+
+const GPL_2: &str = "\
+This program is free software; you can redistribute it and/or modify it under
+the terms of the GNU General Public License version 2 as published by the Free
+Software Foundation.
+
+On Debian systems, the complete text of the GNU General Public License version 2
+can be found in `/usr/share/common-licenses/GPL-2'.
+";
+
+const LGPL_2_1: &str = "\
+This library is free software; you can redistribute it and/or modify it under
+the terms of the GNU Lesser General Public License version 2.1 as published by
+the Free Software Foundation.
+
+On Debian systems, the complete text of the GNU Lesser General Public License
+version 2.1 can be found in `/usr/share/common-licenses/LGPL-2.1'.
 ";
 
 const ZERO_BSD: &str = "\

@@ -103,6 +103,14 @@ fn check_changelog(root: &Path) -> anyhow::Result<()> {
 /// Builds the package; returns its path (cargo-deb prints it last).
 fn build(root: &Path) -> anyhow::Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // The kernel-mode loader is an asset of the package, built by another crate.
+    util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)?;
+    util::run(
+        Command::new(&cargo)
+            .current_dir(root)
+            .args(["build", "--release", "--locked", "-p", "pawl-bpf"])
+            .args(["--bin", "pawl-kernel-attach"]),
+    )?;
     let out = Command::new(cargo)
         .current_dir(root)
         // `--strip`: the release profile keeps line tables (for backtraces and

@@ -60,12 +60,26 @@ fn stream(seed: u64, n: usize) -> Vec<(u64, i32)> {
 /// One parameter set's vectors: the parameters, then `E time v120 -> v120 detents` per event
 /// and `T time -> v120 detents` per glide tick (ticks due before an event run first; after
 /// the last event the glide runs out).
-fn vectors(out: &mut String, name: &str, s: &ScrollSettings, invert: bool, seed: u64) {
-    let p = ScrollParams::new(s);
+/// `quantum` is the output quantum (v120); the header names it only when it is not 1, so
+/// that the quantum-1 vectors are the ones written before the quantum existed.
+fn vectors(
+    out: &mut String,
+    name: &str,
+    s: &ScrollSettings,
+    quantum: u32,
+    invert: bool,
+    seed: u64,
+) {
+    let p = ScrollParams::new(s).with_quantum(quantum);
+    let q = if quantum == 1 {
+        String::new()
+    } else {
+        format!(" quantum_v120 {}", p.quantum_v120)
+    };
     writeln!(
         out,
         "# {name}: invert {invert} factor_q16 {} max_v120 {} spike_ratio_q16 {} gap_us {} \
-         inertia {:?} carry_limit_q16 {} glide_decay_q16 {} glide_interval_us {}",
+         inertia {:?} carry_limit_q16 {} glide_decay_q16 {} glide_interval_us {}{q}",
         p.factor_q16,
         p.max_v120,
         p.spike_ratio_q16,
@@ -93,10 +107,10 @@ fn vectors(out: &mut String, name: &str, s: &ScrollSettings, invert: bool, seed:
     }
 }
 
-#[test]
-fn the_fixed_point_pipeline_reproduces_its_test_vectors() {
+/// The parameter sets of the golden vectors.
+fn parameter_sets() -> [(&'static str, ScrollSettings); 5] {
     let d = ScrollSettings::default();
-    let sets = [
+    [
         ("defaults", d),
         (
             "glide 0.85 every 16 ms",
@@ -137,12 +151,39 @@ fn the_fixed_point_pipeline_reproduces_its_test_vectors() {
                 ..d
             },
         ),
-    ];
+    ]
+}
+
+#[test]
+fn the_fixed_point_pipeline_reproduces_its_test_vectors() {
     let mut out = String::new();
-    for (i, (name, s)) in sets.iter().enumerate() {
+    for (i, (name, s)) in parameter_sets().iter().enumerate() {
         for invert in [true, false] {
-            vectors(&mut out, name, s, invert, 1 + i as u64);
+            vectors(&mut out, name, s, 1, invert, 1 + i as u64);
         }
     }
     expect_test::expect_file!["golden/scroll-fixed-point.vectors"].assert_eq(&out);
+}
+
+/// Quantum 8 (an HID++ hi-res wheel behind hid-logitech-hidpp) and 120 (a lo-res-only
+/// device): the same streams and parameter sets, every output a whole multiple.
+#[test]
+fn the_fixed_point_pipeline_with_an_output_quantum_reproduces_its_test_vectors() {
+    let mut out = String::new();
+    for quantum in [8, 120] {
+        for (i, (name, s)) in parameter_sets().iter().enumerate() {
+            vectors(&mut out, name, s, quantum, true, 1 + i as u64);
+        }
+    }
+    let mut q = 0;
+    for line in out.lines() {
+        if let Some((_, n)) = line.split_once("quantum_v120 ") {
+            q = n.parse().unwrap();
+            continue;
+        }
+        let (_, o) = line.split_once("-> ").unwrap();
+        let v: i32 = o.split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(v % q, 0, "not a multiple of the quantum {q}: {line}");
+    }
+    expect_test::expect_file!["golden/scroll-fixed-point-quantum.vectors"].assert_eq(&out);
 }

@@ -51,7 +51,11 @@ fn wheel_events() -> impl Strategy<Value = Vec<(u64, i32)>> {
 /// Steps one axis through `events` (running due glide ticks before each event and at the
 /// end); returns every output step.
 fn outputs(s: &ScrollSettings, invert: bool, events: &[(u64, i32)]) -> Vec<(i32, i32)> {
-    let s = &ScrollParams::new(s);
+    outputs_q(&ScrollParams::new(s), invert, events)
+}
+
+/// [`outputs`] with fixed-point parameters (e.g. an output quantum).
+fn outputs_q(s: &ScrollParams, invert: bool, events: &[(u64, i32)]) -> Vec<(i32, i32)> {
     let mut axis = ScrollAxis::default();
     let mut now = Micros(0);
     let mut res = Vec::new();
@@ -79,6 +83,42 @@ proptest! {
         for (v120, _) in outputs(&s, false, &events) {
             prop_assert!(v120.abs() <= max, "step {v120} above max {max}");
         }
+    }
+
+    #[test]
+    fn with_an_output_quantum_every_step_is_a_whole_multiple_within_the_max(
+        s in settings(), q in prop_oneof![Just(8u32), Just(120u32), 1u32..=120], events in wheel_events(),
+    ) {
+        let p = ScrollParams::new(&s).with_quantum(q);
+        let max = (s.max_step * 120.0).floor() as i32;
+        prop_assert_eq!(p.max_v120 % q, 0);
+        for (v120, _) in outputs_q(&p, false, &events) {
+            prop_assert_eq!(v120 % q as i32, 0, "step {} not a multiple of {}", v120, q);
+            prop_assert!(v120.abs() <= max.max(q as i32), "step {v120} above max {max}");
+        }
+    }
+
+    #[test]
+    fn with_an_output_quantum_and_no_shaping_the_sum_lags_the_input_by_less_than_one_quantum(
+        q in 1u32..=120,
+        sign in prop_oneof![Just(1i32), Just(-1i32)],
+        events in prop::collection::vec((2_000u64..1_000_000, 1i32..=11_880), 0..100),
+    ) {
+        let s = ScrollSettings {
+            smoothing: Smoothing::None,
+            spike_ratio: 0.0,
+            max_step: 100.0,
+            inertia: Inertia::Off,
+            ..ScrollSettings::default()
+        };
+        let p = ScrollParams::new(&s).with_quantum(q);
+        // One direction (a reversal drops the carry), events ≥ 2 ms apart (no shared burst),
+        // each below the max step rounded down to a multiple of any quantum (≥ 11,880).
+        let events: Vec<(u64, i32)> = events.iter().map(|(g, v)| (*g, sign * v)).collect();
+        let sum_in: i64 = events.iter().map(|(_, v)| i64::from(*v)).sum();
+        let sum_out: i64 = outputs_q(&p, false, &events).iter().map(|(v, _)| i64::from(*v)).sum();
+        prop_assert!((sum_in - sum_out) * i64::from(sign) >= 0);
+        prop_assert!((sum_in - sum_out).abs() < i64::from(q), "in {sum_in} out {sum_out}");
     }
 
     #[test]

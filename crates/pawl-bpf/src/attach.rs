@@ -1,0 +1,541 @@
+//! What `pawl-kernel-attach` does, as functions: check that the kernel has HID-BPF, that the
+//! running executable is root's, find the device's layout, load the program for it with
+//! only CAP_BPF + CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
+//! of that on remove.
+
+use std::ffi::CString;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags};
+use pawl_engine::scroll::ScrollParams;
+
+use crate::layout::{self, Field, MouseLayout};
+use crate::maps::Settings;
+use crate::pins::{self, LINK, RING, SETTINGS, STATS};
+
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_debug_implementations,
+    unsafe_op_in_unsafe_fn,
+    unused_qualifications
+)]
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/pawl.skel.rs"));
+}
+
+/// Where HID devices are in sysfs.
+pub const SYSFS_HID: &str = "/sys/bus/hid/devices";
+/// The kernel's BTF (vmlinux and one file per module).
+const SYSFS_BTF: &str = "/sys/kernel/btf";
+/// The driver hid-logitech-hidpp registers (`hidpp_driver.name`): with it bound, a HID++
+/// wheel is in hi-res mode and each device unit is 8 v120 (multiplier 15, 0x2121).
+pub const HIDPP_DRIVER: &str = "logitech-hidpp-device";
+/// v120 per device wheel unit behind hid-logitech-hidpp in hi-res mode (120 / 15; the
+/// multiplier of the MX Master 3 and 3S, HID++ 0x2121 getWheelCapability).
+pub const HIDPP_HIRES_UNIT_V120: u8 = 8;
+/// v120 per AC Pan unit: hid-input makes REL_HWHEEL_HI_RES = 120 × REL_HWHEEL for a pan
+/// without a resolution multiplier, and hid-logitech-hidpp scales only the vertical wheel.
+pub const PAN_UNIT_V120: u8 = 120;
+/// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
+const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
+/// `linux/capability.h`.
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+/// Every capability up to CAP_CHECKPOINT_RESTORE (40): root's effective set restored.
+const ALL_CAPS: [u32; 41] = {
+    let mut a = [0u32; 41];
+    let mut i = 0;
+    while i < 41 {
+        a[i] = i as u32;
+        i += 1;
+    }
+    a
+};
+
+/// Why the loader stopped. [`Failure::status`] is its exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// The kernel has no `struct hid_bpf_ops` (kernel < 6.11 or `CONFIG_HID_BPF` unset).
+    NoHidBpf,
+    /// The executable or a directory above it is not root's or is group/other-writable.
+    Untrusted(PathBuf, String),
+    /// The device has no wheel the program can reach (not a mouse for kernel mode).
+    NotApplicable(String),
+    /// Anything else: the step and its error.
+    Failed(String),
+}
+
+impl Failure {
+    /// The exit status: 3 no HID-BPF, 4 untrusted install, 5 not applicable, 1 otherwise.
+    pub fn status(&self) -> i32 {
+        match self {
+            Failure::NoHidBpf => 3,
+            Failure::Untrusted(..) => 4,
+            Failure::NotApplicable(_) => 5,
+            Failure::Failed(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::NoHidBpf => write!(
+                f,
+                "this kernel has no HID-BPF (struct hid_bpf_ops: Linux 6.11 or newer with \
+                 CONFIG_HID_BPF=y); kernel mode is not available, pawl uses grab mode"
+            ),
+            Failure::Untrusted(p, why) => write!(
+                f,
+                "refusing to run as root from {}: {why} (install pawl-kernel-attach root-owned, \
+                 e.g. from the package, in a directory only root can write)",
+                p.display()
+            ),
+            Failure::NotApplicable(why) => write!(f, "not handled in kernel mode: {why}"),
+            Failure::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+fn failed(step: &str, e: impl fmt::Display) -> Failure {
+    Failure::Failed(format!("{step}: {e}"))
+}
+
+/// Whether the running kernel (or one of its modules: `hid` is a module on Debian) has
+/// `struct hid_bpf_ops` in its BTF.
+pub fn has_hid_bpf() -> bool {
+    let Ok(dir) = fs::read_dir(SYSFS_BTF) else {
+        return false;
+    };
+    let needle = b"\0hid_bpf_ops\0";
+    dir.flatten()
+        .any(|e| fs::read(e.path()).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)))
+}
+
+/// Refuses `exe` unless it and every directory above it are owned by root and not writable
+/// by group or others (so nobody but root can replace what udev runs as root).
+pub fn check_trusted(exe: &Path) -> Result<(), Failure> {
+    let exe = exe
+        .canonicalize()
+        .map_err(|e| Failure::Untrusted(exe.to_owned(), e.to_string()))?;
+    for p in exe.ancestors() {
+        let m = fs::metadata(p).map_err(|e| Failure::Untrusted(exe.clone(), e.to_string()))?;
+        if m.uid() != 0 {
+            return Err(Failure::Untrusted(
+                exe.clone(),
+                format!("{} is owned by uid {}", p.display(), m.uid()),
+            ));
+        }
+        if m.permissions().mode() & 0o022 != 0 {
+            return Err(Failure::Untrusted(
+                exe.clone(),
+                format!(
+                    "{} is writable by group or others (mode {:o})",
+                    p.display(),
+                    m.permissions().mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The uid of the active session on seat0 (`ACTIVE_UID=` in systemd-logind's
+/// `/run/systemd/seats/seat0`), `None` without one.
+pub fn seat_uid() -> Option<u32> {
+    seat_uid_from(&fs::read_to_string("/run/systemd/seats/seat0").ok()?)
+}
+
+/// [`seat_uid`] from the file's text.
+pub fn seat_uid_from(text: &str) -> Option<u32> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("ACTIVE_UID="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Makes `root` a bpffs (mounting one if it is not), with `/run/pawl` root's 0755.
+pub fn ensure_bpffs(root: &Path) -> Result<(), Failure> {
+    if let Some(parent) = root.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| failed(&format!("mkdir {}", parent.display()), e))?;
+    }
+    match fs::create_dir(root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(failed(&format!("mkdir {}", root.display()), e)),
+    }
+    if fs_magic(root) == Some(BPF_FS_MAGIC) {
+        return Ok(());
+    }
+    let target = cstr(root)?;
+    let (src, ty, opts) = (c"bpffs", c"bpf", c"mode=0755");
+    // SAFETY: all pointers are NUL-terminated strings living across the call.
+    let r = unsafe {
+        libc::mount(
+            src.as_ptr(),
+            target.as_ptr(),
+            ty.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            opts.as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(failed(
+            &format!("mount bpffs on {}", root.display()),
+            io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+fn fs_magic(p: &Path) -> Option<i64> {
+    let c = cstr(p).ok()?;
+    let mut s = MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: `c` is NUL-terminated; `s` is a statfs the call fills.
+    let r = unsafe { libc::statfs(c.as_ptr(), s.as_mut_ptr()) };
+    // SAFETY: filled on success.
+    #[allow(clippy::unnecessary_cast, reason = "f_type is not i64 on every target")]
+    (r == 0).then(|| unsafe { s.assume_init() }.f_type as i64)
+}
+
+fn cstr(p: &Path) -> Result<CString, Failure> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).map_err(|e| failed("path", e))
+}
+
+/// Sets the effective capabilities to `caps` (the permitted set stays, so later steps may
+/// raise others again). Used to prove, at every run, that load and attach need only
+/// CAP_BPF + CAP_PERFMON.
+fn set_effective_caps(caps: &[u32]) -> Result<(), Failure> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const V3: u32 = 0x2008_0522;
+    let mut h = Header {
+        version: V3,
+        pid: 0,
+    };
+    let mut d = [Data::default(); 2];
+    // SAFETY: capget with a v3 header and room for its two data words.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut h as *mut Header, d.as_mut_ptr()) };
+    if r != 0 {
+        return Err(failed("capget", io::Error::last_os_error()));
+    }
+    d[0].effective = 0;
+    d[1].effective = 0;
+    for &c in caps {
+        d[(c / 32) as usize].effective |= 1 << (c % 32);
+    }
+    // SAFETY: as above; capset reads the header and the two words.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut h as *mut Header, d.as_ptr()) };
+    if r != 0 {
+        return Err(failed("capset", io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// What to attach and for whom.
+#[derive(Clone, Debug)]
+pub struct AttachOptions {
+    /// The bpffs directory to pin under ([`pins::PIN_ROOT`]).
+    pub root: PathBuf,
+    /// Where HID devices are ([`SYSFS_HID`]).
+    pub sysfs: PathBuf,
+    /// Who gets the pins: the seat user, `None` = root only.
+    pub uid: Option<u32>,
+    /// v120 per wheel unit; `None` = from the bound driver (8 behind hid-logitech-hidpp,
+    /// else 120).
+    pub unit_v120: Option<u8>,
+    /// Drop to CAP_BPF + CAP_PERFMON around load and attach (the loader always does; off
+    /// only for tests without the capability calls).
+    pub drop_caps: bool,
+}
+
+/// What an attach did (the loader prints it).
+#[derive(Clone, Debug)]
+pub struct Attached {
+    /// The layout found.
+    pub layout: MouseLayout,
+    /// v120 per wheel unit used.
+    pub unit_v120: u8,
+    /// The device's pin directory.
+    pub dir: PathBuf,
+    /// `verified_insns` of the loaded program (bpf_prog_info), 0 when the kernel does not
+    /// report it.
+    pub verified_insns: u32,
+    /// Size of the program after the verifier's rewrites, BPF instructions (8 bytes each).
+    pub xlated_insns: u32,
+    /// `None`: loaded and attached with only CAP_BPF + CAP_PERFMON effective. Otherwise
+    /// that attempt's error, after which the loader succeeded with all of root's
+    /// capabilities (what the kernel or libbpf wanted beyond the two is in the error).
+    pub needed_more_caps: Option<String>,
+}
+
+fn rodata_field(f: Field) -> skel::types::pawl_field {
+    skel::types::pawl_field {
+        bit: f.bit,
+        bits: f.bits,
+        is_signed: u8::from(f.signed),
+    }
+}
+
+/// Attaches the program to HID device `name` (its sysfs name): loads it with the device's
+/// layout, writes the engine's default settings, attaches, pins link and maps in
+/// `<root>/<name>/`, hands the directory and the user's pins to `opts.uid`. An attachment
+/// of the same name is replaced.
+pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
+    let hid_id = pins::hid_id(name)
+        .ok_or_else(|| Failure::Failed(format!("{name:?} is not a HID device name")))?;
+    let dev = opts.sysfs.join(name);
+    let desc = fs::read(dev.join("report_descriptor"))
+        .map_err(|e| failed(&format!("read {}/report_descriptor", dev.display()), e))?;
+    let layout = layout::mouse_layout(&desc).map_err(|e| Failure::NotApplicable(e.to_string()))?;
+    let driver = fs::read_link(dev.join("driver"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let unit_v120 = opts
+        .unit_v120
+        .unwrap_or(if driver.as_deref() == Some(HIDPP_DRIVER) {
+            HIDPP_HIRES_UNIT_V120
+        } else {
+            120
+        });
+    if !(1..=120).contains(&unit_v120) {
+        return Err(Failure::Failed(format!(
+            "wheel unit {unit_v120} v120 out of 1..=120"
+        )));
+    }
+
+    let dir = pins::device_dir(&opts.root, name);
+    let attempt = |caps: Option<&[u32]>| {
+        detach(&opts.root, name)?;
+        fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| failed("chmod", e))?;
+        let res = load_and_pin(hid_id, &layout, unit_v120, &dir, caps);
+        if res.is_err() {
+            let _ = detach(&opts.root, name);
+        }
+        res
+    };
+    let mut needed_more_caps = None;
+    let res = if opts.drop_caps {
+        attempt(Some(&[CAP_BPF, CAP_PERFMON])).or_else(|e| {
+            needed_more_caps = Some(e.to_string());
+            attempt(None)
+        })
+    } else {
+        attempt(None)
+    };
+    let (verified_insns, xlated_insns) = res?;
+    if let Some(uid) = opts.uid {
+        let own = |p: &Path, mode: u32| -> Result<(), Failure> {
+            std::os::unix::fs::chown(p, Some(uid), None)
+                .and_then(|()| fs::set_permissions(p, fs::Permissions::from_mode(mode)))
+                .map_err(|e| failed(&format!("chown {}", p.display()), e))
+        };
+        own(&dir.join(SETTINGS), 0o600)?;
+        own(&dir.join(RING), 0o600)?;
+        own(&dir.join(STATS), 0o400)?;
+        own(&dir, 0o700)?;
+    }
+    Ok(Attached {
+        layout,
+        unit_v120,
+        dir,
+        verified_insns,
+        xlated_insns,
+        needed_more_caps,
+    })
+}
+
+fn load_and_pin(
+    hid_id: i32,
+    layout: &MouseLayout,
+    unit_v120: u8,
+    dir: &Path,
+    caps: Option<&[u32]>,
+) -> Result<(u32, u32), Failure> {
+    let mut object = MaybeUninit::uninit();
+    let mut open = skel::PawlSkelBuilder::default()
+        .open(&mut object)
+        .map_err(|e| failed("open the BPF object", e))?;
+    let rodata = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .ok_or_else(|| Failure::Failed("the BPF object has no .rodata".into()))?;
+    rodata.layout = skel::types::pawl_layout {
+        report_id: layout.report_id,
+        hidpp: u8::from(layout.hidpp),
+        unit_v120,
+        pan_unit_v120: PAN_UNIT_V120,
+        wheel: rodata_field(layout.wheel),
+        pan: rodata_field(layout.pan),
+        x: rodata_field(layout.x),
+        y: rodata_field(layout.y),
+        buttons: rodata_field(layout.buttons),
+    };
+    open.struct_ops.pawl_ops_mut().hid_id = hid_id;
+
+    if let Some(caps) = caps {
+        set_effective_caps(caps)?;
+    }
+    let res = (|| {
+        let mut skel = open
+            .load()
+            .map_err(|e| failed("load the program (verifier)", e))?;
+        let settings = Settings::new(&ScrollParams::default(), u32::from(unit_v120));
+        skel.maps
+            .settings
+            .update(&0u32.to_ne_bytes(), &settings.to_bytes(), MapFlags::ANY)
+            .map_err(|e| failed("write the settings", e))?;
+        let counts = prog_counts(skel.progs.pawl_device_event.as_fd().as_raw_fd());
+        let mut link = skel
+            .maps
+            .pawl_ops
+            .attach_struct_ops()
+            .map_err(|e| failed(&format!("attach to hid_id {hid_id}"), e))?;
+        link.pin(dir.join(LINK))
+            .map_err(|e| failed("pin the link", e))?;
+        let maps = &mut skel.maps;
+        maps.settings
+            .pin(dir.join(SETTINGS))
+            .map_err(|e| failed("pin settings", e))?;
+        maps.ring
+            .pin(dir.join(RING))
+            .map_err(|e| failed("pin ring", e))?;
+        maps.stats
+            .pin(dir.join(STATS))
+            .map_err(|e| failed("pin stats", e))?;
+        Ok(counts)
+    })();
+    if caps.is_some() {
+        set_effective_caps(&ALL_CAPS)?;
+    }
+    res
+}
+
+use std::os::fd::AsFd;
+
+/// `(verified_insns, xlated instructions)` of a loaded program.
+fn prog_counts(fd: i32) -> (u32, u32) {
+    let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
+    let mut len = size_of_val(&info) as u32;
+    // SAFETY: `info` is a bpf_prog_info of `len` bytes the call fills (no array pointers
+    // set, so the kernel writes nothing else).
+    let r = unsafe { libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(fd, &mut info, &mut len) };
+    if r != 0 {
+        return (0, 0);
+    }
+    (info.verified_insns, info.xlated_prog_len / 8)
+}
+
+/// Removes the pins of `name` under `root` (unpinning the link detaches the program) and
+/// its directory; nothing there is not an error. Removes `root`'s mount when no device is
+/// left.
+pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
+    if !pins::is_hid_name(name) {
+        return Err(Failure::Failed(format!(
+            "{name:?} is not a HID device name"
+        )));
+    }
+    let dir = pins::device_dir(root, name);
+    for pin in [LINK, SETTINGS, RING, STATS] {
+        match fs::remove_file(dir.join(pin)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(failed(&format!("unpin {}", dir.join(pin).display()), e)),
+        }
+    }
+    match fs::remove_dir(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(failed(&format!("rmdir {}", dir.display()), e)),
+    }
+}
+
+/// Detaches every device under `root` whose HID device is gone from `sysfs` (a remove event
+/// that was missed), then unmounts `root` if it holds nothing.
+pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Ok(());
+    };
+    let mut left = 0;
+    for e in entries.flatten() {
+        let dir_name = e.file_name().to_string_lossy().into_owned();
+        match pins::hid_name_of_dir(&dir_name) {
+            Some(name) if !sysfs.join(&name).exists() => detach(root, &name)?,
+            Some(_) => left += 1,
+            // bpffs's own (maps.debug, progs.debug with bpf_preload) or not ours.
+            None if dir_name.ends_with(".debug") => {}
+            None => left += 1,
+        }
+    }
+    if left == 0 && fs_magic(root) == Some(BPF_FS_MAGIC) {
+        let c = cstr(root)?;
+        // SAFETY: `c` is NUL-terminated.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
+            let _ = fs::remove_dir(root);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seat_user_is_the_active_uid_of_seat0() {
+        let text =
+            "# This is private data. Do not parse.\nIS_SEAT0=1\nACTIVE=c2\nACTIVE_UID=1000\n";
+        assert_eq!(seat_uid_from(text), Some(1000));
+        assert_eq!(seat_uid_from("IS_SEAT0=1\n"), None);
+    }
+
+    #[test]
+    fn an_executable_under_a_world_writable_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("pawl-kernel-attach");
+        fs::write(&exe, b"").unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_trusted(&exe).unwrap_err();
+        assert_eq!(e.status(), 4);
+        assert!(e.to_string().contains("writable by group or others"), "{e}");
+    }
+
+    #[test]
+    fn a_root_owned_executable_in_root_owned_directories_is_trusted() {
+        // /usr/bin/env and everything above it are root's and not group/other-writable on
+        // any Debian system (tests run as root in CI, but ownership is all that is read).
+        if fs::metadata("/usr/bin/env").is_ok_and(|m| m.uid() == 0) {
+            check_trusted(Path::new("/usr/bin/env")).unwrap();
+        } else {
+            panic!("/usr/bin/env is not root's: cannot check the trusted case here");
+        }
+    }
+
+    #[test]
+    fn a_kernel_without_hid_bpf_gets_its_own_exit_status() {
+        assert_eq!(Failure::NoHidBpf.status(), 3);
+        assert!(Failure::NoHidBpf.to_string().contains("6.11"));
+    }
+}

@@ -1,0 +1,248 @@
+//! The C scroll pipeline (`src/bpf/scroll.h`, the code the HID-BPF program runs, here built
+//! natively) equals the engine's fixed-point pipeline: on every wheel stream of every
+//! recording, frame by frame, and on random event streams and parameters. The program's
+//! in-kernel half of the proof is the VM scenario `kernel_mode_wheel_transformed_in_kernel`.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+
+use pawl_bpf::scroll::{ScrollAxisC, ScrollParamsC, native};
+use pawl_engine::config::{Inertia, ScrollSettings, Smoothing};
+use pawl_engine::scroll::{ScrollAxis, ScrollParams};
+use pawl_engine::units::Micros;
+use pawl_evdev::frames::{Decoded, Decoder};
+use pawl_evdev::record;
+use proptest::prelude::*;
+
+/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
+/// `shared/recordings` above the workspace.
+fn recordings_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
+        return PathBuf::from(dir);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    root.ancestors()
+        .skip(1)
+        .map(|a| a.join("shared/recordings"))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| root.join("../shared/recordings"))
+}
+
+/// Every replayable stream: `*.events`, `*.json` (DOM wheel traces) and `*.yaml` (libinput
+/// record) of the recordings and `examples/`.
+fn streams() -> Vec<PathBuf> {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut res = Vec::new();
+    for dir in [recordings_dir(), examples] {
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e} (set PAWL_RECORDINGS)", dir.display()));
+        for e in entries {
+            let p = e.unwrap().path();
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if matches!(ext, "events" | "json" | "yaml") {
+                res.push(p);
+            }
+        }
+    }
+    res.sort();
+    res
+}
+
+/// The wheel input of each frame of a recording: `(µs, vertical v120, horizontal v120)`, as
+/// pawl's decoder makes it (hi-res travel, else detents × 120).
+fn wheel_frames(path: &Path) -> Vec<(u64, i32, i32)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let rec = record::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let bytes: Vec<u8> = rec.events.iter().flat_map(|e| e.to_bytes()).collect();
+    let mut res = Vec::new();
+    Decoder::new(rec.wheel_caps()).decode(&bytes, |d| {
+        if let Decoded::Frame(f, _) = d
+            && (f.wheel.v120 != 0 || f.hwheel.v120 != 0)
+        {
+            res.push((f.time.0, f.wheel.v120, f.hwheel.v120));
+        }
+    });
+    res
+}
+
+/// The parameter sets the recordings run under: the defaults, carry inertia with a small max
+/// step, no shaping, heavy smoothing with glide (the C side's steps only), each with the
+/// output quanta 1 (grab mode), 8 (HID++ hi-res units) and 120 (lo-res).
+fn parameter_sets() -> Vec<ScrollParams> {
+    let d = ScrollSettings::default();
+    let settings = [
+        d,
+        ScrollSettings {
+            inertia: Inertia::Carry { limit: 3.0 },
+            max_step: 1.0,
+            invert_horizontal: true,
+            ..d
+        },
+        ScrollSettings {
+            smoothing: Smoothing::None,
+            spike_ratio: 0.0,
+            invert_vertical: false,
+            ..d
+        },
+        ScrollSettings {
+            smoothing: Smoothing::Ema(0.1),
+            spike_ratio: 1.5,
+            max_step: 0.5,
+            inertia: Inertia::Glide {
+                decay: 0.5,
+                interval_us: 4_000,
+            },
+            ..d
+        },
+    ];
+    let mut res = Vec::new();
+    for s in &settings {
+        for q in [1, 8, 120] {
+            res.push(ScrollParams::new(s).with_quantum(q));
+        }
+    }
+    res
+}
+
+/// Where the two pipelines first differ: event index, engine `(v120, detents)`, C's.
+type Difference = (usize, (i32, i32), (i32, i32));
+
+/// Runs `events` `(µs, v120)` through the engine's axis and the C axis; returns the first
+/// event index where they differ, with both outputs.
+fn first_difference(
+    p: &ScrollParams,
+    invert: bool,
+    events: impl IntoIterator<Item = (u64, i32)>,
+) -> Option<Difference> {
+    let c = ScrollParamsC::from(p);
+    let mut engine = ScrollAxis::default();
+    let mut kernel = ScrollAxisC::default();
+    for (i, (t, v)) in events.into_iter().enumerate() {
+        let e = engine.step(p, invert, v, Micros(t));
+        let k = native::step(&mut kernel, &c, invert, v, t);
+        if (e.v120, e.detents) != k {
+            return Some((i, (e.v120, e.detents), k));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_c_pipeline_equals_the_engine_on_every_recording() {
+    let mut frames_compared = 0;
+    let mut streams_with_wheel = 0;
+    for path in streams() {
+        let frames = wheel_frames(&path);
+        if frames.is_empty() {
+            continue;
+        }
+        streams_with_wheel += 1;
+        for p in parameter_sets() {
+            for (axis, invert) in [(0, p.invert_vertical), (1, p.invert_horizontal)] {
+                let events = frames
+                    .iter()
+                    .map(|&(t, v, h)| (t, if axis == 0 { v } else { h }))
+                    .filter(|&(_, v)| v != 0);
+                frames_compared += events.clone().count();
+                if let Some((i, e, k)) = first_difference(&p, invert, events) {
+                    panic!(
+                        "{}: axis {axis}, {p:?}: wheel frame {i}: engine {e:?}, C {k:?}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{streams_with_wheel} streams, {frames_compared} wheel frames compared (parameter sets × \
+         axes)"
+    );
+    // Every recording directory has wheel streams; comparing nothing proves nothing.
+    assert!(streams_with_wheel >= 6, "only {streams_with_wheel} streams");
+    assert!(frames_compared > 1_000, "only {frames_compared} frames");
+}
+
+fn settings() -> impl Strategy<Value = ScrollParams> {
+    let smoothing = prop_oneof![
+        Just(Smoothing::None),
+        (0.01f32..=1.0).prop_map(Smoothing::Ema)
+    ];
+    let inertia = prop_oneof![
+        Just(Inertia::Off),
+        (0.0f32..=50.0).prop_map(|limit| Inertia::Carry { limit }),
+        (0.05f32..=0.99, 4_000u64..=100_000)
+            .prop_map(|(decay, interval_us)| Inertia::Glide { decay, interval_us }),
+    ];
+    let spike = prop_oneof![Just(0.0f32), 1.0f32..=100.0];
+    let quantum = prop_oneof![Just(1u32), Just(8u32), Just(120u32), 1u32..=120];
+    (
+        any::<bool>(),
+        smoothing,
+        0.1f32..=100.0,
+        spike,
+        10_000u64..=10_000_000,
+        inertia,
+        quantum,
+    )
+        .prop_map(
+            |(iv, smoothing, max_step, spike_ratio, gesture_gap_us, inertia, q)| {
+                ScrollParams::new(&ScrollSettings {
+                    invert_vertical: iv,
+                    invert_horizontal: !iv,
+                    smoothing,
+                    max_step,
+                    spike_ratio,
+                    gesture_gap_us,
+                    inertia,
+                })
+                .with_quantum(q)
+            },
+        )
+}
+
+/// Events `(µs since the previous, v120)`: bursts, steady scrolling, long pauses, hi-res and
+/// detent values, the `i32` extremes, and time going backwards (clocks are inputs).
+fn events() -> impl Strategy<Value = Vec<(i64, i32)>> {
+    let gap = prop_oneof![
+        0i64..2_000,
+        2_000i64..50_000,
+        50_000i64..2_000_000,
+        -5_000i64..0
+    ];
+    let value = prop_oneof![
+        -12_000i32..=12_000,
+        -130i32..=130,
+        (-20i32..=20).prop_map(|u| u * 8),
+        Just(0),
+        Just(i32::MIN),
+        Just(i32::MAX),
+    ];
+    prop::collection::vec((gap, value), 0..200)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    #[test]
+    fn the_programs_per_axis_quantum_is_the_engines_with_quantum(p in settings(), q in 0u32..=200) {
+        let c = native::with_quantum(&ScrollParamsC::from(&p), q);
+        prop_assert_eq!(c, ScrollParamsC::from(&p.with_quantum(q)));
+    }
+
+    #[test]
+    fn the_c_pipeline_equals_the_engine_on_random_streams_and_parameters(
+        p in settings(), invert in any::<bool>(), start in 0u64..u64::MAX / 2, events in events(),
+    ) {
+        let mut now = start;
+        let timed: Vec<(u64, i32)> = events
+            .iter()
+            .map(|&(gap, v)| {
+                now = now.saturating_add_signed(gap);
+                (now, v)
+            })
+            .collect();
+        let diff = first_difference(&p, invert, timed.iter().copied());
+        prop_assert!(diff.is_none(), "{p:?} invert {invert}: {diff:?} in {timed:?}");
+    }
+}
