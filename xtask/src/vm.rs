@@ -144,9 +144,25 @@ fn kernel_selected(want: Option<&str>, tier: &str, release: Option<&str>) -> boo
 struct KernelResult {
     release: String,
     passed: usize,
+    /// Accepted `SKIP`s: scenarios that do not apply to this kernel (HID-BPF or not).
+    skipped: usize,
     expected: usize,
     problems: Vec<String>,
     wall: Duration,
+}
+
+impl KernelResult {
+    /// `N of M scenarios passed`, with the accepted skips named when there are any.
+    fn summary(&self) -> String {
+        let mut s = format!(
+            "vm-test [{}]: {} of {} scenarios passed",
+            self.release, self.passed, self.expected
+        );
+        if self.skipped > 0 {
+            s += &format!(", {} not applicable on this kernel", self.skipped);
+        }
+        s
+    }
 }
 
 /// Runs the VM tests; `args` are `--kernel K` and scenario name filters (substrings).
@@ -231,6 +247,7 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
         let mut result = KernelResult {
             release: kernel.version.clone(),
             passed: 0,
+            skipped: 0,
             expected: 0,
             problems: Vec::new(),
             wall: Duration::ZERO,
@@ -264,11 +281,21 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
                 },
             };
             let (passed, problems) = match run {
-                Ok(run) => judge(
-                    &run,
-                    expected,
-                    hid_bpf_release.as_deref() == Some(kernel.version.as_str()),
-                ),
+                Ok(run) => {
+                    let judged = judge(
+                        &run,
+                        expected,
+                        hid_bpf_release.as_deref() == Some(kernel.version.as_str()),
+                    );
+                    if judged.1.is_empty() {
+                        result.skipped += run
+                            .results
+                            .iter()
+                            .filter(|l| l.starts_with("SKIP "))
+                            .count();
+                    }
+                    judged
+                }
                 Err(e) => (0, vec![format!("{e:#}")]),
             };
             result.passed += passed;
@@ -280,21 +307,12 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
             );
         }
         result.wall = started.elapsed();
-        eprintln!(
-            "vm-test [{}]: {} of {} scenarios passed ({:.1} s)",
-            result.release,
-            result.passed,
-            result.expected,
-            result.wall.as_secs_f64()
-        );
+        eprintln!("{} ({:.1} s)", result.summary(), result.wall.as_secs_f64());
         results.push(result);
     }
     eprintln!("vm-test total {:.1} s", total.elapsed().as_secs_f64());
     for r in &results {
-        println!(
-            "vm-test [{}]: {} of {} scenarios passed",
-            r.release, r.passed, r.expected
-        );
+        println!("{}", r.summary());
     }
     let problems: Vec<&String> = results.iter().flat_map(|r| &r.problems).collect();
     if problems.is_empty() {
