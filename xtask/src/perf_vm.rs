@@ -844,7 +844,7 @@ fn render(
     let load = |l: Option<f64>| l.map_or("?".into(), |l| f(l, 2));
     let loaded = match (env.host_load, cpus) {
         ((Some(a), Some(b)), Some(n)) if a.max(b) >= n => {
-            " — **the host was loaded** (other work shared its CPUs): wall-clock times above are longer than on a quiet host; the guest-instruction counts (`-icount`) and the syscall and context-switch counts are not affected"
+            " — **the host was loaded** (other work shared its CPUs): the wall-clock times in this table are longer than on a quiet host; the guest-instruction counts (`-icount`) and the syscall and context-switch counts are not affected"
         }
         ((Some(_), Some(_)), Some(_)) => " (a quiet host)",
         _ => "",

@@ -76,6 +76,9 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         std::os::unix::fs::PermissionsExt::from_mode(0o666),
     )
     .context("chmod /dev/uinput")?;
+    // dbus-daemon looks every connecting user up (its groups) and drops one it cannot
+    // find: the programs' users get entries.
+    tools::add_users().context("/etc/passwd and /etc/group")?;
     let mut _bus = None;
     let dbus_daemon = peers.join("dbus-daemon");
     if bins.iter().any(|(k, b)| *k == Kind::Logiops && b.is_file()) && dbus_daemon.is_file() {
@@ -167,6 +170,9 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             let ready = tool.sentinel();
             match ready.and_then(|()| f(tool, &plan)) {
                 Ok(row) => {
+                    if row.check.is_err() {
+                        print_log_tail(tool);
+                    }
                     // stress-equal is reported, not required (see `Contention::Equal`).
                     pawl_failed |=
                         tool.kind.is_pawl() && workload != "stress-equal" && row.check.is_err();
@@ -230,6 +236,15 @@ fn input_fds(pid: u32) -> String {
         .collect();
     held.sort();
     held.join(", ")
+}
+
+/// The last lines of a program's log, as `#` lines (after a failed check).
+fn print_log_tail(tool: &Tool) {
+    let log = tool.log();
+    let lines: Vec<&str> = log.lines().collect();
+    for line in &lines[lines.len().saturating_sub(8)..] {
+        println!("# {} log: {line}", tool.kind.name());
+    }
 }
 
 /// `0`, `1`, … or `signal-15`: an exit status as one word.

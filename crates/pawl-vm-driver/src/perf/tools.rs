@@ -238,6 +238,26 @@ fn hidraw_of(event: &Path, timeout: Duration) -> anyhow::Result<Vec<PathBuf>> {
     }
 }
 
+/// Adds root and every [`Kind::user`] to `/etc/passwd` and `/etc/group` (the initramfs has
+/// neither), named `perf-<program>`.
+pub fn add_users() -> anyhow::Result<()> {
+    let mut passwd = String::from("root:x:0:0:root:/root:/bin/sh\n");
+    let mut group = String::from("root:x:0:\n");
+    for k in Kind::ALL {
+        if let Some((uid, gid)) = k.user() {
+            let name = format!("perf-{}", k.name());
+            passwd.push_str(&format!("{name}:x:{uid}:{gid}::/tmp:/bin/sh\n"));
+            group.push_str(&format!("{name}:x:{gid}:\n"));
+        }
+    }
+    for (path, text) in [("/etc/passwd", passwd), ("/etc/group", group)] {
+        if !Path::new(path).exists() {
+            std::fs::write(path, text).with_context(|| format!("write {path}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The VM's system bus for logid: `dbus-daemon` with [`DBUS_CONFIG`], running until
 /// dropped.
 #[derive(Debug)]
@@ -592,8 +612,21 @@ fn wait_diverted(child: &mut Child, work: &Path, mouse: &HidMouse) -> anyhow::Re
             );
         }
         if Instant::now() >= deadline {
+            let st = hidpp.lock();
+            let last: Vec<String> = st
+                .pawl
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{:02x}.{:02x}:{:02x}{:02x}{:02x}",
+                        m.sub_id, m.address, m.params[0], m.params[1], m.params[2]
+                    )
+                })
+                .collect();
             bail!(
-                "the gesture button (0x00C3) not diverted within {limit:?}; log: {}",
+                "the gesture button (0x00C3) not diverted within {limit:?}; {} HID++ requests from hidraw (index.function+sw:params): {}; log: {}",
+                st.pawl.len(),
+                last.join(" "),
                 std::fs::read_to_string(log(work)).unwrap_or_default()
             );
         }

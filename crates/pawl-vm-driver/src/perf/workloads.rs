@@ -343,8 +343,9 @@ fn check_scroll(
     no_drop(dropped)?;
     anyhow::ensure!(
         wheels.len() == n,
-        "{} wheel frames out for {n} reports",
-        wheels.len()
+        "{} wheel frames out for {n} reports (the first out: {:?})",
+        wheels.len(),
+        &wheels[..wheels.len().min(12)]
     );
     for (i, &(hi, lo)) in wheels.iter().enumerate() {
         let notch = i32::from(notch_at(i));
