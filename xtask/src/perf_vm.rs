@@ -1283,7 +1283,7 @@ fn gesture_button_section(w: &mut String, res: &Results) {
     }
     let _ = writeln!(
         w,
-        "logid grabs nothing: the pointer's motion and wheel go from the kernel straight to the compositor, and logid reads the copy of every report that its hidraw node hands it (HID++ notifications are the only ones it uses). pawl grabs the pointer node because it transforms the MX Master's scroll by default (with `[scroll] scope = \"none\"` and nothing mapped it grabs nothing either, see README).\n"
+        "logid grabs nothing: the pointer's motion and wheel go from the kernel straight to the compositor, and logid is woken by the copy of every report that its hidraw node hands it (HID++ notifications are the only ones it uses). pawl grabs the pointer node because it transforms the MX Master's scroll by default (with `[scroll] scope = \"none\"` and nothing mapped it grabs nothing either, see README).\n"
     );
     if !kernel_mode {
         let _ = writeln!(
