@@ -973,7 +973,7 @@ fn render(
     let g = |k: &str| e.get(k).map_or("?", String::as_str).to_string();
     let _ = writeln!(
         w,
-        "Workloads (in this order, one program at a time after the idle window):\n"
+        "Workloads (in this order, one program at a time after the idle window; the paced ones on an absolute schedule, but never two reports less than half a period apart, as a device never sends them: a writer stalled by a loaded host would otherwise catch up in bursts):\n"
     );
     let _ = writeln!(
         w,

@@ -174,15 +174,26 @@ fn measured(
 }
 
 /// Calls `f(i)` for `i` in `0..n` at `hz`, on an absolute schedule (a late call does not
-/// delay the later ones).
+/// delay the later ones), but never two calls less than half a period apart: a device
+/// reporting at `hz` never sends a burst, whereas a writer that fell behind (the VM's clock
+/// jumps with the host's clock while the guest is idle, `-icount sleep=on`, so a loaded
+/// host stalls it) would otherwise catch up with reports back to back — which pawl's
+/// scroll burst rule (`pawl_engine::scroll::BURST_US`) rightly clamps, and which no real
+/// wheel at 120 Hz produces.
 fn paced(n: usize, hz: f64, mut f: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let start = Instant::now();
+    let min_gap = Duration::from_secs_f64(0.5 / hz);
+    let mut last: Option<Instant> = None;
     for i in 0..n {
-        let due = start + Duration::from_secs_f64(i as f64 / hz);
+        let mut due = start + Duration::from_secs_f64(i as f64 / hz);
+        if let Some(l) = last {
+            due = due.max(l + min_gap);
+        }
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
         }
+        last = Some(Instant::now());
         f(i)?;
     }
     Ok(())
