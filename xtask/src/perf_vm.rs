@@ -41,6 +41,26 @@ const FORWARDER_SOURCE: &str = "contrib/perf/forwarder.c";
 /// Debian packages beyond the VM's: the C forwarder's compiler and static libc.
 const PACKAGES: &[&str] = &["gcc", "libc6-dev"];
 
+/// logiops, the HID++ peer: Debian's package and version (bookworm's; pinned so reruns
+/// compare like with like).
+const LOGIOPS: (&str, &str) = ("logiops", "0.3.1-1");
+
+/// Fetched with `apt-get download` beside logiops and unpacked with it (never installed on
+/// the host): the libraries of `logid` and the system bus it needs (`dbus-daemon`) that a
+/// Debian 12 host may lack. Every other library `ldd` names is the host's (the same
+/// release's packages).
+const LOGIOPS_DEBS: &[&str] = &[
+    "libconfig++9v5",
+    "libevdev2",
+    "libglib2.0-0",
+    "dbus-daemon",
+    "libdbus-1-3",
+    "libexpat1",
+];
+
+/// The multiarch library directory of the guest's dynamic binaries (logid, dbus-daemon).
+const GUEST_LIB_DIR: &str = "lib/x86_64-linux-gnu";
+
 /// QEMU arguments beyond `vm-test`'s: with `-icount shift=0` the guest clock advances
 /// exactly 1 ns per executed guest instruction while the vCPU runs (and with real time while
 /// it sleeps, `sleep=on`), so CPU time measured in the guest is a count of instructions,
@@ -85,7 +105,7 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
 
     let peers_dir = target.join("peers");
     let mut peers: Vec<PeerBuild> = Vec::new();
-    timed("peers (C forwarder, kanata, xremap)", &mut || {
+    timed("peers (C forwarder, kanata, xremap, logiops)", &mut || {
         peers = build_peers(&root, &peers_dir);
         Ok(())
     })?;
@@ -115,11 +135,21 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
         let mut bytes = vm::initramfs_bytes(&kernel, &pawl, &driver, &recordings, &driver_args)?;
         // A second archive appended to the first: the kernel unpacks both.
         let mut c = Cpio::default();
-        c.dir("peers", 0o755);
-        for p in peers.iter().filter_map(|p| p.binary.as_ref().ok()) {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            let data = std::fs::read(p).with_context(|| format!("read {}", p.display()))?;
+        for d in ["peers", "lib", GUEST_LIB_DIR, "lib64", "run"] {
+            c.dir(d, 0o755);
+        }
+        for p in &peers {
+            let Ok(bin) = &p.binary else { continue };
+            let name = bin.file_name().unwrap_or_default().to_string_lossy();
+            let data = std::fs::read(bin).with_context(|| format!("read {}", bin.display()))?;
             c.file(&format!("peers/{name}"), 0o755, &data);
+            for (guest, host) in &p.extra {
+                // Symbolic links on the host (libfoo.so.1 → libfoo.so.1.2.3) become the
+                // file itself under the name the binary asks for.
+                let data =
+                    std::fs::read(host).with_context(|| format!("read {}", host.display()))?;
+                c.file(guest, 0o755, &data);
+            }
         }
         bytes.extend_from_slice(&c.finish());
         std::fs::write(&initramfs, &bytes)
@@ -137,6 +167,7 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
         .and_then(|s| s.parse().ok())
         .map_or(Duration::from_secs(1500), Duration::from_secs);
     let serial_log = out_dir.join("serial.log");
+    let load_at_start = load_average();
     let mut run = None;
     timed("qemu (perf run)", &mut || {
         run = Some(vm::boot_with(
@@ -170,6 +201,7 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
         boot_secs: run.boot.map(|d| d.as_secs_f64()),
         vm_secs: run.total.as_secs_f64(),
         quick,
+        host_load: (load_at_start, load_average()),
     };
     timings.push(("perf-vm total".into(), total.elapsed().as_secs_f64()));
     let report = render(&env, &peers, &results, &bench, &timings);
@@ -203,18 +235,19 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
     let failed: Vec<String> = results
         .rows
         .iter()
-        .filter(|r| r.tool == "pawl" && r.workload != "stress-equal" && r.check != "ok")
-        .map(|r| format!("pawl {}: {}", r.workload, r.check))
-        .chain(
-            results
-                .errors
-                .iter()
-                .filter(|e| e.starts_with("tool=pawl "))
-                .cloned(),
-        )
+        .filter(|r| {
+            PAWLS.contains(&r.tool.as_str()) && r.workload != "stress-equal" && r.check != "ok"
+        })
+        .map(|r| format!("{} {}: {}", r.tool, r.workload, r.check))
+        .chain(results.errors.iter().filter(|e| is_pawl_error(e)).cloned())
         .collect();
     ensure!(failed.is_empty(), "{}", failed.join("\n"));
     Ok(())
+}
+
+/// Whether a `PERF-ERROR` line (after its prefix) is one of pawl's rows.
+fn is_pawl_error(e: &str) -> bool {
+    PAWLS.iter().any(|p| e.starts_with(&format!("tool={p} ")))
 }
 
 /// A peer binary for the VM, or why there is none.
@@ -224,6 +257,8 @@ struct PeerBuild {
     /// What was built: version or source.
     what: String,
     binary: Result<PathBuf, String>,
+    /// More files for the guest: path in the initramfs (no leading `/`), host file.
+    extra: Vec<(String, PathBuf)>,
 }
 
 fn build_peers(root: &Path, dir: &Path) -> Vec<PeerBuild> {
@@ -247,6 +282,7 @@ fn build_peers(root: &Path, dir: &Path) -> Vec<PeerBuild> {
         name: "c-forwarder".into(),
         what: format!("{FORWARDER_SOURCE}, gcc -O2 -static"),
         binary: built,
+        extra: Vec::new(),
     });
     for (name, version) in CRATES_PEERS {
         let exe = bin.join(name);
@@ -281,9 +317,139 @@ fn build_peers(root: &Path, dir: &Path) -> Vec<PeerBuild> {
             name: name.to_string(),
             what: format!("{name} {version} from crates.io, `cargo install --locked`, static"),
             binary,
+            extra: Vec::new(),
         });
     }
+    out.push(logiops(dir));
     out
+}
+
+/// logiops for the guest: [`LOGIOPS`] and [`LOGIOPS_DEBS`] fetched with `apt-get download`
+/// into `dir/logiops/debs` and unpacked with `dpkg -x` into `dir/logiops/root` (cached:
+/// delete the directory to fetch again); `logid` and `dbus-daemon` go to `/peers`, every
+/// shared library `ldd` lists for them (the unpacked ones first, then the host's) to
+/// `/lib/x86_64-linux-gnu`, the dynamic loader to `/lib64`.
+fn logiops(dir: &Path) -> PeerBuild {
+    let (package, version) = LOGIOPS;
+    let base = dir.join("logiops");
+    let root = base.join("root");
+    let stamp = base.join("version");
+    let fetched = if std::fs::read_to_string(&stamp).is_ok_and(|v| v.trim() == version)
+        && root.join("usr/bin/logid").is_file()
+    {
+        eprintln!("{package} {version}: cached at {}", root.display());
+        Ok(())
+    } else {
+        fetch_debs(&base, &root, package, version)
+            .and_then(|()| std::fs::write(&stamp, version).map_err(|e| e.to_string()))
+    };
+    let mut extra = Vec::new();
+    let binary = fetched.and_then(|()| {
+        let logid = root.join("usr/bin/logid");
+        let dbus = root.join("usr/bin/dbus-daemon");
+        ensure_file(&logid)?;
+        ensure_file(&dbus)?;
+        extra.push(("peers/dbus-daemon".to_string(), dbus.clone()));
+        let mut libs = BTreeMap::new();
+        for bin in [&logid, &dbus] {
+            for (guest, host) in shared_libraries(bin, &root)? {
+                libs.insert(guest, host);
+            }
+        }
+        extra.extend(libs);
+        Ok(logid)
+    });
+    if let Err(e) = &binary {
+        eprintln!("{package}: not available: {e}");
+    }
+    PeerBuild {
+        name: "logiops".into(),
+        what: format!(
+            "Debian's `{package}` {version} (`apt-get download`, `dpkg -x`; not installed on the host), `logid` with its shared libraries and `dbus-daemon`"
+        ),
+        binary,
+        extra,
+    }
+}
+
+/// `apt-get download` of `package`=`version` and [`LOGIOPS_DEBS`] into `base/debs`, each
+/// unpacked into `root`.
+fn fetch_debs(base: &Path, root: &Path, package: &str, version: &str) -> Result<(), String> {
+    let debs = base.join("debs");
+    let _ = std::fs::remove_dir_all(&debs);
+    let _ = std::fs::remove_dir_all(root);
+    std::fs::create_dir_all(&debs).map_err(|e| format!("{}: {e}", debs.display()))?;
+    let log = base.join("download.log");
+    run_logged(
+        Command::new("apt-get")
+            .arg("download")
+            .arg(format!("{package}={version}"))
+            .args(LOGIOPS_DEBS)
+            .current_dir(&debs),
+        &log,
+    )
+    .map_err(|e| format!("{e} (is `apt-get update` done?)"))?;
+    let files = std::fs::read_dir(&debs).map_err(|e| e.to_string())?;
+    for deb in files.flatten().map(|e| e.path()) {
+        if deb.extension().is_some_and(|x| x == "deb") {
+            run_logged(
+                Command::new("dpkg").arg("-x").arg(&deb).arg(root),
+                &base.join("dpkg.log"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The shared libraries `bin` loads (`ldd`, with the unpacked `root`'s library
+/// directories searched first): `(path in the initramfs, host file)`, the dynamic loader
+/// under `lib64/`, every other library under [`GUEST_LIB_DIR`] by the name it is asked for.
+fn shared_libraries(bin: &Path, root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let search = [
+        root.join("usr/lib/x86_64-linux-gnu"),
+        root.join("lib/x86_64-linux-gnu"),
+    ]
+    .map(|p| p.display().to_string())
+    .join(":");
+    let out = Command::new("ldd")
+        .arg(bin)
+        .env("LD_LIBRARY_PATH", search)
+        .output()
+        .map_err(|e| format!("cannot run ldd: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "ldd {} exited with {}: {}",
+            bin.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    parse_ldd(&String::from_utf8_lossy(&out.stdout))
+        .map_err(|e| format!("ldd {}: {e}", bin.display()))
+}
+
+/// `ldd`'s output as `(path in the initramfs, host file)`; a library it did not find is
+/// an error naming it.
+fn parse_ldd(text: &str) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some((name, rest)) = line.split_once(" => ") {
+            if rest.starts_with("not found") {
+                return Err(format!("{name} not found"));
+            }
+            let host = rest.split(" (").next().unwrap_or(rest).trim();
+            out.push((format!("{GUEST_LIB_DIR}/{name}"), PathBuf::from(host)));
+        } else if let Some(path) = line.split(" (").next()
+            && path.starts_with('/')
+        {
+            // The dynamic loader, by the absolute path the binaries name.
+            out.push((
+                path.trim_start_matches('/').to_string(),
+                PathBuf::from(path),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 fn ensure_file(p: &Path) -> Result<(), String> {
@@ -369,6 +535,16 @@ fn command_line(program: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The host's 1-minute load average (`/proc/loadavg`).
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 fn host_cpu() -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = info
@@ -393,6 +569,9 @@ struct Env {
     boot_secs: Option<f64>,
     vm_secs: f64,
     quick: bool,
+    /// The host's 1-minute load average when the VM started and when it ended
+    /// (`/proc/loadavg`).
+    host_load: (Option<f64>, Option<f64>),
 }
 
 /// One `PERF` line.
@@ -479,7 +658,18 @@ impl Results {
 }
 
 /// Measured tools in report order.
-const TOOLS: &[&str] = &["pawl", "c-forwarder", "kanata", "xremap"];
+const TOOLS: &[&str] = &[
+    "pawl",
+    "pawl-hidpp-off",
+    "pawl-kernel",
+    "c-forwarder",
+    "kanata",
+    "xremap",
+    "logiops",
+];
+
+/// pawl's rows: its defaults (grab + HID++) and with `[hidpp] enabled = false` (grab only).
+const PAWLS: &[&str] = &["pawl", "pawl-hidpp-off"];
 /// The peers a user would pick instead of pawl (the C forwarder is a baseline).
 const PEERS: &[&str] = &["kanata", "xremap"];
 
@@ -581,6 +771,20 @@ fn headlines(res: &Results) -> Vec<String> {
             out.push(format!("{w}: pawl check {}", r.check));
         }
     }
+    if let Some(cost) = hidpp_cost(res) {
+        out.push(cost);
+    }
+    if let Some(r) = res.row("logiops", "movement") {
+        let p = per_frame(r);
+        out.push(format!(
+            "movement: logiops {} reads + {} writes, {} context switches, {} k instructions per frame, check {}",
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.vcsw + p.ivcsw, 3),
+            f(p.cpu_us, 1),
+            r.check
+        ));
+    }
     out
 }
 
@@ -633,6 +837,24 @@ fn render(
     );
     let _ = writeln!(w, "| date | {} |", env.date);
     let _ = writeln!(w, "| host CPU | {} |", env.host_cpu);
+    let cpus = env
+        .host_cpu
+        .rsplit_once(", ")
+        .and_then(|(_, n)| n.split_whitespace().next()?.parse::<f64>().ok());
+    let load = |l: Option<f64>| l.map_or("?".into(), |l| f(l, 2));
+    let loaded = match (env.host_load, cpus) {
+        ((Some(a), Some(b)), Some(n)) if a.max(b) >= n => {
+            " — **the host was loaded** (other work shared its CPUs): the wall-clock times in this table are longer than on a quiet host; the guest-instruction counts (`-icount`) and the syscall and context-switch counts are not affected"
+        }
+        ((Some(_), Some(_)), Some(_)) => " (a quiet host)",
+        _ => "",
+    };
+    let _ = writeln!(
+        w,
+        "| host load | 1-minute load average {} when the VM started, {} when it ended{loaded} |",
+        load(env.host_load.0),
+        load(env.host_load.1)
+    );
     let _ = writeln!(
         w,
         "| QEMU | {}; `-accel tcg -cpu max -m 512 {}`, {} vCPU |",
@@ -688,10 +910,20 @@ fn render(
         w,
         "Each program gets its own uhid device built from the real MX Master 3S Bluetooth \
          report descriptor (`hidreport--libinput-issue996-0005-046D-B034-0.rdesc`, \
-         0005:046d:b034): the kernel's hid-generic and evdev make its event node, exactly as \
-         for the real mouse. All mice exist before any program starts. Each program grabs \
-         its mouse and re-emits through uinput; a reader thread in the driver reads each \
-         output device as soon as anything arrives and checks every frame. Counters are read \
+         0005:046d:b034), bound by the kernel's hid-logitech-hidpp as on a user's machine: \
+         the driver's HID++ probe (ping, name, battery, 0x2121 set to high resolution) is \
+         answered by the emulated MX Master 3S (`pawl_hidpp::emulator`, its feature table \
+         from Solaar's record of a real 3S), the event node is \"Logitech MX Master 3S\", \
+         and the wheel reports 1/15 detents that the driver turns into `REL_WHEEL_HI_RES` \
+         8 each. All mice exist before any program starts, and all are the same mouse; \
+         each program stays on its own by ownership, as a seat's udev rule decides on a \
+         user's machine: pawl (both rows) and logid run as users of their own that own \
+         exactly their mouse's evdev and hidraw nodes (every other node is root's, 0600), \
+         the grabbing peers run as root and open only the node they are given. The \
+         grabbing programs re-emit through uinput; logid grabs nothing (the pointer goes \
+         from the kernel to the compositor), so its output is the mouse's own event node. \
+         A reader thread in the driver reads each output device as soon as anything \
+         arrives and checks every frame. Counters are read \
          from `/proc/PID` of the program: `stat` (`utime`+`stime`, clock ticks), \
          `task/*/schedstat` (CPU time in ns, summed over threads: the \"CPU\" columns), \
          `task/*/status` (voluntary and involuntary context switches, summed over threads), \
@@ -706,13 +938,24 @@ fn render(
     let _ = writeln!(w, "| program | build | configuration |\n|---|---|---|");
     let _ = writeln!(
         w,
-        "| pawl | `cargo build --release`, static (`+crt-static`) | `pawl run`, defaults; one rule keeps it off the peers' mice: `[[device]] name = \"MX Master 3S peer*\"`, `handle = false` |"
+        "| pawl | `cargo build --release`, static (`+crt-static`) | `pawl run`, defaults (an empty config file): the MX Master's pointer node grabbed (its scroll is transformed) and, with `[hidpp] enabled = true`, its HID++ endpoint (`/dev/hidrawN`) read for the gesture button, 0x00C3 diverted with raw XY |"
+    );
+    let _ = writeln!(
+        w,
+        "| pawl-hidpp-off | the same binary | `pawl run` with `[hidpp] enabled = false`: the pointer node grabbed, no hidraw |"
     );
     for p in peers {
         let config = match p.name.as_str() {
             "c-forwarder" => "`forwarder /dev/input/eventN`: grab, blocking `read`, one `write` per frame".to_string(),
             "kanata" => "`kanata --nodelay --no-wait -c kanata.kbd` with `(defcfg linux-dev /dev/input/eventN process-unmapped-keys no) (defsrc esc) (deflayer base esc)`: nothing mapped, so motion and buttons go through `write_raw` and the wheel through its `scroll`".to_string(),
             "xremap" => "`xremap --mouse --device /dev/input/eventN xremap.yml` with `enable_wheel: true`, empty `keymap` and `modmap`".to_string(),
+            "logiops" => format!(
+                "`logid -c logid.cfg` (version {}): the gesture button (`cid: 0xc3`) does `Gestures` (left/right/up/down: a key chord, none: nothing), so logid diverts 0x00C3 with raw XY as pawl does; logid 0.3.1 needs a D-Bus system bus, so a `dbus-daemon` from the same download runs beside it (its own process, not counted); logid grabs nothing",
+                res.tools
+                    .get("logiops")
+                    .and_then(|(t, _)| t.get("version"))
+                    .map_or("?", String::as_str)
+            ),
             _ => String::new(),
         };
         let status = match (&p.binary, res.tools.get(&p.name)) {
@@ -730,7 +973,7 @@ fn render(
     let g = |k: &str| e.get(k).map_or("?", String::as_str).to_string();
     let _ = writeln!(
         w,
-        "Workloads (in this order, one program at a time after the idle window):\n"
+        "Workloads (in this order, one program at a time after the idle window; the paced ones on an absolute schedule, but never two reports less than half a period apart, as a device never sends them: a writer stalled by a loaded host would otherwise catch up in bursts):\n"
     );
     let _ = writeln!(
         w,
@@ -744,12 +987,12 @@ fn render(
     );
     let _ = writeln!(
         w,
-        "- **gesture-held**: gesture button (5, `BTN_FORWARD`) down, {} motions of 1 px (below the 220 px threshold) at 200 Hz, button up; pawl must fire nothing, move nothing, pass the click through on release and keep running; the peers have no gesture and pass everything through;",
+        "- **gesture-held**: gesture button (5, `BTN_FORWARD`, as a plain button in the mouse report, not a HID++ notification) down, {} motions of 1 px (below the 220 px threshold) at 200 Hz, button up; pawl must fire nothing, move nothing, pass the click through on release and keep running; the grabbing peers have no gesture and pass everything through, and logid, which acts on the diverted 0x00C3 notification only, leaves the plain button and the motion to the kernel;",
         g("held")
     );
     let _ = writeln!(
         w,
-        "- **scroll**: {} wheel reports at 120 Hz, 100 notches down then 100 up (the kernel makes each a `REL_WHEEL_HI_RES` ±120 + `REL_WHEEL` ±1 frame); one wheel frame out per report — pawl's inverted and smoothed (its defaults), the peers' unchanged;",
+        "- **scroll**: {} wheel reports at 120 Hz, 100 notches down then 100 up, each 15 counts of the high-resolution wheel (the driver makes each a `REL_WHEEL_HI_RES` ±120 + `REL_WHEEL` ±1 frame); one wheel frame out per report — pawl's inverted and smoothed (its defaults), the peers' unchanged;",
         g("scroll")
     );
     let _ = writeln!(
@@ -770,6 +1013,8 @@ fn render(
         let _ = writeln!(w, "| {target} | {measured} | {verdict} |");
     }
     let _ = writeln!(w);
+
+    gesture_button_section(w, res);
 
     // Idle table.
     let _ = writeln!(w, "## Idle\n");
@@ -926,6 +1171,128 @@ fn workload_table(w: &mut String, res: &Results, workload: &str, title: &str, no
     let _ = writeln!(w);
 }
 
+/// The rows of the gesture-button comparison, in order: grab only, grab + HID++, logiops,
+/// and pawl's kernel mode (issue 14) once `perf-vm` measures it under that name.
+const GESTURE_WAYS: &[(&str, &str)] = &[
+    (
+        "pawl-hidpp-off",
+        "pawl, grab only (`[hidpp] enabled = false`)",
+    ),
+    ("pawl", "pawl, grab + HID++ (defaults)"),
+    ("logiops", "logiops 0.3.1 (HID++, no grab)"),
+    ("pawl-kernel", "pawl, kernel mode (HID-BPF)"),
+];
+
+/// What HID++ adds to pawl per motion frame: pawl's defaults against `[hidpp] enabled =
+/// false`, both on the real driver in the same run.
+fn hidpp_cost(res: &Results) -> Option<String> {
+    let on = per_frame(res.row("pawl", "movement")?);
+    let off = per_frame(res.row("pawl-hidpp-off", "movement")?);
+    Some(format!(
+        "HID++ (`[hidpp] enabled = true`, the default) costs pawl, per motion frame with the gesture button up: {:+.3} reads ({} instead of {}), {:+.3} writes, {:+.3} context switches ({} instead of {}) and {:+.1} k guest instructions ({} instead of {}: {})",
+        on.reads - off.reads,
+        f(on.reads, 3),
+        f(off.reads, 3),
+        on.writes - off.writes,
+        (on.vcsw + on.ivcsw) - (off.vcsw + off.ivcsw),
+        f(on.vcsw + on.ivcsw, 3),
+        f(off.vcsw + off.ivcsw, 3),
+        on.cpu_us - off.cpu_us,
+        f(on.cpu_us, 1),
+        f(off.cpu_us, 1),
+        ratio(on.cpu_us, off.cpu_us)
+    ))
+}
+
+/// The three ways to get the MX Master's gesture button side by side (issue 14, item 6):
+/// per motion frame and per wheel frame with the button up, and idle.
+fn gesture_button_section(w: &mut String, res: &Results) {
+    let _ = writeln!(
+        w,
+        "## The gesture button: grab only, grab + HID++, logiops\n"
+    );
+    let _ = writeln!(
+        w,
+        "The MX Master 3S sends nothing for its gesture button unless a program diverts it over HID++ (0x1B04, control 0x00C3); pawl with HID++ off sees it only on firmware that reports it as a plain button. Per frame, from the movement and scroll workloads (gesture button up) and the idle window of this run; \"k instr.\" is thousands of guest instructions (the -icount clock: the program's user and kernel work). Rss is `smaps_rollup`'s, the largest of the program's rows.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| way | motion: k instr. | reads | writes | cs | wheel: k instr. | reads | writes | cs | idle: CPU ns | syscalls | Rss MiB | threads | checks |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    let cell = |r: Option<&Row>| -> [String; 4] {
+        match r {
+            Some(r) => {
+                let p = per_frame(r);
+                [
+                    f(p.cpu_us, 1),
+                    f(p.reads, 3),
+                    f(p.writes, 3),
+                    f(p.vcsw + p.ivcsw, 3),
+                ]
+            }
+            None => ["–".into(), "–".into(), "–".into(), "–".into()],
+        }
+    };
+    let mut kernel_mode = false;
+    for (tool, label) in GESTURE_WAYS {
+        let rows: Vec<&Row> = res.rows.iter().filter(|r| r.tool == *tool).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        kernel_mode |= *tool == "pawl-kernel";
+        let [mc, mr, mw, ms] = cell(res.row(tool, "movement"));
+        let [wc, wr, ww, ws] = cell(res.row(tool, "scroll"));
+        let (idle_ns, idle_sc) = res.row(tool, "idle").map_or(("–".into(), "–".into()), |r| {
+            (
+                format!("{}", r.num("runtime_ns")),
+                format!("{}", r.num("syscr") + r.num("syscw")),
+            )
+        });
+        let rss = rows
+            .iter()
+            .map(|r| r.num("rss_smaps_kib"))
+            .filter(|v| v.is_finite())
+            .fold(f64::NAN, f64::max);
+        let threads = rows
+            .iter()
+            .map(|r| r.num("threads"))
+            .filter(|v| v.is_finite())
+            .fold(f64::NAN, f64::max);
+        let checks: Vec<String> = ["idle", "movement", "scroll"]
+            .iter()
+            .filter_map(|wl| res.row(tool, wl))
+            .map(|r| {
+                if r.check == "ok" {
+                    format!("{} ok", r.workload)
+                } else {
+                    format!("{} {}", r.workload, r.check)
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            w,
+            "| {label} | {mc} | {mr} | {mw} | {ms} | {wc} | {wr} | {ww} | {ws} | {idle_ns} | {idle_sc} | {} | {} | {} |",
+            kib_to_mib(rss),
+            f(threads, 0),
+            checks.join("; ")
+        );
+    }
+    let _ = writeln!(w);
+    if let Some(cost) = hidpp_cost(res) {
+        let _ = writeln!(w, "{cost}.\n");
+    }
+    let _ = writeln!(
+        w,
+        "logid grabs nothing: the pointer's motion and wheel go from the kernel straight to the compositor, and logid is woken by the copy of every report that its hidraw node hands it (HID++ notifications are the only ones it uses). pawl grabs the pointer node because it transforms the MX Master's scroll by default (with `[scroll] scope = \"none\"` and nothing mapped it grabs nothing either, see README).\n"
+    );
+    if !kernel_mode {
+        let _ = writeln!(
+            w,
+            "Kernel mode (HID-BPF, issue 14: the wheel transformed in the kernel, pawl woken only by the gesture) is not measured in this run; its row (`pawl-kernel`) goes in this table when `perf-vm` measures it.\n"
+        );
+    }
+}
+
 /// Instructions per motion frame (engine) from bench-instructions' target line.
 fn engine_instructions(bench: &str) -> Option<f64> {
     let line = bench
@@ -963,10 +1330,22 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
             ),
         ));
     }
-    if let Some(r) = res.row("pawl", "movement") {
+    for (tool, what) in [
+        ("pawl", "defaults, `[hidpp] enabled = true`"),
+        ("pawl-hidpp-off", "`[hidpp] enabled = false`"),
+    ] {
+        let Some(r) = res.row(tool, "movement") else {
+            continue;
+        };
         let p = per_frame(r);
+        let extra_reads = r.num("syscr") - r.num("frames_in");
+        let why = if tool == "pawl" && extra_reads > 0.0 {
+            ": the kernel hands every input report to each hidraw reader, so every motion report is read a second time from the HID++ endpoint"
+        } else {
+            ""
+        };
         out.push((
-            "exactly 1 read + 1 write per forwarded frame (movement)".into(),
+            format!("exactly 1 read + 1 write per forwarded frame (movement; {what})"),
             format!(
                 "{} reads + {} writes per frame",
                 f(p.reads, 3),
@@ -975,8 +1354,8 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
             verdict(
                 r.num("syscr") == r.num("frames_in") && r.num("syscw") == r.num("frames_in"),
                 format!(
-                    "by {:+} reads and {:+} writes over {} frames",
-                    r.num("syscr") - r.num("frames_in"),
+                    "by {:+} reads and {:+} writes over {} frames{why}",
+                    extra_reads,
                     r.num("syscw") - r.num("frames_in"),
                     r.num("frames_in")
                 ),
@@ -1036,11 +1415,19 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
     }
     if let (Some(r), Some(b)) = (res.row("pawl", "movement"), best_peer(res, "movement")) {
         let (p, q) = (per_frame(r).cpu_us, per_frame(b).cpu_us);
-        let floor = res
+        let mut floor = res
             .row("c-forwarder", "movement")
             .map_or(String::new(), |c| {
                 format!(" (the C forwarder: {})", ratio(per_frame(c).cpu_us, q))
             });
+        if let Some(g) = res.row("pawl-hidpp-off", "movement") {
+            let _ = write!(
+                floor,
+                "; pawl with HID++ off {} µs: {}",
+                f(per_frame(g).cpu_us, 1),
+                ratio(per_frame(g).cpu_us, q)
+            );
+        }
         out.push((
             format!("CPU per frame ≤ {TARGET_CPU_RATIO}× the best peer (movement)"),
             format!(
@@ -1066,19 +1453,23 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
 /// Statements of what was measured, nothing more.
 fn conclusion(res: &Results, bench: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let checks: Vec<String> = res
-        .rows
-        .iter()
-        .filter(|r| r.tool == "pawl" && r.workload != "stress-equal")
-        .map(|r| {
-            if r.check == "ok" {
-                format!("{} ok", r.workload)
-            } else {
-                format!("{} {}", r.workload, r.check)
-            }
-        })
-        .collect();
-    out.push(format!("pawl's output checks: {}.", checks.join("; ")));
+    for tool in PAWLS {
+        let checks: Vec<String> = res
+            .rows
+            .iter()
+            .filter(|r| r.tool == *tool && r.workload != "stress-equal")
+            .map(|r| {
+                if r.check == "ok" {
+                    format!("{} ok", r.workload)
+                } else {
+                    format!("{} {}", r.workload, r.check)
+                }
+            })
+            .collect();
+        if !checks.is_empty() {
+            out.push(format!("{tool}'s output checks: {}.", checks.join("; ")));
+        }
+    }
     let missed: Vec<String> = targets(res, bench)
         .into_iter()
         .filter(|(_, _, v)| v != "met")
@@ -1096,7 +1487,13 @@ fn conclusion(res: &Results, bench: &str) -> Vec<String> {
     if let Some(r) = res.row("pawl", "movement") {
         let p = per_frame(r);
         let mut cmp = Vec::new();
-        for t in ["c-forwarder", "kanata", "xremap"] {
+        for t in [
+            "pawl-hidpp-off",
+            "c-forwarder",
+            "kanata",
+            "xremap",
+            "logiops",
+        ] {
             if let Some(q) = res.row(t, "movement") {
                 let q = per_frame(q);
                 cmp.push(format!(
@@ -1121,6 +1518,9 @@ fn conclusion(res: &Results, bench: &str) -> Vec<String> {
                 cmp.join("; ")
             }
         ));
+    }
+    if let Some(cost) = hidpp_cost(res) {
+        out.push(format!("{cost}."));
     }
     let unavailable: Vec<String> = res
         .tools
@@ -1226,6 +1626,7 @@ PERF-END
                 boot_secs: Some(3.0),
                 vm_secs: 500.0,
                 quick: false,
+                host_load: (Some(3.5), Some(1.0)),
             },
             &[],
             &r,
@@ -1235,6 +1636,98 @@ PERF-END
         assert!(report.contains("| pawl | 12000 | 50.0 |"));
         assert!(report.contains("stress FAIL 2 SYN_DROPPED"));
         assert!(report.contains("Not measured: xremap"));
+    }
+
+    /// The gesture-button rows of a run: pawl (grab + HID++), pawl with HID++ off, logiops.
+    const GESTURE_SERIAL: &str = "\
+PERF-TOOL tool=logiops status=ok source=/dev/input/event9 version=logid_v0.3.1
+PERF tool=pawl workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=1 runtime_ns=14000000 vcsw=1000 ivcsw=0 syscr=2000 syscw=1000 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3200 threads=1 dropped=0 check=ok
+PERF tool=pawl-hidpp-off workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=1 runtime_ns=11000000 vcsw=1000 ivcsw=0 syscr=1000 syscw=1000 rss_kib=1700 hwm_kib=1800 rss_smaps_kib=3100 threads=1 dropped=0 check=ok
+PERF tool=logiops workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=2 runtime_ns=30000000 vcsw=3000 ivcsw=10 syscr=1000 syscw=0 rss_kib=6000 hwm_kib=6100 rss_smaps_kib=7168 threads=4 dropped=0 check=ok
+PERF tool=logiops workload=scroll frames_in=100 frames_out=100 secs=1.0 cpu_ticks=0 runtime_ns=3000000 vcsw=300 ivcsw=0 syscr=100 syscw=0 rss_kib=6000 hwm_kib=6100 rss_smaps_kib=7168 threads=4 dropped=0 check=ok
+PERF tool=logiops workload=idle frames_in=0 frames_out=0 secs=150.0 cpu_ticks=0 runtime_ns=0 vcsw=0 ivcsw=0 syscr=0 syscw=0 rss_kib=6000 hwm_kib=6100 rss_smaps_kib=7168 threads=4 dropped=0 check=ok
+PERF-END
+";
+
+    #[test]
+    fn hidpp_cost_is_pawls_defaults_against_hidpp_off_per_motion_frame() {
+        let r = Results::parse(GESTURE_SERIAL);
+        let cost = hidpp_cost(&r).unwrap();
+        assert!(
+            cost.contains("+1.000 reads (2.000 instead of 1.000)"),
+            "{cost}"
+        );
+        assert!(cost.contains("+0.000 writes"), "{cost}");
+        assert!(
+            cost.contains("+3.0 k guest instructions (14.0 instead of 11.0: 1.27×)"),
+            "{cost}"
+        );
+        let t = targets(&r, "");
+        let rw: Vec<_> = t
+            .iter()
+            .filter(|(n, _, _)| n.contains("1 read + 1 write"))
+            .collect();
+        assert_eq!(rw.len(), 2, "{t:?}");
+        assert!(rw[0].0.contains("defaults") && rw[0].2.starts_with("**missed**: by +1000 reads"));
+        assert!(rw[0].2.contains("hidraw reader"), "{}", rw[0].2);
+        assert!(rw[1].0.contains("enabled = false") && rw[1].2 == "met");
+    }
+
+    #[test]
+    fn gesture_button_table_shows_every_way_measured_and_keeps_a_place_for_kernel_mode() {
+        let r = Results::parse(GESTURE_SERIAL);
+        let mut w = String::new();
+        gesture_button_section(&mut w, &r);
+        assert!(w.contains(
+            "| logiops 0.3.1 (HID++, no grab) | 30.0 | 1.000 | 0.000 | 3.010 | 30.0 | 1.000 | 0.000 | 3.000 | 0 | 0 | 7.00 | 4 | idle ok; movement ok; scroll ok |"
+        ), "{w}");
+        assert!(
+            w.contains("| pawl, grab + HID++ (defaults) | 14.0 | 2.000 | 1.000 |"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| pawl, grab only (`[hidpp] enabled = false`) | 11.0 | 1.000 |"),
+            "{w}"
+        );
+        assert!(w.contains("Kernel mode (HID-BPF, issue 14") && !w.contains("| pawl, kernel mode"));
+        let with_kernel = GESTURE_SERIAL.replace(
+            "PERF-END",
+            "PERF tool=pawl-kernel workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=0 runtime_ns=0 vcsw=0 ivcsw=0 syscr=0 syscw=0 rss_kib=1 hwm_kib=1 rss_smaps_kib=1024 threads=1 dropped=0 check=ok\nPERF-END",
+        );
+        let mut w = String::new();
+        gesture_button_section(&mut w, &Results::parse(&with_kernel));
+        assert!(
+            w.contains("| pawl, kernel mode (HID-BPF) | 0.0 | 0.000 |"),
+            "{w}"
+        );
+        assert!(!w.contains("is not measured in this run"), "{w}");
+    }
+
+    #[test]
+    fn ldd_lines_become_guest_library_paths_and_a_missing_library_is_an_error() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibevdev.so.2 => /t/root/usr/lib/x86_64-linux-gnu/libevdev.so.2 (0x00007f9c)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f9b)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f9a)\n";
+        let libs = parse_ldd(text).unwrap();
+        assert_eq!(
+            libs,
+            vec![
+                (
+                    "lib/x86_64-linux-gnu/libevdev.so.2".to_string(),
+                    PathBuf::from("/t/root/usr/lib/x86_64-linux-gnu/libevdev.so.2")
+                ),
+                (
+                    "lib/x86_64-linux-gnu/libc.so.6".to_string(),
+                    PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6")
+                ),
+                (
+                    "lib64/ld-linux-x86-64.so.2".to_string(),
+                    PathBuf::from("/lib64/ld-linux-x86-64.so.2")
+                ),
+            ]
+        );
+        assert_eq!(
+            parse_ldd("\tlibconfig++.so.9 => not found\n").unwrap_err(),
+            "libconfig++.so.9 not found"
+        );
     }
 
     #[test]

@@ -583,7 +583,12 @@ impl Emulator {
                 let Some(c) = self.controls.iter_mut().find(|c| c.info.cid == cid) else {
                     return Some(self.error(&req, Failure::V20(0x02)));
                 };
-                if !c.info.divertable() {
+                // Diverting a control that cannot be diverted is refused; clearing its
+                // diversion (valid bits with divert and raw XY off, as logiops writes for
+                // every control at start-up and works with on real mice) changes nothing.
+                let diverts = (flags & DIVERT_VALID != 0 && flags & DIVERT != 0)
+                    || (flags & RAW_XY_VALID != 0 && flags & RAW_XY != 0);
+                if !c.info.divertable() && diverts {
                     return Some(self.error(&req, Failure::V20(0x02)));
                 }
                 if flags & DIVERT_VALID != 0 {
@@ -631,6 +636,12 @@ impl Emulator {
                 self.thumb_diverted = req.params[0] == thumb_wheel::MODE_DIVERTED;
                 self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
             }
+            // 0x0020 CONFIG_CHANGE (in every recorded table at index 5): logiops calls it
+            // "Reset" and reads the cookie at start-up. `getConfigurationCookie() → cookie
+            // u16` (0: the device's configuration was never marked),
+            // `setConfigurationComplete(cookie)` echoes it.
+            (0x0020, 0) => {}
+            (0x0020, 1) => p[..2].copy_from_slice(&req.params[..2]),
             _ => return Some(self.error(&req, Failure::V20(ERR_INVALID_FUNCTION))),
         }
         Some(reply)

@@ -275,3 +275,45 @@ fn features_the_emulator_does_not_model_answer_invalid_function() {
         );
     }
 }
+
+#[test]
+fn config_change_answers_the_cookie_logiops_reads_at_start_up() {
+    // logiops 0.3.1 ("Reset", `hidpp20/features/Reset.cpp`) reads the cookie of 0x0020
+    // (index 5 in the recorded table) before it configures the mouse; an error or no
+    // answer there ends its set-up of the device.
+    let mut emu = mx_master_3s();
+    let index = get_feature(&mut emu, 0x0020).0;
+    assert_eq!(index, 5);
+    assert_eq!(&ask_ok(&mut emu, index, 0, &[]).params[..2], &[0, 0]);
+    assert_eq!(
+        &ask_ok(&mut emu, index, 1, &[0x12, 0x34]).params[..2],
+        &[0x12, 0x34]
+    );
+}
+
+#[test]
+fn a_control_that_cannot_be_diverted_refuses_diversion_but_accepts_its_clearing() {
+    use pawl_hidpp::controls::reporting_flags::{DIVERT, DIVERT_VALID, RAW_XY_VALID};
+    let mut emu = mx_master_3s();
+    let index = get_feature(&mut emu, feature::REPROG_CONTROLS_V4).0;
+    // 0x0050, the left button: "mse", not divertable.
+    let divert = ask(
+        &mut emu,
+        index,
+        reprog::SET_CID_REPORTING,
+        &[0x00, 0x50, DIVERT_VALID | DIVERT],
+    );
+    assert_eq!(divert.sub_id, HIDPP20_ERROR);
+    // logiops 0.3.1 writes "divert off, raw XY off" for every control at start-up.
+    let clear = ask_ok(
+        &mut emu,
+        index,
+        reprog::SET_CID_REPORTING,
+        &[0x00, 0x50, DIVERT_VALID | RAW_XY_VALID],
+    );
+    assert_eq!(
+        &clear.params[..3],
+        &[0x00, 0x50, DIVERT_VALID | RAW_XY_VALID]
+    );
+    assert!(!emu.reporting(0x0050).unwrap().divert);
+}

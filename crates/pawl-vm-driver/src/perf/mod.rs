@@ -1,9 +1,13 @@
 //! `pawl-vm-driver … --perf [--peers DIR] [--idle-secs N] [--scale F]`: the measurement
 //! run of `cargo xtask perf-vm` (issue 7), in the same VM as the scenarios.
 //!
-//! Each program — pawl and every peer found in `--peers` (`forwarder`, `kanata`, `xremap`)
-//! — gets its own uhid MX Master 3S (the real Bluetooth report descriptor), all created
-//! before any program starts, so no device appears while anything is measured. Then:
+//! Each program — pawl (defaults, and with `[hidpp] enabled = false`) and every peer found
+//! in `--peers` (`forwarder`, `kanata`, `xremap`, `logid`) — gets its own uhid MX Master 3S
+//! (the real Bluetooth report descriptor, bound by the kernel's hid-logitech-hidpp and
+//! answered over HID++ by the emulator, as on a user's machine), all created before any
+//! program starts, so no device appears while anything is measured. logid needs a system
+//! bus: `--peers` also holds `dbus-daemon`, started before the programs (its own process,
+//! not counted as logid's). Then:
 //! 1. every program starts and must forward a sentinel motion (else `PERF-TOOL … status=
 //!    unavailable note=<why>` and it is left out);
 //! 2. after [`SETTLE`], strict idle for `--idle-secs` (default 150) with all programs at
@@ -55,7 +59,8 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|&k| {
             let bin = match k {
-                Kind::Pawl => opts.pawl.clone(),
+                Kind::Pawl | Kind::PawlHidppOff => opts.pawl.clone(),
+                Kind::Logiops => peers.join("logid"),
                 Kind::Forwarder => peers.join("forwarder"),
                 Kind::Kanata => peers.join("kanata"),
                 Kind::Xremap => peers.join("xremap"),
@@ -63,6 +68,28 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             (k, bin)
         })
         .collect();
+
+    // pawl and logid run as users of their own (`Kind::user`): they create their output
+    // devices through /dev/uinput as a seat user does.
+    std::fs::set_permissions(
+        "/dev/uinput",
+        std::os::unix::fs::PermissionsExt::from_mode(0o666),
+    )
+    .context("chmod /dev/uinput")?;
+    // dbus-daemon looks every connecting user up (its groups) and drops one it cannot
+    // find: the programs' users get entries.
+    tools::add_users().context("/etc/passwd and /etc/group")?;
+    let mut _bus = None;
+    let dbus_daemon = peers.join("dbus-daemon");
+    if bins.iter().any(|(k, b)| *k == Kind::Logiops && b.is_file()) && dbus_daemon.is_file() {
+        match tools::SystemBus::start(&dbus_daemon, &work.join("dbus")) {
+            Ok(bus) => {
+                println!("# system bus: dbus-daemon pid {}", bus.pid());
+                _bus = Some(bus);
+            }
+            Err(e) => println!("# system bus: {}", format!("{e:#}").replace('\n', " | ")),
+        }
+    }
 
     // All mice first: nothing appears in /dev/input once the programs run.
     let mut mice = Vec::new();
@@ -83,6 +110,7 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     for (kind, bin, mouse, source) in mice {
         let version = match kind {
             Kind::Forwarder => "contrib/perf/forwarder.c".to_string(),
+            Kind::Logiops => format!("logid_{}", version(&bin)),
             _ => version(&bin),
         };
         match Tool::start(kind, &bin, &work.join(kind.name()), mouse, source) {
@@ -101,7 +129,7 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             ),
         }
     }
-    if !running.iter().any(|t| t.kind == Kind::Pawl) {
+    if !running.iter().any(|t| t.kind.is_pawl()) {
         bail!("pawl did not start; nothing to measure");
     }
 
@@ -142,13 +170,16 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             let ready = tool.sentinel();
             match ready.and_then(|()| f(tool, &plan)) {
                 Ok(row) => {
+                    if row.check.is_err() {
+                        print_log_tail(tool);
+                    }
                     // stress-equal is reported, not required (see `Contention::Equal`).
                     pawl_failed |=
-                        tool.kind == Kind::Pawl && workload != "stress-equal" && row.check.is_err();
+                        tool.kind.is_pawl() && workload != "stress-equal" && row.check.is_err();
                     row.print();
                 }
                 Err(e) => {
-                    pawl_failed |= tool.kind == Kind::Pawl;
+                    pawl_failed |= tool.kind.is_pawl();
                     println!(
                         "PERF-ERROR tool={name} workload={workload} note={}",
                         format!("{e:#}").replace('\n', " | ")
@@ -183,7 +214,8 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The `/dev/input` and `/dev/uinput` files process `pid` has open, with their names.
+/// The `/dev/input`, `/dev/uinput` and `/dev/hidraw*` files process `pid` has open, with
+/// their names.
 fn input_fds(pid: u32) -> String {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return "?".into();
@@ -192,7 +224,11 @@ fn input_fds(pid: u32) -> String {
     let mut held: Vec<String> = dir
         .flatten()
         .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .filter(|t| t.starts_with("/dev/input") || t.starts_with("/dev/uinput"))
+        .filter(|t| {
+            t.starts_with("/dev/input")
+                || t.starts_with("/dev/uinput")
+                || t.to_string_lossy().starts_with("/dev/hidraw")
+        })
         .map(|t| match nodes.iter().find(|n| n.path == t) {
             Some(n) => format!("{} ({:?})", t.display(), n.name),
             None => t.display().to_string(),
@@ -200,6 +236,15 @@ fn input_fds(pid: u32) -> String {
         .collect();
     held.sort();
     held.join(", ")
+}
+
+/// The last lines of a program's log, as `#` lines (after a failed check).
+fn print_log_tail(tool: &Tool) {
+    let log = tool.log();
+    let lines: Vec<&str> = log.lines().collect();
+    for line in &lines[lines.len().saturating_sub(8)..] {
+        println!("# {} log: {line}", tool.kind.name());
+    }
 }
 
 /// `0`, `1`, … or `signal-15`: an exit status as one word.

@@ -1,6 +1,17 @@
-//! The programs measured: pawl and the peers that can forward the same grabbed mouse —
-//! the C forwarder (the baseline: one read, one write per frame), kanata and xremap — each
-//! with its own uhid MX Master 3S, its output device, and a reader thread on that output.
+//! The programs measured: pawl (its defaults, which read the MX Master's HID++ endpoint
+//! beside the grabbed pointer node, and with `[hidpp] enabled = false`) and the peers that
+//! handle the same mouse — the C forwarder (the baseline: one read, one write per frame),
+//! kanata, xremap (grabbing forwarders) and logiops (`logid`, which reads the HID++
+//! endpoint for the gesture button and leaves the pointer to the kernel) — each with its
+//! own uhid MX Master 3S bound by the kernel's hid-logitech-hidpp, its output device, and a
+//! reader thread on that output.
+//!
+//! Every mouse is the same MX Master 3S (node "Logitech MX Master 3S"); what keeps each
+//! program on its own mouse is ownership, as udev's seat rule does on a user's machine:
+//! pawl, pawl with HID++ off and logid run as users of their own ([`Kind::user`]) and own
+//! exactly their mouse's evdev and hidraw nodes; every other node stays root's, 0600
+//! (devtmpfs' default). The grabbing peers run as root and open only the node they are
+//! given.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -9,9 +20,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 use pawl_evdev::codes::{EV_REL, EV_SYN, REL_X, REL_Y, SYN_DROPPED, SYN_REPORT};
+use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 
 use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
-use crate::hid::{HidMouse, MX_MASTER_3S_BT, MouseModel};
+use crate::hid::{HidMouse, MX_MASTER_3S_BT};
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::{T_DEVICE, T_EVENT};
 use crate::sys::{self, InputEvent};
@@ -19,51 +31,71 @@ use crate::sys::{self, InputEvent};
 /// The programs, in measurement order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// `pawl run` with the default configuration (plus a rule that keeps it off the peers'
-    /// mice).
+    /// `pawl run` with the default configuration (`[hidpp] enabled = true`: the pointer
+    /// node grabbed and the HID++ endpoint read).
     Pawl,
+    /// `pawl run` with `[hidpp] enabled = false`: the pointer node grabbed, no hidraw.
+    PawlHidppOff,
     /// `contrib/perf/forwarder.c`.
     Forwarder,
     /// kanata, `linux-dev` on the mouse, nothing mapped.
     Kanata,
     /// xremap `--mouse --device <node>`, empty keymap, wheel enabled.
     Xremap,
+    /// logiops' `logid` with a gesture-button config ([`LOGID_CONFIG`]): it diverts
+    /// 0x00C3 over HID++ and reads the hidraw node; the pointer node is not grabbed, so
+    /// the output is the mouse's own evdev node.
+    Logiops,
 }
 
 impl Kind {
     /// Every kind, in measurement order.
-    pub const ALL: [Kind; 4] = [Kind::Pawl, Kind::Forwarder, Kind::Kanata, Kind::Xremap];
+    pub const ALL: [Kind; 6] = [
+        Kind::Pawl,
+        Kind::PawlHidppOff,
+        Kind::Forwarder,
+        Kind::Kanata,
+        Kind::Xremap,
+        Kind::Logiops,
+    ];
 
     /// The name in result lines and the report.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Pawl => "pawl",
+            Kind::PawlHidppOff => "pawl-hidpp-off",
             Kind::Forwarder => "c-forwarder",
             Kind::Kanata => "kanata",
             Kind::Xremap => "xremap",
+            Kind::Logiops => "logiops",
         }
     }
 
-    /// The mouse the program gets: the real MX Master 3S descriptor and ids; the peers'
-    /// mice carry a name suffix so pawl's configuration can leave them alone (pawl takes
-    /// every MX Master by vendor:product).
-    fn model(self) -> MouseModel {
+    /// Whether this is pawl (with either configuration): pawl's rules apply to its
+    /// output, and its failures fail the run.
+    pub fn is_pawl(self) -> bool {
+        matches!(self, Kind::Pawl | Kind::PawlHidppOff)
+    }
+
+    /// The user and group the program runs as (`None`: root). The programs that find
+    /// their devices themselves (pawl, logid) run as their own user and own only their
+    /// mouse's nodes.
+    pub fn user(self) -> Option<(u32, u32)> {
         match self {
-            Kind::Pawl => MX_MASTER_3S_BT,
-            _ => MouseModel {
-                name: PEER_MOUSE_NAME,
-                ..MX_MASTER_3S_BT
-            },
+            Kind::Pawl => Some((2001, 2001)),
+            Kind::PawlHidppOff => Some((2002, 2002)),
+            Kind::Logiops => Some((2003, 2003)),
+            Kind::Forwarder | Kind::Kanata | Kind::Xremap => None,
         }
     }
 }
 
-/// HID name of the peers' mice.
-const PEER_MOUSE_NAME: &str = "MX Master 3S peer";
+/// pawl's configuration: the defaults.
+pub const PAWL_CONFIG: &str = "# cargo xtask perf-vm: pawl's defaults\n";
 
-/// pawl's configuration: the defaults, and the peers' mice left alone.
-pub const PAWL_CONFIG: &str = "# cargo xtask perf-vm: defaults; the peers' mice are not pawl's\n\
-                               [[device]]\nname = \"*MX Master 3S peer*\"\nhandle = false\n";
+/// pawl's configuration with HID++ off: the pointer node only.
+pub const PAWL_HIDPP_OFF_CONFIG: &str =
+    "# cargo xtask perf-vm: pawl's defaults, HID++ off\n[hidpp]\nenabled = false\n";
 
 /// kanata's configuration for `source`: grab exactly that node; nothing is mapped, so
 /// every event is passed through (`src/kanata/linux.rs`: non-key events and unmapped keys
@@ -78,6 +110,58 @@ pub fn kanata_config(source: &Path) -> String {
 /// xremap's configuration: no mapping; the wheel enabled (without it the output device has
 /// no wheel codes and scrolling is lost).
 pub const XREMAP_CONFIG: &str = "enable_wheel: true\nkeymap: []\nmodmap: []\n";
+
+/// logid's configuration (libconfig, logiops 0.3.1's schema: `src/logid/config/schema.h`):
+/// the gesture button (CID 0xc3) does gestures — a drag left or right switches the
+/// desktop with a key chord, up or down as well, a click without a drag nothing — which
+/// makes logid divert 0x00C3 with raw XY, as pawl does. The device is matched by its
+/// HID++ name (0x0005), "MX Master 3S".
+pub const LOGID_CONFIG: &str = r#"# cargo xtask perf-vm: the gesture button does gestures
+devices: (
+{
+    name: "MX Master 3S";
+    buttons: (
+        {
+            cid: 0xc3;
+            action = {
+                type: "Gestures";
+                gestures: (
+                    { direction: "Left"; mode: "OnRelease";
+                      action = { type: "Keypress"; keys: ["KEY_LEFTMETA", "KEY_PAGEUP"]; }; },
+                    { direction: "Right"; mode: "OnRelease";
+                      action = { type: "Keypress"; keys: ["KEY_LEFTMETA", "KEY_PAGEDOWN"]; }; },
+                    { direction: "Up"; mode: "OnRelease";
+                      action = { type: "Keypress"; keys: ["KEY_LEFTMETA", "KEY_UP"]; }; },
+                    { direction: "Down"; mode: "OnRelease";
+                      action = { type: "Keypress"; keys: ["KEY_LEFTMETA", "KEY_DOWN"]; }; },
+                    { direction: "None"; mode: "NoPress"; }
+                );
+            };
+        }
+    );
+}
+);
+"#;
+
+/// Where logid finds the system bus ([`SystemBus`]).
+const SYSTEM_BUS_SOCKET: &str = "/run/dbus/system_bus_socket";
+
+/// dbus-daemon's configuration for the VM's system bus: anyone may own a name and talk to
+/// anyone (logid 0.3.1 owns `pizza.pixl.LogiOps` on the system bus and exits without one).
+const DBUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"#;
 
 /// The motion report every program must forward unchanged after it started (never used
 /// by a workload: workload motion stays within ±60).
@@ -105,16 +189,126 @@ enum Proc {
     Other { child: Child, log: PathBuf },
 }
 
-/// Creates the mouse of `kind` (the kernel node appears before this returns).
+/// Creates the mouse of `kind` (the kernel node appears before this returns); for a kind
+/// that runs as its own user, hands that user the mouse's evdev node and hidraw node.
 pub fn create_mouse(
     kind: Kind,
     recordings: &Path,
     seq: usize,
 ) -> anyhow::Result<(HidMouse, NodeInfo)> {
     let phys = format!("perf-{}-{seq}", kind.name());
-    let mouse = HidMouse::create(kind.model(), recordings, &phys)?;
+    let mouse = HidMouse::create(MX_MASTER_3S_BT, recordings, &phys)?;
     let source = mouse.wait_node(T_DEVICE)?;
+    if let Some((uid, gid)) = kind.user() {
+        let mut nodes = vec![source.path.clone()];
+        nodes.extend(hidraw_of(&source.path, T_DEVICE)?);
+        for n in &nodes {
+            std::os::unix::fs::chown(n, Some(uid), Some(gid))
+                .with_context(|| format!("chown {}", n.display()))?;
+            std::fs::set_permissions(n, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .with_context(|| format!("chmod {}", n.display()))?;
+        }
+    }
     Ok((mouse, source))
+}
+
+/// The `/dev/hidrawN` nodes of the HID device behind the evdev node `event` (the kernel
+/// makes them right after the evdev nodes; waits up to `timeout` for one).
+fn hidraw_of(event: &Path, timeout: Duration) -> anyhow::Result<Vec<PathBuf>> {
+    let name = event.file_name().context("evdev node without a name")?;
+    let dir = Path::new("/sys/class/input")
+        .join(name)
+        .join("device/device/hidraw");
+    let deadline = Instant::now() + timeout;
+    loop {
+        let nodes: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| Path::new("/dev").join(e.file_name()))
+            .filter(|p| p.exists())
+            .collect();
+        if !nodes.is_empty() {
+            return Ok(nodes);
+        }
+        if Instant::now() >= deadline {
+            bail!("no hidraw node under {} within {timeout:?}", dir.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Adds root and every [`Kind::user`] to `/etc/passwd` and `/etc/group` (the initramfs has
+/// neither), named `perf-<program>`.
+pub fn add_users() -> anyhow::Result<()> {
+    let mut passwd = String::from("root:x:0:0:root:/root:/bin/sh\n");
+    let mut group = String::from("root:x:0:\n");
+    for k in Kind::ALL {
+        if let Some((uid, gid)) = k.user() {
+            let name = format!("perf-{}", k.name());
+            passwd.push_str(&format!("{name}:x:{uid}:{gid}::/tmp:/bin/sh\n"));
+            group.push_str(&format!("{name}:x:{gid}:\n"));
+        }
+    }
+    for (path, text) in [("/etc/passwd", passwd), ("/etc/group", group)] {
+        if !Path::new(path).exists() {
+            std::fs::write(path, text).with_context(|| format!("write {path}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The VM's system bus for logid: `dbus-daemon` with [`DBUS_CONFIG`], running until
+/// dropped.
+#[derive(Debug)]
+pub struct SystemBus {
+    child: Child,
+}
+
+impl SystemBus {
+    /// Starts `dbus_daemon` (config in `work`) and waits for its socket.
+    pub fn start(dbus_daemon: &Path, work: &Path) -> anyhow::Result<SystemBus> {
+        std::fs::create_dir_all(work)?;
+        std::fs::create_dir_all("/run/dbus")?;
+        let config = work.join("dbus-system.conf");
+        std::fs::write(&config, DBUS_CONFIG)?;
+        let log = std::fs::File::create(work.join("dbus.log"))?;
+        let mut child = Command::new(dbus_daemon)
+            .arg(format!("--config-file={}", config.display()))
+            .args(["--nofork", "--nopidfile", "--nosyslog"])
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("cannot start {}", dbus_daemon.display()))?;
+        let deadline = Instant::now() + T_DEVICE;
+        while !Path::new(SYSTEM_BUS_SOCKET).exists() {
+            if let Some(s) = child.try_wait()? {
+                bail!(
+                    "dbus-daemon exited ({s}): {}",
+                    std::fs::read_to_string(work.join("dbus.log")).unwrap_or_default()
+                );
+            }
+            if Instant::now() >= deadline {
+                let _ = terminate(&mut child);
+                bail!("no {SYSTEM_BUS_SOCKET} within {T_DEVICE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(SystemBus { child })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for SystemBus {
+    fn drop(&mut self) {
+        let _ = terminate(&mut self.child);
+    }
 }
 
 impl Tool {
@@ -129,16 +323,22 @@ impl Tool {
     ) -> anyhow::Result<Tool> {
         std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
         let (mut proc, out_node, keyboard) = match kind {
-            Kind::Pawl => {
-                let mut pawl = Pawl::start(
+            Kind::Pawl | Kind::PawlHidppOff => {
+                let config = if kind == Kind::Pawl {
+                    PAWL_CONFIG
+                } else {
+                    PAWL_HIDPP_OFF_CONFIG
+                };
+                let mut pawl = Pawl::start_as(
                     bin,
                     work,
                     &PawlOptions {
-                        config: PAWL_CONFIG,
+                        config,
                         desktop: "GNOME",
                         run_args: &[],
                         debug: false,
                     },
+                    kind.user(),
                 )?;
                 let clone = pawl.wait_clone(&source, T_DEVICE)?;
                 let keyboard = pawl.wait_keyboard(T_DEVICE)?;
@@ -178,6 +378,34 @@ impl Tool {
                         log: log(work),
                     },
                     node,
+                    None,
+                )
+            }
+            Kind::Logiops => {
+                let cfg = work.join("logid.cfg");
+                std::fs::write(&cfg, LOGID_CONFIG)?;
+                let mut child = spawn_as(
+                    bin,
+                    work,
+                    &["-c".as_ref(), cfg.as_os_str()],
+                    &[(
+                        "DBUS_SYSTEM_BUS_ADDRESS",
+                        &format!("unix:path={SYSTEM_BUS_SOCKET}"),
+                    )],
+                    kind.user(),
+                )?;
+                if let Err(e) = wait_diverted(&mut child, work, &mouse) {
+                    let _ = terminate(&mut child);
+                    return Err(e);
+                }
+                // logid leaves the pointer node to the kernel: the mouse's own node is
+                // what the compositor reads.
+                (
+                    Proc::Other {
+                        child,
+                        log: log(work),
+                    },
+                    source.clone(),
                     None,
                 )
             }
@@ -321,22 +549,89 @@ fn log(work: &Path) -> PathBuf {
 }
 
 fn spawn(bin: &Path, work: &Path, args: &[&std::ffi::OsStr]) -> anyhow::Result<Child> {
+    spawn_as(bin, work, args, &[], None)
+}
+
+/// Starts `bin` in `work` with a clean environment plus `env`, as user and group `ids`
+/// (`None`: root; `work` and the log are handed to that user first).
+fn spawn_as(
+    bin: &Path,
+    work: &Path,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+    ids: Option<(u32, u32)>,
+) -> anyhow::Result<Child> {
+    use std::os::unix::process::CommandExt;
     let log_path = log(work);
     let log_file = std::fs::File::create(&log_path)
         .with_context(|| format!("create {}", log_path.display()))?;
-    Command::new(bin)
-        .args(args)
+    let mut cmd = Command::new(bin);
+    if let Some((uid, gid)) = ids {
+        for p in [work, &log_path] {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid))
+                .with_context(|| format!("chown {}", p.display()))?;
+        }
+        cmd.uid(uid).gid(gid);
+    }
+    cmd.args(args)
         .current_dir(work)
         .env_clear()
         .env("PATH", "/bin")
         .env("HOME", work)
         .env("XDG_CONFIG_HOME", work)
         .env("XDG_RUNTIME_DIR", work)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)
         .stderr(log_file)
         .spawn()
         .with_context(|| format!("cannot start {}", bin.display()))
+}
+
+/// Waits until the program diverted the gesture button (0x00C3) of `mouse` over HID++
+/// (logid does once it has set the device up); fails at once when it exits.
+fn wait_diverted(child: &mut Child, work: &Path, mouse: &HidMouse) -> anyhow::Result<()> {
+    let hidpp = mouse.hidpp().context("the mouse speaks no HID++")?;
+    // logid probes every feature of the device first (tens of requests, each a round
+    // trip through the emulator under TCG).
+    let limit = T_DEVICE * 2;
+    let deadline = Instant::now() + limit;
+    loop {
+        let diverted = hidpp
+            .lock()
+            .emu
+            .reporting(CID_GESTURE_BUTTON)
+            .is_some_and(|r| r.divert);
+        if diverted {
+            return Ok(());
+        }
+        if let Some(s) = child.try_wait()? {
+            bail!(
+                "exited ({s}) before diverting the gesture button; log: {}",
+                std::fs::read_to_string(log(work)).unwrap_or_default()
+            );
+        }
+        if Instant::now() >= deadline {
+            let st = hidpp.lock();
+            let last: Vec<String> = st
+                .pawl
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{:02x}.{:02x}:{:02x}{:02x}{:02x}",
+                        m.sub_id, m.address, m.params[0], m.params[1], m.params[2]
+                    )
+                })
+                .collect();
+            bail!(
+                "the gesture button (0x00C3) not diverted within {limit:?}; {} HID++ requests from hidraw (index.function+sw:params): {}; log: {}",
+                st.pawl.len(),
+                last.join(" "),
+                std::fs::read_to_string(log(work)).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Waits for the output node a peer creates; fails at once when the peer exits.

@@ -174,15 +174,26 @@ fn measured(
 }
 
 /// Calls `f(i)` for `i` in `0..n` at `hz`, on an absolute schedule (a late call does not
-/// delay the later ones).
+/// delay the later ones), but never two calls less than half a period apart: a device
+/// reporting at `hz` never sends a burst, whereas a writer that fell behind (the VM's clock
+/// jumps with the host's clock while the guest is idle, `-icount sleep=on`, so a loaded
+/// host stalls it) would otherwise catch up with reports back to back — which pawl's
+/// scroll burst rule (`pawl_engine::scroll::BURST_US`) rightly clamps, and which no real
+/// wheel at 120 Hz produces.
 fn paced(n: usize, hz: f64, mut f: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let start = Instant::now();
+    let min_gap = Duration::from_secs_f64(0.5 / hz);
+    let mut last: Option<Instant> = None;
     for i in 0..n {
-        let due = start + Duration::from_secs_f64(i as f64 / hz);
+        let mut due = start + Duration::from_secs_f64(i as f64 / hz);
+        if let Some(l) = last {
+            due = due.max(l + min_gap);
+        }
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
         }
+        last = Some(Instant::now());
         f(i)?;
     }
     Ok(())
@@ -236,9 +247,12 @@ pub fn movement(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
 }
 
 /// Gesture held: gesture button down, `n` motions of 1 px right (below the 220 px
-/// threshold), button up, at 200 Hz. pawl must fire no action, move no pointer and pass
-/// the click through on release, and keep running; the peers (no gesture feature) pass
-/// everything through.
+/// threshold), button up, at 200 Hz. The button is bit 5 of the mouse report
+/// (`BTN_FORWARD`, as firmware that reports the gesture button as a plain button sends it),
+/// not a HID++ notification. pawl must fire no action, move no pointer and pass the click
+/// through on release, and keep running; the peers pass everything through (the grabbing
+/// ones have no gesture; logid acts on the diverted 0x00C3 notification only, so the plain
+/// button and the motion reach the mouse's node untouched).
 pub fn gesture_held(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
     let released = |f: &Frame| {
         f.iter()
@@ -270,7 +284,7 @@ pub fn gesture_held(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
     row.check = (|| -> anyhow::Result<()> {
         no_drop(got.dropped)?;
         anyhow::ensure!(keys == click, "button events out {keys:?}, want {click:?}");
-        if tool.kind == Kind::Pawl {
+        if tool.kind.is_pawl() {
             anyhow::ensure!(
                 motions == 0,
                 "{motions} motion frames leaked while the gesture button was held"
@@ -305,9 +319,12 @@ fn wheel_of(f: &Frame) -> Option<(Option<i32>, Option<i32>)> {
     (hi.is_some() || lo.is_some()).then_some((hi, lo))
 }
 
-/// Scroll: `n` wheel reports (one detent each; the MX Master 3S Bluetooth descriptor has no
-/// resolution multiplier, so the kernel emits `REL_WHEEL_HI_RES` ±120 with `REL_WHEEL` ±1)
-/// at 120 Hz, 100 notches one way then 100 the other. One wheel frame out per report.
+/// Scroll: `n` wheel reports of one detent each at 120 Hz, 100 notches one way then 100 the
+/// other. The kernel's hid-logitech-hidpp has set the wheel to high resolution, so each
+/// report carries 15 counts (1/15 detent each) and the driver emits `REL_WHEEL_HI_RES` 8
+/// per count, ±120, with `REL_WHEEL` ±1 (lo-res at half a detent: every whole-detent
+/// report crosses it once; `hidpp_scroll_counter_handle_scroll`). One wheel frame out per
+/// report.
 /// pawl: every output non-zero with the inverted sign (its default `invert_vertical`);
 /// peers: unchanged.
 pub fn scroll(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
@@ -337,12 +354,13 @@ fn check_scroll(
     no_drop(dropped)?;
     anyhow::ensure!(
         wheels.len() == n,
-        "{} wheel frames out for {n} reports",
-        wheels.len()
+        "{} wheel frames out for {n} reports (the first out: {:?})",
+        wheels.len(),
+        &wheels[..wheels.len().min(12)]
     );
     for (i, &(hi, lo)) in wheels.iter().enumerate() {
         let notch = i32::from(notch_at(i));
-        if kind == Kind::Pawl {
+        if kind.is_pawl() {
             let v = hi.unwrap_or(0);
             anyhow::ensure!(
                 v != 0 && v.signum() == -notch,
@@ -434,7 +452,7 @@ pub fn stress(tool: &mut Tool, n: usize, m: usize, contention: Contention) -> an
         }
         check_motion(&got.frames, &want)?;
         let wheels: Vec<_> = got.frames.iter().filter_map(wheel_of).collect();
-        if tool.kind == Kind::Pawl {
+        if tool.kind.is_pawl() {
             check_burst_wheel(&wheels, m)
         } else {
             anyhow::ensure!(
@@ -557,5 +575,8 @@ mod tests {
         assert!(check_scroll(Kind::Pawl, &inverted, 3, 0).is_ok());
         assert!(check_scroll(Kind::Xremap, &[(None, Some(-1))], 1, 0).is_err());
         assert!(check_scroll(Kind::Pawl, &inverted, 3, 1).is_err());
+        assert!(check_scroll(Kind::PawlHidppOff, &inverted, 3, 0).is_ok());
+        assert!(check_scroll(Kind::PawlHidppOff, &pass, 3, 0).is_err());
+        assert!(check_scroll(Kind::Logiops, &pass, 3, 0).is_ok());
     }
 }
