@@ -8,6 +8,7 @@
 //! - [`config`] — `Config::parse` on any text.
 //! - [`recording`] — each recording format's parser, and `pawl_evdev::replay::replay` on
 //!   what parses.
+//! - [`descriptor`] — HID report descriptors into the kernel-mode loader's walker.
 //!
 //! Inputs that need a header (the pipeline's device and config) take it from their first
 //! bytes, so a recorded event stream with a few bytes in front is a seed.
@@ -16,6 +17,7 @@
 
 pub mod config;
 pub mod decoder;
+pub mod descriptor;
 pub mod hidpp;
 pub mod pipeline;
 pub mod recording;

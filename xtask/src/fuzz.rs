@@ -327,6 +327,10 @@ fn write_seeds(root: &Path, dir: &Path, targets: &[String]) -> anyhow::Result<()
     };
     for path in &files {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.extension().is_some_and(|e| e == "rdesc") {
+            put("hid_descriptor", &name, &std::fs::read(path)?)?;
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };

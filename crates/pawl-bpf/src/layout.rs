@@ -8,6 +8,7 @@
 //! the first input report holding a Generic Desktop Wheel. Long items are skipped. Limits:
 //! a descriptor of at most [`MAX_DESCRIPTOR_BYTES`] (the kernel's `HID_MAX_DESCRIPTOR_SIZE`),
 //! at most [`MAX_USAGES`] local usages per main item, a global stack [`MAX_PUSH`] deep,
+//! at most [`MAX_FIELDS`] variable input fields in all,
 //! report counts up to 4096 bits per report. Past a limit, or on a truncated item, it stops
 //! with an error; nothing is guessed.
 
@@ -19,6 +20,10 @@ pub const MAX_DESCRIPTOR_BYTES: usize = 4096;
 pub const MAX_USAGES: usize = 256;
 /// Depth of the Push/Pop global stack (the kernel allows 4: `HID_GLOBAL_STACK_SIZE`).
 pub const MAX_PUSH: usize = 4;
+/// Variable input fields walked per descriptor (more are an error). Every recorded mouse
+/// descriptor has fewer than 100; without the bound, 4 KiB of Report Count items made the
+/// walk take seconds (found by the `hid_descriptor` fuzz target).
+pub const MAX_FIELDS: u32 = 4096;
 /// The largest report, bits (the kernel's `HID_MAX_BUFFER_SIZE` is 16 KiB; the program reads
 /// only its first 32 bytes).
 const MAX_REPORT_BITS: u32 = 4096 * 8;
@@ -138,6 +143,7 @@ pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
     let mut numbered = false;
     let mut reports: Vec<Report> = vec![Report::default(); 256];
     let mut hidpp = false;
+    let mut fields: u32 = 0;
     let mut pos = 0;
     while pos < desc.len() {
         let at = pos;
@@ -182,7 +188,11 @@ pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
                 r.seen = true;
                 let constant = u & 1 != 0;
                 let variable = u & 2 != 0;
-                if !constant && variable {
+                if !constant && variable && g.size > 0 {
+                    fields = fields.saturating_add(g.count);
+                    if fields > MAX_FIELDS {
+                        return Err(LayoutError::Limit(at, "fields"));
+                    }
                     for i in 0..g.count {
                         let usage = usages
                             .get(i as usize)
