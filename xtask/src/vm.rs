@@ -165,8 +165,25 @@ impl KernelResult {
     }
 }
 
+/// `cargo xtask vm-test --help`.
+const VM_TEST_USAGE: &str = "usage: cargo xtask vm-test [--kernel K] [FILTER...]
+
+Boots each kernel in QEMU and runs the scenarios whose name contains a FILTER (lowercase
+letters, digits and _; none: every scenario), printing one
+`vm-test [<kernel release>]: N of M scenarios passed` line per kernel.
+
+  --kernel K   one kernel: installed, hid-bpf, or a release substring such as 7.3
+               (also PAWL_VM_KERNEL)
+
+Environment: PAWL_VM_VERBOSE=1 prints what each scenario saw, PAWL_VM_DEBUG=1 runs pawl
+with --debug, PAWL_VM_TIMEOUT_SECS (default 600) bounds each VM run. Serial logs: target/vm-test/<release>/serial.log (serial-userland.log).";
+
 /// Runs the VM tests; `args` are `--kernel K` and scenario name filters (substrings).
 pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{VM_TEST_USAGE}");
+        return Ok(());
+    }
     let total = Instant::now();
     let root = util::project_root()?;
     let args = parse_args(args)?;

@@ -468,7 +468,8 @@ fn libinput_error(e: &serde_saphyr::Error) -> RecordError {
     use serde_saphyr::Error as E;
     let line = e.location().map_or(0, |l| l.line() as usize);
     let mut e = e;
-    while let E::WithSnippet { error, .. } = e {
+    // A limit met while replaying an alias (`*a`) comes wrapped in an alias error.
+    while let E::WithSnippet { error, .. } | E::AliasError { error, .. } = e {
         e = error;
     }
     let message = match e {
@@ -1208,6 +1209,23 @@ devices:
         assert!(e.message.contains("too large or too deeply nested"), "{e}");
         assert!(
             !e.message.contains("budget") && !e.message.contains("Nodes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_too_large_in_plain_words() {
+        // Eleven levels of ten aliases each: 10^12 nodes if expanded.
+        let mut doc = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = format!("*a{}", i - 1);
+            doc += &format!("a{i}: &a{i} [{}]\n", [p.as_str(); 10].join(", "));
+        }
+        doc += "devices: []\n";
+        let e = parse(&doc).unwrap_err();
+        assert!(e.message.contains("too large or too deeply nested"), "{e}");
+        assert!(
+            !e.message.contains("budget") && !e.message.contains("Anchor"),
             "{e}"
         );
     }

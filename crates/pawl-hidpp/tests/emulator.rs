@@ -92,6 +92,68 @@ fn mx_master_3s_features_sit_at_the_recorded_indices_with_their_versions() {
 }
 
 #[test]
+fn mx_master_3s_feature_table_is_the_recorded_one_at_every_index() {
+    // Solaar's "Supports 36 HID++ 2.0 features" list, line by line: (id, version, flags);
+    // flags: internal 0x20, hidden 0x40, "unknown:000010" 0x10, "unknown:000008" 0x08.
+    let recorded: [(u16, u8, u8); 36] = [
+        (0x0000, 0, 0),
+        (0x0001, 0, 0),
+        (0x0003, 4, 0),
+        (0x0005, 0, 0),
+        (0x1D4B, 0, 0),
+        (0x0020, 0, 0),
+        (0x0021, 1, 0),
+        (0x0007, 0, 0),
+        (0x1004, 3, 0),
+        (0x1B04, 5, 0),
+        (0x1814, 1, 0),
+        (0x1815, 2, 0),
+        (0x2250, 1, 0),
+        (0x2201, 2, 0),
+        (0x2110, 0, 0),
+        (0x2121, 1, 0),
+        (0x2150, 0, 0),
+        (0x2251, 0, 0),
+        (0x00C3, 0, 0),
+        (0x1802, 0, 0x70),
+        (0x1803, 0, 0x70),
+        (0x1806, 8, 0x70),
+        (0x1816, 0, 0x70),
+        (0x1805, 0, 0x60),
+        (0x1830, 0, 0x70),
+        (0x1891, 7, 0x68),
+        (0x18A1, 0, 0x70),
+        (0x1E00, 0, 0x40),
+        (0x1E02, 0, 0x60),
+        (0x1602, 0, 0),
+        (0x1EB0, 0, 0x70),
+        (0x1861, 1, 0x70),
+        (0x9300, 0, 0x70),
+        (0x9001, 0, 0x70),
+        (0x1E22, 0, 0x70),
+        (0x9205, 0, 0x70),
+    ];
+    let mut emu = mx_master_3s();
+    let set = get_feature(&mut emu, feature::FEATURE_SET).0;
+    for (i, &(id, version, flags)) in recorded.iter().enumerate() {
+        let index = i as u8;
+        let m = ask_ok(&mut emu, set, 1, &[index]);
+        assert_eq!(
+            (m.u16_at(0), m.params[3], m.params[2]),
+            (id, version, flags),
+            "feature set entry {index}"
+        );
+        if id != 0 {
+            assert_eq!(
+                get_feature(&mut emu, id),
+                (index, flags, version),
+                "feature {id:04x}"
+            );
+        }
+    }
+}
+
+#[test]
 fn feature_set_enumeration_and_root_lookup_agree_on_every_index() {
     for mut emu in [
         mx_master_3s(),

@@ -213,13 +213,21 @@ pub fn runtime_dir_for(base: Option<OsString>, uid: u32) -> PathBuf {
 }
 
 /// Opens `path` without following a symlink in its last component, and refuses a file
-/// another user owns (the directory is checked, this is the second fence).
+/// another user owns (the directory is checked, this is the second fence) and anything but
+/// a regular file (a FIFO would block `open` or `read` forever; a directory takes a flock).
 fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
-    // O_NOFOLLOW: `rustix::fs::OFlags::NOFOLLOW` is the same bit as `libc::O_NOFOLLOW`.
-    let file = options
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)?;
-    let owner = file.metadata()?.uid();
+    // O_NOFOLLOW / O_NONBLOCK: the rustix `OFlags` bits are libc's. O_NONBLOCK keeps `open`
+    // of a FIFO from waiting for a writer; on a regular file it changes nothing.
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = options.custom_flags(flags.bits() as i32).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file; remove it",
+        ));
+    }
+    let owner = meta.uid();
     let uid = rustix::process::getuid().as_raw();
     if owner != uid {
         return Err(io::Error::new(
@@ -239,7 +247,8 @@ pub struct LockFile {
 impl LockFile {
     /// Opens (creating) the lock file at `path`.
     ///
-    /// Errors: it cannot be opened, is a symlink, or belongs to another user (naming it).
+    /// Errors: it cannot be opened, is a symlink or not a regular file, or belongs to another
+    /// user (naming it).
     pub fn open(path: &Path) -> anyhow::Result<LockFile> {
         let file = open_own(
             path,
@@ -278,7 +287,8 @@ impl LockFile {
 /// Whether nobody holds the lock at `paths` right now: probed with a non-blocking shared
 /// `flock` that is released at once (closing the file). A missing lock file counts as free.
 ///
-/// Errors: the lock file cannot be opened (named), is a symlink or another user's.
+/// Errors: the lock file cannot be opened (named), is a symlink, not a regular file or
+/// another user's.
 pub fn lock_is_free(paths: &Paths) -> anyhow::Result<bool> {
     let path = paths.lock();
     let file = match open_own(&path, OpenOptions::new().read(true)) {
@@ -387,7 +397,7 @@ pub struct Metadata {
 
 impl Metadata {
     /// Reads the metadata at `path` (at most [`METADATA_LIMIT`] bytes; not through a
-    /// symlink; only a file of this user); `Ok(None)` when there is none.
+    /// symlink; only a regular file of this user); `Ok(None)` when there is none.
     ///
     /// Errors: unreadable, too long, another user's, or not valid metadata JSON (e.g.
     /// written by an incompatible pawl); each names the file.
@@ -832,6 +842,34 @@ mod tests {
             let err = format!("{:#}", Metadata::read(&real).unwrap_err());
             assert!(err.contains("belongs to uid 4242424"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_fifo_or_directory_as_lock_or_metadata_is_refused_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = Paths::at(tmp.path());
+        let status = std::process::Command::new("mkfifo")
+            .arg(paths.lock())
+            .arg(paths.metadata())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let refused = || {
+            let err = format!("{:#}", lock_is_free(&paths).unwrap_err());
+            assert!(err.contains("pawl.lock: it is not a regular file"), "{err}");
+            // (Opening a directory read-write already fails: "Is a directory".)
+            let err = format!("{:#}", LockFile::open(&paths.lock()).unwrap_err());
+            assert!(err.contains("cannot open lock file"), "{err}");
+            let err = format!("{:#}", Metadata::read(&paths.metadata()).unwrap_err());
+            assert!(err.contains("it is not a regular file"), "{err}");
+        };
+        refused();
+        // Then the same with directories in their place.
+        fs::remove_file(paths.lock()).unwrap();
+        fs::remove_file(paths.metadata()).unwrap();
+        fs::create_dir(paths.lock()).unwrap();
+        fs::create_dir(paths.metadata()).unwrap();
+        refused();
     }
 
     #[test]
