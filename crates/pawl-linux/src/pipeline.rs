@@ -879,6 +879,50 @@ mod tests {
     }
 
     #[test]
+    fn swipe_reload_mid_swipe_lifts_once_and_the_new_engine_writes_no_stray_touch_or_release() {
+        // SIGHUP re-matches each node: the old pipeline is cancelled, a new one made, while
+        // the gesture button is still held.
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder::default();
+        p.feed(&swipe_start(&[25, 25]), &mut sink);
+        assert!(p.engine().swiping());
+        sink.touches.clear();
+        p.cancel(&mut sink);
+        assert!(
+            sink.touches.len() == 1 && sink.touches[0].lift,
+            "{:?}",
+            sink.touches
+        );
+        let mut p = swipe_pipeline();
+        sink.touches.clear();
+        sink.writes.clear();
+        p.feed(
+            &bytes(&[
+                (EV_REL, REL_X, 30),
+                (EV_SYN, SYN_REPORT, 0),
+                (EV_MSC, MSC_SCAN, 0x90006),
+                (EV_KEY, BTN_FORWARD, 0),
+                (EV_SYN, SYN_REPORT, 0),
+            ]),
+            &mut sink,
+        );
+        while let Some(d) = p.next_deadline() {
+            p.tick(d, &mut sink);
+        }
+        assert!(
+            sink.touches.is_empty(),
+            "no swipe from a press the new engine never saw: {:?}",
+            sink.touches
+        );
+        assert!(
+            !sink.writes.concat().iter().any(|e| e.1 == BTN_FORWARD),
+            "no release of a press the clone never got: {:?}",
+            sink.writes
+        );
+        assert!(!p.engine().swiping());
+    }
+
+    #[test]
     fn swipe_syn_dropped_and_exit_lift_the_fingers() {
         let mut p = swipe_pipeline();
         let mut sink = Recorder::default();

@@ -36,7 +36,13 @@ pub struct Args<'a> {
 pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
     let (recording, mut notes) = load(args.file, args.desc, args.device_index)?;
     let device = args.device.map(parse_device).transpose()?;
-    let res = replay(&recording, config, device.as_ref());
+    // `fingers = "auto"` as the daemon resolves it: the desktop `actions.desktop` names,
+    // else `XDG_CURRENT_DESKTOP`'s.
+    let mut config = config.clone();
+    let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
+    config.gesture.fingers =
+        Some(config.swipe_fingers(pawl_engine::Desktop::from_xdg_current_desktop(&xdg)));
+    let res = replay(&recording, &config, device.as_ref());
     notes.extend(res.notes.iter().cloned());
     let mut text = String::new();
     for n in &notes {

@@ -416,6 +416,15 @@ pub struct DeviceDecision {
 }
 
 impl Config {
+    /// The swipe's finger count with `detected` the desktop pawl detected
+    /// (`XDG_CURRENT_DESKTOP`): `gesture.fingers` when set, else the count of the desktop
+    /// the actions use, `actions.desktop` when set, else `detected`
+    /// ([`GestureConfig::swipe_fingers`]: GNOME 3, KDE 4).
+    pub fn swipe_fingers(&self, detected: Desktop) -> u8 {
+        self.gesture
+            .swipe_fingers(self.actions.desktop.unwrap_or(detected))
+    }
+
     /// The defaults for `platform` (what an empty file gives).
     pub fn default_for(platform: Platform) -> Config {
         let (backend, nav) = match platform {

@@ -730,6 +730,22 @@ fn swipe_style_keys_default_to_shortcut_with_the_desktops_fingers() {
 }
 
 #[test]
+fn auto_fingers_follow_the_desktop_the_config_names_before_the_detected_one() {
+    let c = parse("[gesture]\nstyle = \"swipe\"\n[actions]\ndesktop = \"kde\"\n").unwrap();
+    assert_eq!(c.swipe_fingers(Desktop::Gnome), 4, "actions.desktop wins");
+    let c = parse("[gesture]\nstyle = \"swipe\"\n[actions]\ndesktop = \"gnome\"\n").unwrap();
+    assert_eq!(c.swipe_fingers(Desktop::Kde), 3);
+    let c = parse("[gesture]\nstyle = \"swipe\"\n").unwrap();
+    assert_eq!(
+        c.swipe_fingers(Desktop::Kde),
+        4,
+        "no desktop named: the detected one"
+    );
+    let c = parse("[gesture]\nfingers = 3\n[actions]\ndesktop = \"kde\"\n").unwrap();
+    assert_eq!(c.swipe_fingers(Desktop::Kde), 3, "an explicit count wins");
+}
+
+#[test]
 fn swipe_key_errors_are_located_and_say_what_is_allowed() {
     let e = err("[gesture]\nstyle = \"slide\"\nfingers = 2\nswipe_scale = 0\n");
     assert!(

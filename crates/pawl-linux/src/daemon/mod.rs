@@ -554,14 +554,15 @@ impl Daemon {
 const HIDPP_CARRIES: &str = "its gesture button comes through HID++ and nothing else needs the \
                              grab (scroll not transformed, no mapped button)";
 
-/// The action plan for `config`: default chords of `desktop` unless the config names a
-/// desktop; commands refused when running as root without `allow_root_commands`.
-/// Fixes `gesture.fingers` for `desktop` when the config says `"auto"` (GNOME 3, KDE 4), so
-/// every engine made from `config` swipes with the desktop's finger count.
+/// Fixes `gesture.fingers` when the config says `"auto"` (GNOME 3, KDE 4) for the desktop
+/// the actions use (`actions.desktop`, else the detected `desktop`), so every engine made
+/// from `config` swipes with that desktop's finger count.
 fn resolve_fingers(config: &mut Config, desktop: Desktop) {
-    config.gesture.fingers = Some(config.gesture.swipe_fingers(desktop));
+    config.gesture.fingers = Some(config.swipe_fingers(desktop));
 }
 
+/// The action plan for `config`: default chords of `desktop` unless the config names a
+/// desktop; commands refused when running as root without `allow_root_commands`.
 fn action_plan(config: &Config, desktop: Desktop) -> ActionPlan {
     let desktop = config.actions.desktop.unwrap_or(desktop);
     let commands_allowed =
