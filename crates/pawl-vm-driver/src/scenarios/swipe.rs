@@ -18,11 +18,11 @@ use crate::scenarios::userland::{DebugEvents, settle, udev_info};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// The virtual touchpad's name and phys (`pawl_linux::touchpad`).
-const TOUCHPAD_NAME: &str = "pawl virtual touchpad";
-const TOUCHPAD_PHYS: &str = "pawl/touchpad";
+pub(crate) const TOUCHPAD_NAME: &str = "pawl virtual touchpad";
+pub(crate) const TOUCHPAD_PHYS: &str = "pawl/touchpad";
 
 /// Swipe style with the desktop's finger count.
-const SWIPE_CONFIG: &str = "[gesture]\nstyle = \"swipe\"\n";
+pub(crate) const SWIPE_CONFIG: &str = "[gesture]\nstyle = \"swipe\"\n";
 
 /// Per-slot touch state as a reader of the node sees it (the input core drops repeated
 /// values, so state carries over between frames).
@@ -90,7 +90,11 @@ fn states(frames: &[Frame]) -> Vec<Pad> {
 }
 
 /// Starts the rig with swipe style under `desktop` and opens the virtual touchpad.
-fn start(ctx: &mut Ctx, config: &str, desktop: &str) -> anyhow::Result<(Rig, EvdevNode)> {
+pub(crate) fn start(
+    ctx: &mut Ctx,
+    config: &str,
+    desktop: &str,
+) -> anyhow::Result<(Rig, EvdevNode)> {
     let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, config, desktop)?;
     let pad = rig.pawl.wait_node(TOUCHPAD_NAME, T_DEVICE, |n| {
         n.name == TOUCHPAD_NAME && n.phys == TOUCHPAD_PHYS

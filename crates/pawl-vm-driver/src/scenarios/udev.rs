@@ -269,3 +269,52 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
     drop((receiver, kbd, combo));
     Ok(())
 }
+
+/// `udev_rule_marks_the_virtual_touchpad_external`: swipe style's virtual touchpad is on the
+/// virtual bus with no vendor, so libinput's fallback (`evdev_tag_touchpad`: anything not
+/// Bluetooth and not Logitech or Wacom is internal) would take it for a laptop's built-in
+/// touchpad, pair it with the lid switch (suspended while the lid is closed: a docked
+/// laptop, the usual place for an MX Master), tablet mode and disable-while-typing.
+/// `contrib/70-pawl.rules` sets `ID_INPUT_TOUCHPAD_INTEGRATION=external`, which libinput
+/// reads before its fallback; Debian's rules alone leave it unset. The touchpad stays
+/// tagged uaccess (a pointer) and classified `ID_INPUT_TOUCHPAD`.
+pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let (_rig, pad) =
+        crate::scenarios::swipe::start(ctx, crate::scenarios::swipe::SWIPE_CONFIG, "GNOME")?;
+    let node = pad.info().path.clone();
+    settle()?;
+    let before = udev_info(&node)?;
+    ensure!(
+        before.is_set("ID_INPUT_TOUCHPAD"),
+        "Debian's rules do not classify the virtual touchpad as a touchpad: {}",
+        before.input_ids().join(" ")
+    );
+    ensure!(
+        !before.props.contains_key("ID_INPUT_TOUCHPAD_INTEGRATION"),
+        "ID_INPUT_TOUCHPAD_INTEGRATION={:?} before pawl's rule is installed (the check would prove nothing)",
+        before.props.get("ID_INPUT_TOUCHPAD_INTEGRATION")
+    );
+    let _rule = InstalledRule::install()?;
+    retrigger(&[&node])?;
+    let after = udev_info(&node)?;
+    ensure!(
+        after
+            .props
+            .get("ID_INPUT_TOUCHPAD_INTEGRATION")
+            .map(String::as_str)
+            == Some("external"),
+        "70-pawl.rules leaves the virtual touchpad's integration at {:?}",
+        after.props.get("ID_INPUT_TOUCHPAD_INTEGRATION")
+    );
+    ensure!(
+        after.is_set("ID_INPUT_TOUCHPAD") && after.tagged("uaccess"),
+        "the virtual touchpad lost its class or access: {} tags {:?}",
+        after.input_ids().join(" "),
+        after.tags
+    );
+    ctx.notes.push(format!(
+        "{}: ID_INPUT_TOUCHPAD_INTEGRATION=external with the rule, unset without",
+        node.display()
+    ));
+    Ok(())
+}

@@ -33,6 +33,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "udev_rule_matches_mx_master",
         run: udev::udev_rule_matches_mx_master,
     },
+    Scenario {
+        name: "udev_rule_marks_the_virtual_touchpad_external",
+        run: udev::udev_rule_marks_the_virtual_touchpad_external,
+    },
     // libinput: what every Wayland desktop reads from pawl's clone and virtual keyboard.
     Scenario {
         name: "libinput_reads_clone_wheel_v120",
