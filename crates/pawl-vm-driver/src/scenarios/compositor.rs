@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{EvdevNode, Event};
-use crate::hid::{GESTURE_BUTTON, HidMouse, MX_MASTER_3S_BT};
+use crate::hid::MX_MASTER_3S_BT;
+use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME};
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland::{USER, output, settle};
@@ -196,10 +197,12 @@ impl Drop for Sway {
     }
 }
 
-/// The uhid MX Master, pawl on it with `config` and pawl's clone; unlike [`Rig`] it does not
-/// need a virtual keyboard (the `command` backend makes none).
+/// The uhid MX Master 3S speaking HID++, pawl on it with `config` (default `[hidpp]
+/// enabled`: its gesture button diverted with raw XY, as on a real 3S, which sends nothing
+/// for that button otherwise) and pawl's clone; unlike [`Rig`] it does not need a virtual
+/// keyboard (the `command` backend makes none).
 struct Mouse {
-    mouse: HidMouse,
+    mouse: HidppMouse,
     clone: EvdevNode,
     pawl: Pawl,
 }
@@ -207,7 +210,7 @@ struct Mouse {
 impl Mouse {
     fn start(ctx: &mut Ctx, config: &str) -> anyhow::Result<Mouse> {
         let phys = ctx.phys("bt");
-        let mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
+        let mut mouse = HidppMouse::create(&ctx.recordings, &phys)?;
         let source = mouse.wait_node(T_DEVICE)?;
         let dir = ctx.subdir(&format!("pawl-{phys}"))?;
         let mut pawl = Pawl::start(
@@ -221,6 +224,11 @@ impl Mouse {
             },
         )?;
         let clone = pawl.wait_clone(&source, T_DEVICE)?;
+        mouse
+            .pump_until("pawl diverts the gesture button", T_DEVICE, |d| {
+                d.gesture_diverted()
+            })
+            .with_context(|| format!("pawl log: {}", pawl.log()))?;
         let mut m = Mouse { mouse, clone, pawl };
         m.sentinel()?;
         Ok(m)
@@ -229,7 +237,7 @@ impl Mouse {
     /// A motion that must come out of the clone: pawl has handled everything before it.
     fn sentinel(&mut self) -> anyhow::Result<()> {
         use pawl_evdev::codes::{EV_REL, REL_X, REL_Y};
-        self.mouse.motion(7, -5)?;
+        self.mouse.mouse.motion(7, -5)?;
         let want = vec![Event::new(EV_REL, REL_X, 7), Event::new(EV_REL, REL_Y, -5)];
         self.clone
             .frames_until(T_EVENT, "sentinel motion", |f| *f == want)
@@ -237,13 +245,10 @@ impl Mouse {
             .map(drop)
     }
 
-    /// Holds the gesture button, moves `dx` right in ten reports, releases.
-    fn drag(&mut self, dx: i32) -> anyhow::Result<()> {
-        self.mouse.press(GESTURE_BUTTON)?;
-        for _ in 0..10 {
-            self.mouse.motion(dx / 10, 0)?;
-        }
-        self.mouse.release(GESTURE_BUTTON)?;
+    /// Holds the diverted gesture button, moves `dx` right in ten raw-XY reports, releases
+    /// (HID++ notifications, as a real 3S sends them).
+    fn drag(&mut self, dx: i16) -> anyhow::Result<()> {
+        self.mouse.gesture(dx, 0, 10)?;
         self.sentinel()
     }
 }
@@ -254,7 +259,9 @@ fn tail(text: &str, n: usize) -> String {
 }
 
 /// `compositor_workspace_follows_gesture`: sway runs on pawl's devices; a drag right with
-/// the gesture button of the uhid MX Master (default `invert_desktop = true`: the
+/// the gesture button of the uhid MX Master 3S — diverted by pawl over HID++, so the press,
+/// the raw XY and the release arrive as HID++ notifications, as from a real 3S with pawl's
+/// defaults — (default `invert_desktop = true`: the
 /// "desktop-left" action) moves sway to workspace "left", read back with
 /// `swaymsg -t get_workspaces`, with each action backend:
 /// - `command`: `[actions.commands]` runs `swaymsg workspace left` (pawl runs as root,
@@ -262,7 +269,7 @@ fn tail(text: &str, n: usize) -> String {
 /// - `keys`: pawl presses GNOME's Super+Page_Up on its virtual keyboard, which sway reads
 ///   through libinput and has bound to `workspace left`.
 pub fn compositor_workspace_follows_gesture(ctx: &mut Ctx) -> anyhow::Result<()> {
-    const DRAG: i32 = 600;
+    const DRAG: i16 = 600;
     let dir = ctx.subdir("sway")?;
     // The mouse and pawl first (as at login); sway picks up what pawl creates later too.
     let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, "", "GNOME")?;
