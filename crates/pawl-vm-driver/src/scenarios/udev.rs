@@ -126,10 +126,13 @@ impl Drop for InstalledRule {
     }
 }
 
-/// Replays a `change` uevent for `nodes` (so the rules are applied again) and waits.
+/// Replays a `change` uevent for `nodes` (so the rules are applied again) and waits until
+/// udevd has processed those very events (`--settle`, systemd 248+: a plain `udevadm
+/// settle` after `trigger` can return before udevd has even received them from the
+/// kernel, and a check then reads the old database entry — seen once on 7.3.4).
 fn retrigger(nodes: &[&Path]) -> anyhow::Result<()> {
     let mut cmd = Command::new("udevadm");
-    cmd.args(["trigger", "--action=change"]);
+    cmd.args(["trigger", "--action=change", "--settle"]);
     for n in nodes {
         cmd.arg(n);
     }
