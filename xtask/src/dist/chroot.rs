@@ -154,6 +154,31 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     );
     write_root(&udevadm, "#!/bin/sh\necho \"$*\" >> /tmp/udevadm.log\n")?;
     util::run(util::as_root("chmod").arg("755").arg(&udevadm))?;
+    // The package's dependencies (libelf1 for the kernel-mode loader, beyond minbase) are
+    // installed before the snapshot: purging pawl leaves them, as apt leaves every
+    // dependency until `autoremove`; what is compared is the package's own footprint.
+    let fields = Command::new("dpkg-deb")
+        .arg("-f")
+        .arg(deb)
+        .arg("Depends")
+        .output()
+        .context("dpkg-deb -f")?;
+    ensure!(
+        fields.status.success(),
+        "dpkg-deb -f {} Depends: {}",
+        deb.display(),
+        String::from_utf8_lossy(&fields.stderr)
+    );
+    let names = dependency_names(&String::from_utf8_lossy(&fields.stdout));
+    if !names.is_empty() {
+        sh(
+            run,
+            &format!(
+                "apt-get install -y --no-install-recommends {}",
+                names.join(" ")
+            ),
+        )?;
+    }
     let before = snapshot(run)?;
     let inside = run.join("root").join(DEB_DIR);
     util::run(util::as_root("mkdir").arg("-p").arg(&inside))?;
@@ -234,6 +259,19 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
     let after = snapshot(run)?;
     compare(&before, &after)
+}
+
+/// The package names in a `Depends:` field (`libc6 (>= 2.34), libelf1 (>= 0.144)`): each
+/// entry's first alternative, without its version.
+fn dependency_names(depends: &str) -> Vec<String> {
+    depends
+        .split(',')
+        .filter_map(|entry| {
+            let first = entry.split('|').next()?.trim();
+            let name = first.split([' ', '(']).next()?.trim();
+            (!name.is_empty()).then(|| name.to_owned())
+        })
+        .collect()
 }
 
 /// The README's `cargo install`, into `work/cargo-root`: the binary it installs prints this
@@ -605,6 +643,15 @@ mod tests {
             .iter()
             .map(|(p, size)| (p.to_string(), ("-rw-r--r--".to_owned(), *size, 0)))
             .collect()
+    }
+
+    #[test]
+    fn dependency_names_are_each_entrys_first_alternative_without_its_version() {
+        assert_eq!(
+            dependency_names("libc6 (>= 2.34), libelf1 (>= 0.144) | libelf-alt, zlib1g\n"),
+            ["libc6", "libelf1", "zlib1g"]
+        );
+        assert!(dependency_names("").is_empty());
     }
 
     #[test]
