@@ -132,7 +132,7 @@ pub const FLAG_WHEEL: u8 = 1;
 /// only: it wakes the ring's reader on every wheel frame).
 pub const FLAG_TRACE: u8 = 2;
 
-/// The settings map's one value, `struct pawl_settings`, 48 bytes.
+/// The settings map's one value, `struct pawl_settings`, 56 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
@@ -150,7 +150,7 @@ pub struct Settings {
 }
 
 /// Size of [`Settings`], bytes.
-pub const SETTINGS_SIZE: usize = 48;
+pub const SETTINGS_SIZE: usize = 56;
 
 impl Settings {
     /// The engine's `params` for a wheel whose unit is `unit_v120` (the output quantum),
@@ -166,10 +166,10 @@ impl Settings {
     /// The value's bytes.
     pub fn to_bytes(&self) -> [u8; SETTINGS_SIZE] {
         let mut b = [0u8; SETTINGS_SIZE];
-        b[..40].copy_from_slice(&self.scroll.to_bytes());
-        b[40] = self.reprog_index;
-        b[41] = self.wireless_status_index;
-        b[42] = self.flags;
+        b[..48].copy_from_slice(&self.scroll.to_bytes());
+        b[48] = self.reprog_index;
+        b[49] = self.wireless_status_index;
+        b[50] = self.flags;
         b
     }
 
@@ -179,10 +179,10 @@ impl Settings {
             return None;
         }
         Some(Settings {
-            scroll: ScrollParamsC::from_bytes(&b[..40])?,
-            reprog_index: b[40],
-            wireless_status_index: b[41],
-            flags: b[42],
+            scroll: ScrollParamsC::from_bytes(&b[..48])?,
+            reprog_index: b[48],
+            wireless_status_index: b[49],
+            flags: b[50],
             pad: [0; 5],
         })
     }
@@ -244,10 +244,16 @@ mod tests {
             offset_of!(ScrollParamsC, carry_limit_q16),
             offset_of!(ScrollParamsC, invert_vertical),
             offset_of!(ScrollParamsC, inertia),
+            offset_of!(ScrollParamsC, glide_decay_q16),
+            offset_of!(ScrollParamsC, glide_interval_us),
             size_of::<ScrollAxisC>(),
             offset_of!(ScrollAxisC, bank),
             offset_of!(ScrollAxisC, lores),
             offset_of!(ScrollAxisC, out_sign),
+            offset_of!(ScrollAxisC, has_deadline),
+            offset_of!(ScrollAxisC, speed),
+            offset_of!(ScrollAxisC, glide),
+            offset_of!(ScrollAxisC, deadline),
             size_of::<RingRecord>(),
             offset_of!(RingRecord, kind),
             offset_of!(RingRecord, function),
@@ -293,6 +299,6 @@ mod tests {
         assert_eq!(s.scroll.quantum_v120, 8);
         assert_eq!(s.flags, FLAG_WHEEL);
         assert_eq!(Settings::from_bytes(&s.to_bytes()), Some(s));
-        assert_eq!(Settings::from_bytes(&[0; 47]), None);
+        assert_eq!(Settings::from_bytes(&[0; 55]), None);
     }
 }

@@ -3,8 +3,10 @@
 //! `src/bpf/scroll.h` (layouts asserted by the tests), and the native build of that header
 //! ([`native`]) that the equality tests run against the engine.
 //!
-//! The C pipeline is the engine's [`ScrollAxis::step`](pawl_engine::scroll::ScrollAxis::step)
-//! without the glide (glide inertia stays in user space in kernel mode: see `scroll.h`).
+//! The C pipeline is the engine's [`ScrollAxis::step`](pawl_engine::scroll::ScrollAxis::step),
+//! [`tick`](pawl_engine::scroll::ScrollAxis::tick) and
+//! [`next_deadline`](pawl_engine::scroll::ScrollAxis::next_deadline), glide inertia
+//! included: in kernel mode the program runs the glide's ticks from a BPF timer.
 
 use pawl_engine::config::InertiaMode;
 use pawl_engine::scroll::ScrollParams;
@@ -13,12 +15,12 @@ use pawl_engine::scroll::ScrollParams;
 pub const INERTIA_OFF: u8 = 0;
 /// `PAWL_INERTIA_CARRY`: carry inertia (runs in the program).
 pub const INERTIA_CARRY: u8 = 1;
-/// `PAWL_INERTIA_GLIDE`: glide inertia (the program's steps are the engine's; the tail is
-/// user space's).
+/// `PAWL_INERTIA_GLIDE`: glide inertia (runs in the program: the tail's ticks from a BPF
+/// timer).
 pub const INERTIA_GLIDE: u8 = 2;
 
 /// The engine's [`ScrollParams`] as the program's settings map holds them:
-/// `struct pawl_scroll_params`, 40 bytes, no implicit padding. Units as in [`ScrollParams`].
+/// `struct pawl_scroll_params`, 48 bytes, no implicit padding. Units as in [`ScrollParams`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScrollParamsC {
@@ -41,7 +43,11 @@ pub struct ScrollParamsC {
     /// [`INERTIA_OFF`], [`INERTIA_CARRY`] or [`INERTIA_GLIDE`].
     pub inertia: u8,
     /// Zero.
-    pub pad: [u8; 5],
+    pub pad: u8,
+    /// Glide velocity kept per tick, Q16: 0 ..= 65535 (`ScrollParams::glide_decay_q16`).
+    pub glide_decay_q16: u32,
+    /// Glide tick period, µs: 1 ..= 2²⁰ (`ScrollParams::glide_interval_us`).
+    pub glide_interval_us: u64,
 }
 
 impl From<&ScrollParams> for ScrollParamsC {
@@ -60,7 +66,9 @@ impl From<&ScrollParams> for ScrollParamsC {
                 InertiaMode::Carry => INERTIA_CARRY,
                 InertiaMode::Glide => INERTIA_GLIDE,
             },
-            pad: [0; 5],
+            pad: 0,
+            glide_decay_q16: p.glide_decay_q16,
+            glide_interval_us: p.glide_interval_us,
         }
     }
 }
@@ -78,6 +86,8 @@ impl ScrollParamsC {
         b[32] = self.invert_vertical;
         b[33] = self.invert_horizontal;
         b[34] = self.inertia;
+        b[36..40].copy_from_slice(&self.glide_decay_q16.to_ne_bytes());
+        b[40..48].copy_from_slice(&self.glide_interval_us.to_ne_bytes());
         b
     }
 
@@ -98,14 +108,16 @@ impl ScrollParamsC {
             invert_vertical: b[32],
             invert_horizontal: b[33],
             inertia: b[34],
-            pad: [0; 5],
+            pad: 0,
+            glide_decay_q16: u32_at(36),
+            glide_interval_us: u64_at(40),
         })
     }
 }
 
-/// One axis's pipeline state as the program keeps it: `struct pawl_scroll_axis`, 56 bytes;
-/// all zero at rest. The engine's [`ScrollAxis`](pawl_engine::scroll::ScrollAxis) less the
-/// glide fields.
+/// One axis's pipeline state as the program keeps it: `struct pawl_scroll_axis`, 80 bytes;
+/// all zero at rest. The engine's [`ScrollAxis`](pawl_engine::scroll::ScrollAxis) field for
+/// field (its `Option` deadline as `deadline` + `has_deadline`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScrollAxisC {
@@ -129,8 +141,22 @@ pub struct ScrollAxisC {
     pub dir: i8,
     /// Sign of the last non-zero output: −1, 0, 1.
     pub out_sign: i8,
-    /// Zero.
-    pub pad: u8,
+    /// 1: a glide tick is due at `deadline`; 0: none.
+    pub has_deadline: u8,
+    /// Glide speed estimate, Q16 v120 per tick, ≥ 0.
+    pub speed: i64,
+    /// The glide tail's current step, Q16 v120 per tick; 0 = not gliding.
+    pub glide: i64,
+    /// µs of the next glide tick (valid while `has_deadline` is 1).
+    pub deadline: u64,
+}
+
+impl ScrollAxisC {
+    /// When the next glide tick is due, µs; `None` at rest: the engine's
+    /// [`ScrollAxis::next_deadline`](pawl_engine::scroll::ScrollAxis::next_deadline).
+    pub fn next_deadline(&self) -> Option<u64> {
+        (self.has_deadline != 0).then_some(self.deadline)
+    }
 }
 
 /// `src/bpf/scroll.h` compiled natively (host C compiler, by the build script): the very
@@ -162,6 +188,24 @@ pub mod native {
         // reads `p`, reads and writes `a` and writes `detents`, and keeps no pointer.
         let v =
             unsafe { pawl_scroll_step_native(a, p, i32::from(invert), v120, now_us, &mut detents) };
+        (v, detents)
+    }
+
+    unsafe extern "C" {
+        fn pawl_scroll_tick_native(
+            a: *mut ScrollAxisC,
+            p: *const ScrollParamsC,
+            now: u64,
+            detents: *mut i32,
+        ) -> i32;
+    }
+
+    /// `pawl_scroll_tick(a, p, now_us)`, the glide tick due at or before `now_us`: returns
+    /// `(v120, detents)`, `(0, 0)` when none is due.
+    pub fn tick(a: &mut ScrollAxisC, p: &ScrollParamsC, now_us: u64) -> (i32, i32) {
+        let mut detents = 0;
+        // SAFETY: as in `step`: pointers from references valid for the call, none kept.
+        let v = unsafe { pawl_scroll_tick_native(a, p, now_us, &mut detents) };
         (v, detents)
     }
 
@@ -198,27 +242,44 @@ mod tests {
 
     #[test]
     fn the_settings_struct_has_the_c_layout() {
-        assert_eq!(size_of::<ScrollParamsC>(), 40);
+        assert_eq!(size_of::<ScrollParamsC>(), 48);
         assert_eq!(align_of::<ScrollParamsC>(), 8);
         assert_eq!(offset_of!(ScrollParamsC, quantum_v120), 12);
         assert_eq!(offset_of!(ScrollParamsC, gesture_gap_us), 16);
         assert_eq!(offset_of!(ScrollParamsC, carry_limit_q16), 24);
         assert_eq!(offset_of!(ScrollParamsC, invert_vertical), 32);
         assert_eq!(offset_of!(ScrollParamsC, inertia), 34);
+        assert_eq!(offset_of!(ScrollParamsC, glide_decay_q16), 36);
+        assert_eq!(offset_of!(ScrollParamsC, glide_interval_us), 40);
     }
 
     #[test]
     fn the_axis_state_struct_has_the_c_layout() {
-        assert_eq!(size_of::<ScrollAxisC>(), 56);
+        assert_eq!(size_of::<ScrollAxisC>(), 80);
         assert_eq!(offset_of!(ScrollAxisC, bank), 40);
         assert_eq!(offset_of!(ScrollAxisC, lores), 48);
         assert_eq!(offset_of!(ScrollAxisC, out_sign), 54);
+        assert_eq!(offset_of!(ScrollAxisC, has_deadline), 55);
+        assert_eq!(offset_of!(ScrollAxisC, speed), 56);
+        assert_eq!(offset_of!(ScrollAxisC, deadline), 72);
     }
 
     #[test]
     fn settings_bytes_round_trip() {
-        let p = ScrollParamsC::from(&ScrollParams::default().with_quantum(8));
-        assert_eq!(ScrollParamsC::from_bytes(&p.to_bytes()), Some(p));
-        assert_eq!(ScrollParamsC::from_bytes(&[0; 39]), None);
+        use pawl_engine::config::{Inertia, ScrollSettings};
+        let glide = ScrollSettings {
+            inertia: Inertia::Glide {
+                decay: 0.85,
+                interval_us: 16_000,
+            },
+            ..ScrollSettings::default()
+        };
+        for p in [ScrollParams::default(), ScrollParams::new(&glide)] {
+            let p = ScrollParamsC::from(&p.with_quantum(8));
+            assert_eq!(ScrollParamsC::from_bytes(&p.to_bytes()), Some(p));
+        }
+        let p = ScrollParamsC::from(&ScrollParams::new(&glide));
+        assert_eq!((p.glide_decay_q16, p.glide_interval_us), (55_706, 16_000));
+        assert_eq!(ScrollParamsC::from_bytes(&[0; 47]), None);
     }
 }

@@ -1,6 +1,8 @@
 //! The C scroll pipeline (`src/bpf/scroll.h`, the code the HID-BPF program runs, here built
 //! natively) equals the engine's fixed-point pipeline: on every wheel stream of every
-//! recording, frame by frame, and on random event streams and parameters. The program's
+//! recording, frame by frame, and on random event streams and parameters; with glide
+//! inertia, the ticks too (run at the deadlines the engine gives, on time or late) give the
+//! same outputs and the same next deadlines. The program's
 //! in-kernel half of the proof is the VM scenario `kernel_mode_wheel_transformed_in_kernel`.
 #![cfg(target_os = "linux")]
 
@@ -67,8 +69,9 @@ fn wheel_frames(path: &Path) -> Vec<(u64, i32, i32)> {
 }
 
 /// The parameter sets the recordings run under: the defaults, carry inertia with a small max
-/// step, no shaping, heavy smoothing with glide (the C side's steps only), each with the
-/// output quanta 1 (grab mode), 8 (HID++ hi-res units) and 120 (lo-res).
+/// step, no shaping, heavy smoothing with a short glide, the config's documented glide
+/// (decay 0.85, 16 ms), each with the output quanta 1 (grab mode), 8 (HID++ hi-res units)
+/// and 120 (lo-res).
 fn parameter_sets() -> Vec<ScrollParams> {
     let d = ScrollSettings::default();
     let settings = [
@@ -95,6 +98,13 @@ fn parameter_sets() -> Vec<ScrollParams> {
             },
             ..d
         },
+        ScrollSettings {
+            inertia: Inertia::Glide {
+                decay: 0.85,
+                interval_us: 16_000,
+            },
+            ..d
+        },
     ];
     let mut res = Vec::new();
     for s in &settings {
@@ -105,32 +115,83 @@ fn parameter_sets() -> Vec<ScrollParams> {
     res
 }
 
-/// Where the two pipelines first differ: event index, engine `(v120, detents)`, C's.
-type Difference = (usize, (i32, i32), (i32, i32));
+/// What one call gave: `(v120, detents)` and the next glide deadline (µs).
+type Output = ((i32, i32), Option<u64>);
 
-/// Runs `events` `(µs, v120)` through the engine's axis and the C axis; returns the first
-/// event index where they differ, with both outputs.
+/// Where the two pipelines first differ: what ran (`"event i"` or `"tick after event i at
+/// t µs"`), the engine's output, C's.
+type Difference = (String, Output, Output);
+
+/// Longest glide tail a stream may leave (ticks): a tail's step decays by at least 1/65536
+/// per tick from at most the max step, so this bounds every config-range tail many times.
+const TAIL_LIMIT: usize = 100_000;
+
+/// Runs `events` `(µs, v120)` through the engine's axis and the C axis, and, whenever the
+/// engine gives a glide deadline `d`, the tick at `d + late` µs on both (before the next
+/// event when it is due by then, and the whole tail after the last event); returns the
+/// first call where the outputs or the next deadlines differ. Also counts the ticks run.
 fn first_difference(
     p: &ScrollParams,
     invert: bool,
+    late: u64,
     events: impl IntoIterator<Item = (u64, i32)>,
+    ticks: &mut usize,
 ) -> Option<Difference> {
     let c = ScrollParamsC::from(p);
     let mut engine = ScrollAxis::default();
     let mut kernel = ScrollAxisC::default();
+    let deadline = |e: &ScrollAxis| e.next_deadline().map(|t| t.0);
+    let mut tail = |engine: &mut ScrollAxis,
+                    kernel: &mut ScrollAxisC,
+                    until: Option<u64>,
+                    what: &dyn Fn() -> String|
+     -> Option<Difference> {
+        let mut n = 0;
+        while let Some(d) = deadline(engine) {
+            let at = d.saturating_add(late);
+            if until.is_some_and(|u| at > u) {
+                break;
+            }
+            let e = engine.tick(p, Micros(at));
+            let k = native::tick(kernel, &c, at);
+            let (e, k) = (
+                ((e.v120, e.detents), deadline(engine)),
+                (k, kernel.next_deadline()),
+            );
+            *ticks += 1;
+            if e != k {
+                return Some((format!("tick {n} {} at {at} µs", what()), e, k));
+            }
+            n += 1;
+            assert!(n < TAIL_LIMIT, "the glide never ends: {p:?}");
+        }
+        None
+    };
     for (i, (t, v)) in events.into_iter().enumerate() {
+        if let Some(d) = tail(&mut engine, &mut kernel, Some(t), &|| {
+            format!("before event {i}")
+        }) {
+            return Some(d);
+        }
         let e = engine.step(p, invert, v, Micros(t));
         let k = native::step(&mut kernel, &c, invert, v, t);
-        if (e.v120, e.detents) != k {
-            return Some((i, (e.v120, e.detents), k));
+        let (e, k) = (
+            ((e.v120, e.detents), deadline(&engine)),
+            (k, kernel.next_deadline()),
+        );
+        if e != k {
+            return Some((format!("event {i}"), e, k));
         }
     }
-    None
+    tail(&mut engine, &mut kernel, None, &|| {
+        "after the last event".to_owned()
+    })
 }
 
 #[test]
 fn the_c_pipeline_equals_the_engine_on_every_recording() {
     let mut frames_compared = 0;
+    let mut ticks = 0;
     let mut streams_with_wheel = 0;
     for path in streams() {
         let frames = wheel_frames(&path);
@@ -145,22 +206,30 @@ fn the_c_pipeline_equals_the_engine_on_every_recording() {
                     .map(|&(t, v, h)| (t, if axis == 0 { v } else { h }))
                     .filter(|&(_, v)| v != 0);
                 frames_compared += events.clone().count();
-                if let Some((i, e, k)) = first_difference(&p, invert, events) {
-                    panic!(
-                        "{}: axis {axis}, {p:?}: wheel frame {i}: engine {e:?}, C {k:?}",
-                        path.display()
-                    );
+                // Ticks on time (a timer), and 3 ms late (a loaded machine).
+                for late in [0, 3_000] {
+                    if let Some((what, e, k)) =
+                        first_difference(&p, invert, late, events.clone(), &mut ticks)
+                    {
+                        panic!(
+                            "{}: axis {axis}, {p:?}, ticks {late} µs late: {what}: engine \
+                             {e:?}, C {k:?}",
+                            path.display()
+                        );
+                    }
                 }
             }
         }
     }
     eprintln!(
         "{streams_with_wheel} streams, {frames_compared} wheel frames compared (parameter sets × \
-         axes)"
+         axes), {ticks} glide ticks"
     );
     // Every recording directory has wheel streams; comparing nothing proves nothing.
     assert!(streams_with_wheel >= 6, "only {streams_with_wheel} streams");
     assert!(frames_compared > 1_000, "only {frames_compared} frames");
+    // The recordings are mostly slow scrolling (no tail): 199 ticks when written.
+    assert!(ticks > 100, "only {ticks} glide ticks");
 }
 
 fn settings() -> impl Strategy<Value = ScrollParams> {
@@ -233,6 +302,7 @@ proptest! {
     #[test]
     fn the_c_pipeline_equals_the_engine_on_random_streams_and_parameters(
         p in settings(), invert in any::<bool>(), start in 0u64..u64::MAX / 2, events in events(),
+        late in prop_oneof![Just(0u64), 0u64..40_000],
     ) {
         let mut now = start;
         let timed: Vec<(u64, i32)> = events
@@ -242,7 +312,7 @@ proptest! {
                 (now, v)
             })
             .collect();
-        let diff = first_difference(&p, invert, timed.iter().copied());
+        let diff = first_difference(&p, invert, late, timed.iter().copied(), &mut 0);
         prop_assert!(diff.is_none(), "{p:?} invert {invert}: {diff:?} in {timed:?}");
     }
 }

@@ -14,6 +14,12 @@ __s32 pawl_scroll_step_native(struct pawl_scroll_axis *a, const struct pawl_scro
 	return pawl_scroll_step(a, p, invert, v, now, detents);
 }
 
+__s32 pawl_scroll_tick_native(struct pawl_scroll_axis *a, const struct pawl_scroll_params *p,
+			      __u64 now, __s32 *detents)
+{
+	return pawl_scroll_tick(a, p, now, detents);
+}
+
 void pawl_scroll_with_quantum_native(struct pawl_scroll_params *p, __u32 q)
 {
 	pawl_scroll_with_quantum(p, q);
@@ -29,10 +35,16 @@ unsigned pawl_layout_native(unsigned long *out, unsigned n)
 		offsetof(struct pawl_scroll_params, carry_limit_q16),
 		offsetof(struct pawl_scroll_params, invert_vertical),
 		offsetof(struct pawl_scroll_params, inertia),
+		offsetof(struct pawl_scroll_params, glide_decay_q16),
+		offsetof(struct pawl_scroll_params, glide_interval_us),
 		sizeof(struct pawl_scroll_axis),
 		offsetof(struct pawl_scroll_axis, bank),
 		offsetof(struct pawl_scroll_axis, lores),
 		offsetof(struct pawl_scroll_axis, out_sign),
+		offsetof(struct pawl_scroll_axis, has_deadline),
+		offsetof(struct pawl_scroll_axis, speed),
+		offsetof(struct pawl_scroll_axis, glide),
+		offsetof(struct pawl_scroll_axis, deadline),
 		sizeof(struct pawl_ring_record),
 		offsetof(struct pawl_ring_record, kind),
 		offsetof(struct pawl_ring_record, function),

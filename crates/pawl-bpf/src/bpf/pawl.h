@@ -45,7 +45,7 @@ struct pawl_ring_record {
 #define PAWL_FLAG_WHEEL 1 /* transform the wheel and the pan (else pass them untouched) */
 #define PAWL_FLAG_TRACE 2 /* tests only: a PAWL_RING_WHEEL_TRACE record per axis step */
 
-/* The settings map's one value, 48 bytes: written by the loader (engine defaults) and by the
+/* The settings map's one value, 56 bytes: written by the loader (engine defaults) and by the
  * seat user's pawl (config load, SIGHUP, HID++ setup). */
 struct pawl_settings {
 	struct pawl_scroll_params scroll; /* quantum_v120 is not read: each axis runs with its
