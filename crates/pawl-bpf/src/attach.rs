@@ -18,7 +18,7 @@ use pawl_engine::scroll::ScrollParams;
 
 use crate::layout::{self, Field, MouseLayout};
 use crate::maps::Settings;
-use crate::pins::{self, LINK, RING, SETTINGS, STATS};
+use crate::pins::{self, GLIDE, LINK, RING, SETTINGS, STATS};
 
 #[allow(
     clippy::all,
@@ -425,6 +425,9 @@ fn load_and_pin(
         maps.stats
             .pin(dir.join(STATS))
             .map_err(|e| failed("pin stats", e))?;
+        maps.glide
+            .pin(dir.join(GLIDE))
+            .map_err(|e| failed("pin glide", e))?;
         Ok(counts)
     })();
     if caps.is_some() {
@@ -458,7 +461,7 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
         )));
     }
     let dir = pins::device_dir(root, name);
-    for pin in [LINK, SETTINGS, RING, STATS] {
+    for pin in [LINK, SETTINGS, RING, STATS, GLIDE] {
         match fs::remove_file(dir.join(pin)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -1,6 +1,7 @@
 //! pawl's kernel mode (Linux, kernel ≥ 6.11 with `CONFIG_HID_BPF`): a HID-BPF program
 //! (`struct_ops hid_bpf_ops`, `src/bpf/pawl.bpf.c`) transforms the wheel of a handled mouse
-//! in the kernel with the engine's scroll pipeline and hands HID++ gesture notifications to
+//! in the kernel with the engine's scroll pipeline (glide tails included: a BPF timer and
+//! work item inject them) and hands HID++ gesture notifications to
 //! pawl through a BPF ringbuf, so that motion and wheel frames never wake pawl.
 //!
 //! - [`scroll`]: the pipeline's settings and state as the program holds them (`#[repr(C)]`

@@ -22,7 +22,8 @@ pub enum RingKind {
     Connection,
     /// HID++ 0x1D4B event 0, wireless device status (reconnected). Passed on.
     WirelessStatus,
-    /// [`FLAG_TRACE`] only (tests): one transformed axis step, see [`RingRecord::trace`].
+    /// [`FLAG_TRACE`] only (tests): one transformed axis step or glide tick, see
+    /// [`RingRecord::trace`].
     WheelTrace,
 }
 
@@ -96,7 +97,9 @@ impl RingRecord {
     }
 
     /// A [`RingKind::WheelTrace`] record's `(axis, now_us, units in, units out)`: axis 0
-    /// wheel, 1 pan; `now_us` the time the pipeline was given; device units.
+    /// wheel, 1 pan (an input event's step), 2 wheel, 3 pan (a glide tick the program ran
+    /// on its own injected report; units in 0); `now_us` the time the pipeline was given;
+    /// device units.
     pub fn trace(&self) -> Option<(u8, u64, i32, i32)> {
         if self.kind() != Some(RingKind::WheelTrace) {
             return None;
@@ -207,10 +210,17 @@ pub struct Stats {
     pub dropped: u64,
     /// Outputs clamped to the report field's range.
     pub saturated: u64,
+    /// Glide ticks run in the kernel, per axis (each one step of a tail).
+    pub glide_ticks: u64,
+    /// Tail reports injected (`hid_bpf_input_report` succeeded).
+    pub injected: u64,
+    /// Tail steps lost: the glide timer could not be armed, the device was gone, or the
+    /// kernel refused the injection.
+    pub inject_failed: u64,
 }
 
 /// Number of stats counters (`PAWL_STAT_COUNT`).
-pub const STAT_COUNT: u32 = 8;
+pub const STAT_COUNT: u32 = 11;
 
 impl Stats {
     /// From the counters in key order (missing ones 0).
@@ -225,6 +235,9 @@ impl Stats {
             ring_full: at(5),
             dropped: at(6),
             saturated: at(7),
+            glide_ticks: at(8),
+            injected: at(9),
+            inject_failed: at(10),
         }
     }
 }

@@ -12,6 +12,8 @@
 //! /run/pawl/bpf/<dev>/settings            seat user 0600: struct pawl_settings (read/write)
 //! /run/pawl/bpf/<dev>/ring                seat user 0600: the ringbuf (consuming maps it rw)
 //! /run/pawl/bpf/<dev>/stats               seat user 0400: the counters
+//! /run/pawl/bpf/<dev>/glide               root 0600: the glide timer and work item (pinned so
+//!                                         the kernel arms its timers; nothing to read)
 //! ```
 //!
 //! `<dev>` is the HID device's sysfs name, `BUS:VENDOR:PRODUCT.ID` (e.g.
@@ -36,6 +38,10 @@ pub const SETTINGS: &str = "settings";
 pub const RING: &str = "ring";
 /// The pin of the stats map.
 pub const STATS: &str = "stats";
+/// The pin of the glide map (the glide timer and work item): the kernel arms a map's BPF
+/// timers only while user space holds the map or it is pinned, and the loader exits.
+/// Root's, mode 0600: nothing for user space to read.
+pub const GLIDE: &str = "glide";
 
 /// Whether `name` is a HID device sysfs name (`XXXX:XXXX:XXXX.XXXX`, hex): the only names
 /// the loader and this API accept, so that no path can be smuggled in.

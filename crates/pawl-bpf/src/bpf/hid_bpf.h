@@ -32,6 +32,19 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 #define BPF_F_RDONLY_PROG (1U << 7)
+/* bpf_timer_start flags: the expiry is absolute CLOCK_MONOTONIC ns (6.7). */
+#define BPF_F_TIMER_ABS (1ULL << 0)
+/* include/uapi/linux/time.h */
+#define CLOCK_MONOTONIC 1
+
+/* include/uapi/linux/bpf.h: opaque kernel objects a map value may hold (the verifier finds
+ * them by their BTF name). bpf_timer: 5.15; bpf_wq: 6.10. */
+struct bpf_timer {
+	__u64 __opaque[2];
+} __attribute__((aligned(8)));
+struct bpf_wq {
+	__u64 __opaque[2];
+} __attribute__((aligned(8)));
 
 /* include/linux/hid.h */
 enum hid_report_type {
@@ -40,7 +53,10 @@ enum hid_report_type {
 	HID_FEATURE_REPORT = 2,
 };
 
-struct hid_device;
+/* include/linux/hid.h: only the system-unique id (what hid_bpf_allocate_context takes). */
+struct hid_device {
+	unsigned int id;
+} __attribute__((preserve_access_index));
 
 /* include/linux/hid_bpf.h: the context every HID-BPF program gets. */
 struct hid_bpf_ctx {
@@ -64,5 +80,29 @@ struct hid_bpf_ops {
  * constant), NULL when the buffer is smaller. */
 extern __u8 *hid_bpf_get_data(struct hid_bpf_ctx *ctx, unsigned int offset, const size_t sz)
 	__attribute__((section(".ksyms")));
+
+/* drivers/hid/bpf/hid_bpf_dispatch.c (6.11), sleepable only: a context for the HID device
+ * `hid_id` (NULL when it is gone), its release, and a report injected as if the device had
+ * sent it (through the HID-BPF programs again, with `source` = the context, then the
+ * driver). */
+extern struct hid_bpf_ctx *hid_bpf_allocate_context(unsigned int hid_id)
+	__attribute__((section(".ksyms")));
+extern void hid_bpf_release_context(struct hid_bpf_ctx *ctx) __attribute__((section(".ksyms")));
+extern int hid_bpf_input_report(struct hid_bpf_ctx *ctx, enum hid_report_type type, __u8 *buf,
+				const size_t buf__sz) __attribute__((section(".ksyms")));
+
+/* kernel/bpf/helpers.c: bpf_wq (6.10), a work item whose callback may sleep. The callback
+ * setter is bpf_wq_set_callback_impl up to the kernels that grew implicit kfunc arguments,
+ * bpf_wq_set_callback after (7.3 has both): both weak, the program takes the one there is. */
+extern int bpf_wq_init(struct bpf_wq *wq, void *p__map, unsigned int flags)
+	__attribute__((section(".ksyms")));
+extern int bpf_wq_start(struct bpf_wq *wq, unsigned int flags) __attribute__((section(".ksyms")));
+extern int bpf_wq_set_callback_impl(struct bpf_wq *wq,
+				    int (*callback_fn)(void *map, int *key, void *value),
+				    unsigned int flags__k, void *aux__ign)
+	__attribute__((weak, section(".ksyms")));
+extern int bpf_wq_set_callback(struct bpf_wq *wq,
+			       int (*callback_fn)(void *map, int *key, void *value),
+			       unsigned int flags) __attribute__((weak, section(".ksyms")));
 
 #endif /* PAWL_HID_BPF_H */

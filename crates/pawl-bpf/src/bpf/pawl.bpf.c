@@ -5,6 +5,16 @@
  *  - the mouse report's wheel and AC Pan run through the engine's scroll pipeline
  *    (scroll.h) in place, so what hid-logitech-hidpp (or hid-generic) then makes of them
  *    is what pawl would emit; the pipeline's state lives in the `state` map;
+ *  - glide inertia's tail runs here too, never waking user space: a BPF timer (`glide`
+ *    map) armed at the earliest axis deadline (absolute CLOCK_MONOTONIC) starts a bpf_wq
+ *    (timers cannot sleep; injecting a report needs a sleepable context), whose callback
+ *    injects the last mouse report with its relative fields zeroed (buttons kept) through
+ *    hid_bpf_input_report. The kernel hands that report to this program again with
+ *    `source` != 0 and the device's input lock held (so a tick never interleaves with a
+ *    real report): the program runs the ticks due (pawl_scroll_tick), writes them into the
+ *    report's wheel / pan, and re-arms the timer or lets it rest; hid-logitech-hidpp then
+ *    scales the report like a real one. A wheel event re-arms or cancels the timer as the
+ *    engine's step moves or clears the deadline;
  *  - HID++ 0x1B04 diverted-button and raw-XY notifications on the reprog-controls feature
  *    index are copied to the `ring` ringbuf and dropped;
  *  - HID++ connection notifications (1.0 0x41, 0x1D4B event 0) are copied and passed on;
@@ -52,6 +62,25 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* The device's glide timer and work item (one for both axes: armed at the earlier axis
+ * deadline) and the tail's report template. */
+struct pawl_glide {
+	struct bpf_timer timer;
+	struct bpf_wq wq;
+	__u32 hid_id;   /* hctx->hid->id, for hid_bpf_allocate_context */
+	__u8 ready;     /* timer and wq initialised */
+	__u8 injecting; /* the wq callback is injecting: a report with source != 0 is ours */
+	__u8 pad[2];
+	__u8 report[PAWL_DATA_BYTES]; /* the last mouse report, X, Y, wheel and pan zeroed */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pawl_glide);
+} glide SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -115,7 +144,8 @@ static __always_inline void field_set(__u8 *d, const volatile struct pawl_field 
 	d[byte + 3] = (__u8)(raw >> 24);
 }
 
-/* PAWL_FLAG_TRACE: what one axis step saw and made, for the VM's equality test. */
+/* PAWL_FLAG_TRACE: what one axis step (which 0 / 1) or glide tick (2 / 3) saw and made,
+ * for the VM's equality tests. */
 static __always_inline void trace(__u8 which, __u64 now_us, __s32 in, __s32 out)
 {
 	struct pawl_ring_record *r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
@@ -158,16 +188,108 @@ static __always_inline int axis(__u8 *d, const volatile struct pawl_field *f, __
 	return 1;
 }
 
-static __always_inline void mouse(__u8 *d)
+/* One axis's glide tick due at `now_us`, written into the report field `f` (device units);
+ * returns 1 when a tick ran. */
+static __always_inline int axis_tick(__u8 *d, const volatile struct pawl_field *f, __u32 unit,
+				     struct pawl_scroll_axis *a,
+				     const struct pawl_scroll_params *settings, __u64 now_us,
+				     __u8 which, int tracing)
+{
+	struct pawl_scroll_params p = *settings;
+	__s32 out, detents, units;
+	__u32 mag;
+
+	if (f->bits == 0 || unit == 0 || unit > 120 || !a->has_deadline || now_us < a->deadline)
+		return 0;
+	pawl_scroll_with_quantum(&p, unit);
+	out = pawl_scroll_tick(a, &p, now_us, &detents);
+	mag = out < 0 ? (__u32)0 - (__u32)out : (__u32)out;
+	mag /= unit;
+	units = out < 0 ? -(__s32)mag : (__s32)mag;
+	field_set(d, f, units);
+	bump(PAWL_STAT_GLIDE_TICKS);
+	if (tracing)
+		trace(which, now_us, 0, units);
+	return 1;
+}
+
+/* The device's timer and wq, initialised on the first tail (bpf_timer_init needs the map
+ * pinned or held by user space: the loader pins it). */
+static int glide_timer_cb(void *map, int *key, void *value);
+static int glide_wq_cb(void *map, int *key, void *value);
+
+static __always_inline int glide_init(struct pawl_glide *g)
+{
+	if (g->ready)
+		return 1;
+	/* -EBUSY: another CPU initialised it first, also fine. */
+	bpf_timer_init(&g->timer, &glide, CLOCK_MONOTONIC);
+	bpf_wq_init(&g->wq, &glide, 0);
+	if (bpf_ksym_exists(bpf_wq_set_callback)) {
+		if (bpf_wq_set_callback(&g->wq, glide_wq_cb, 0))
+			return 0;
+	} else if (bpf_ksym_exists(bpf_wq_set_callback_impl)) {
+		if (bpf_wq_set_callback_impl(&g->wq, glide_wq_cb, 0, NULL))
+			return 0;
+	} else {
+		return 0;
+	}
+	g->ready = 1;
+	return 1;
+}
+
+/* Arms the timer at the earlier axis deadline, or cancels it when no tick is due (or
+ * inertia is not glide: then no deadline is ever acted on). */
+static __always_inline void glide_arm(struct pawl_glide *g, const struct pawl_state *st,
+				      const struct pawl_settings *s)
+{
+	__u64 next = ~0ULL;
+	int due = 0;
+
+	if (s->scroll.inertia == PAWL_INERTIA_GLIDE) {
+		if (st->wheel.has_deadline) {
+			next = st->wheel.deadline;
+			due = 1;
+		}
+		if (st->pan.has_deadline && st->pan.deadline < next) {
+			next = st->pan.deadline;
+			due = 1;
+		}
+	}
+	if (!due || next > ~0ULL / 1000) {
+		if (g->ready)
+			bpf_timer_cancel(&g->timer);
+		return;
+	}
+	/* The callback on every arming: a cancel may have unset it (as the kernel's
+	 * drivers/hid/bpf/progs/hid_bpf_async.h does). */
+	if (!glide_init(g) || bpf_timer_set_callback(&g->timer, glide_timer_cb) ||
+	    bpf_timer_start(&g->timer, next * 1000, BPF_F_TIMER_ABS))
+		bump(PAWL_STAT_INJECT_FAILED);
+}
+
+/* The tail's template: this report with its relative fields zeroed (buttons kept, so an
+ * injected tick never changes what is held). */
+static __always_inline void glide_template(struct pawl_glide *g, const __u8 *d)
+{
+	__builtin_memcpy(g->report, d, PAWL_DATA_BYTES);
+	field_set(g->report, &layout.x, 0);
+	field_set(g->report, &layout.y, 0);
+	field_set(g->report, &layout.wheel, 0);
+	field_set(g->report, &layout.pan, 0);
+}
+
+static __always_inline void mouse(struct hid_bpf_ctx *hctx, __u8 *d)
 {
 	__u32 zero = 0;
 	struct pawl_settings *s = bpf_map_lookup_elem(&settings, &zero);
 	struct pawl_state *st = bpf_map_lookup_elem(&state, &zero);
+	struct pawl_glide *g = bpf_map_lookup_elem(&glide, &zero);
 	__u64 now_us;
 	int n, tracing;
 
 	bump(PAWL_STAT_MOUSE);
-	if (!s || !st || !(s->flags & PAWL_FLAG_WHEEL))
+	if (!s || !st || !g || !(s->flags & PAWL_FLAG_WHEEL))
 		return;
 	now_us = bpf_ktime_get_ns() / 1000;
 	tracing = s->flags & PAWL_FLAG_TRACE;
@@ -177,6 +299,70 @@ static __always_inline void mouse(__u8 *d)
 		  s->scroll.invert_horizontal, now_us, 1, tracing);
 	if (n)
 		bump(PAWL_STAT_WHEEL);
+	if (s->scroll.inertia != PAWL_INERTIA_GLIDE)
+		return;
+	if (st->wheel.has_deadline || st->pan.has_deadline) {
+		g->hid_id = hctx->hid->id;
+		glide_template(g, d);
+	}
+	if (n)
+		glide_arm(g, st, s);
+}
+
+/* A report injected by a HID-BPF program (source != 0). Ours (the wq callback is
+ * injecting): the glide ticks due now go into its wheel and pan, and the timer is re-armed.
+ * Anyone else's: untouched. */
+static __always_inline void injected(__u8 *d)
+{
+	__u32 zero = 0;
+	struct pawl_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	struct pawl_state *st = bpf_map_lookup_elem(&state, &zero);
+	struct pawl_glide *g = bpf_map_lookup_elem(&glide, &zero);
+	__u64 now_us;
+	int tracing;
+
+	if (!s || !st || !g || !g->injecting || !(s->flags & PAWL_FLAG_WHEEL))
+		return;
+	if (layout.report_id != 0 && d[0] != layout.report_id)
+		return;
+	now_us = bpf_ktime_get_ns() / 1000;
+	tracing = s->flags & PAWL_FLAG_TRACE;
+	axis_tick(d, &layout.wheel, layout.unit_v120, &st->wheel, &s->scroll, now_us, 2, tracing);
+	axis_tick(d, &layout.pan, layout.pan_unit_v120, &st->pan, &s->scroll, now_us, 3, tracing);
+	glide_arm(g, st, s);
+}
+
+/* The timer fired (softirq: cannot sleep): hand over to the work item. */
+static int glide_timer_cb(void *map, int *key, void *value)
+{
+	struct pawl_glide *g = value;
+
+	bpf_wq_start(&g->wq, 0);
+	return 0;
+}
+
+/* The work item (process context, may sleep): inject the template; the program's own
+ * device_event runs the ticks on it (`injected`). */
+static int glide_wq_cb(void *map, int *key, void *value)
+{
+	struct pawl_glide *g = value;
+	struct hid_bpf_ctx *ctx;
+	__u8 buf[PAWL_DATA_BYTES];
+	int ret;
+
+	ctx = hid_bpf_allocate_context(g->hid_id);
+	if (!ctx) {
+		bump(PAWL_STAT_INJECT_FAILED);
+		return 0;
+	}
+	__builtin_memcpy(buf, g->report, PAWL_DATA_BYTES);
+	g->injecting = 1;
+	/* The kernel truncates the buffer to the report's length. */
+	ret = hid_bpf_input_report(ctx, HID_INPUT_REPORT, buf, PAWL_DATA_BYTES);
+	g->injecting = 0;
+	hid_bpf_release_context(ctx);
+	bump(ret < 0 ? PAWL_STAT_INJECT_FAILED : PAWL_STAT_INJECTED);
+	return 0;
 }
 
 static __always_inline void ring_copy(const __u8 *d, __u8 kind)
@@ -241,10 +427,14 @@ int BPF_PROG(pawl_device_event, struct hid_bpf_ctx *hctx, enum hid_report_type t
 	if (!d)
 		return 0;
 	bump(PAWL_STAT_REPORTS);
+	if (source != 0) {
+		injected(d); /* a report a HID-BPF program injected: never transformed again */
+		return 0;
+	}
 	if (layout.hidpp && (d[0] == PAWL_HIDPP_SHORT || d[0] == PAWL_HIDPP_LONG))
 		return hidpp(d);
 	if (layout.report_id == 0 || d[0] == layout.report_id)
-		mouse(d);
+		mouse(hctx, d);
 	return 0;
 }
 

@@ -23,9 +23,11 @@
 #define PAWL_RING_RAW_XY 1           /* 0x1B04 event 1: payload = dx, dy s16 big-endian */
 #define PAWL_RING_CONNECTION 2       /* HID++ 1.0 0x41: payload = the report's bytes 3.. */
 #define PAWL_RING_WIRELESS_STATUS 3  /* 0x1D4B event 0: payload = its parameters */
-#define PAWL_RING_WHEEL_TRACE 4      /* PAWL_FLAG_TRACE only: one per transformed axis;
-				      * report_id 0 wheel / 1 pan, params = now_us u64, in
-				      * units s32, out units s32 (native endian) */
+#define PAWL_RING_WHEEL_TRACE 4      /* PAWL_FLAG_TRACE only: one per transformed axis
+				      * step or glide tick; report_id 0 wheel / 1 pan step,
+				      * 2 wheel / 3 pan glide tick; params = now_us u64, in
+				      * units s32 (0 for a tick), out units s32 (native
+				      * endian) */
 
 /* One ringbuf record, 32 bytes: a HID++ notification as the device sent it. The report
  * (bytes 0..3) and up to 16 parameter bytes; user space decodes (pawl-hidpp). */
@@ -87,6 +89,10 @@ enum pawl_stat {
 	PAWL_STAT_RING_FULL,   /* records lost: the ring was full */
 	PAWL_STAT_DROPPED,     /* reports dropped (gesture notifications) */
 	PAWL_STAT_SATURATED,   /* outputs clamped to the report field's range */
+	PAWL_STAT_GLIDE_TICKS, /* glide ticks run (per axis; each one a step of the tail) */
+	PAWL_STAT_INJECTED,    /* tail reports injected (hid_bpf_input_report returned >= 0) */
+	PAWL_STAT_INJECT_FAILED, /* tail steps lost: the timer not armed, the device gone,
+				  * or the injection refused */
 	PAWL_STAT_COUNT,
 };
 

@@ -601,3 +601,213 @@ pub fn kernel_mode_unifying_child_wheel_transformed(ctx: &mut Ctx) -> anyhow::Re
     ensure!(stats.wheel_frames == 1, "stats {stats:?}");
     detach(ctx, &name)
 }
+
+/// Most a glide tick may run after the deadline the engine gives (the BPF timer, then the
+/// work item's scheduling, under QEMU TCG on a loaded host).
+const TICK_TOLERANCE_US: u64 = 50_000;
+
+/// A flick: `n` reports of one detent (15 units) every 8 ms, fast enough for a tail.
+fn flick(dev: &HidppMouse, n: usize) -> anyhow::Result<()> {
+    for _ in 0..n {
+        dev.mouse.wheel_counts(15)?;
+        std::thread::sleep(Duration::from_millis(8));
+    }
+    Ok(())
+}
+
+/// Replays the program's traces (steps: axis 0; glide ticks: axis 2) through the engine
+/// with `params`: every output equal, every tick at or after the engine's deadline and at
+/// most [`TICK_TOLERANCE_US`] late. Returns the non-zero outputs in v120 (what evdev's
+/// REL_WHEEL_HI_RES must show) and the number of ticks.
+fn replay_with_ticks(
+    engine: &mut ScrollAxis,
+    params: &ScrollParams,
+    traces: &[(u8, u64, i32, i32)],
+) -> anyhow::Result<(Vec<i32>, usize)> {
+    let (mut hires, mut ticks) = (Vec::new(), 0);
+    for (i, &(axis, now_us, units, out)) in traces.iter().enumerate() {
+        let e = match axis {
+            0 => engine.step(params, params.invert_vertical, units * UNIT, Micros(now_us)),
+            2 => {
+                let due = engine.next_deadline().with_context(|| {
+                    format!("trace {i}: the program ticked at {now_us} µs, the engine has no tail")
+                })?;
+                ensure!(
+                    now_us >= due.0 && now_us - due.0 <= TICK_TOLERANCE_US,
+                    "trace {i}: tick at {now_us} µs, the engine's deadline {} µs",
+                    due.0
+                );
+                ticks += 1;
+                engine.tick(params, Micros(now_us))
+            }
+            _ => bail!("trace {i}: axis {axis} for a wheel-only stream: {traces:?}"),
+        };
+        ensure!(
+            e.v120 == out * UNIT,
+            "trace {i} (axis {axis} at {now_us} µs): {units} units in, the program wrote {out} \
+             units, the engine makes {} v120",
+            e.v120
+        );
+        if out != 0 {
+            hires.push(out * UNIT);
+        }
+    }
+    Ok((hires, ticks))
+}
+
+/// Collects traces and evdev frames until `done(traces)` or, once `quiet` has passed with
+/// nothing new, gives up waiting; returns what it saw.
+fn collect(
+    kd: &KernelDevice,
+    node: &mut EvdevNode,
+    traces: &mut Vec<(u8, u64, i32, i32)>,
+    frames: &mut Vec<Frame>,
+    quiet: Duration,
+    done: impl Fn(&[(u8, u64, i32, i32)]) -> bool,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + T_EVENT;
+    let mut last_new = Instant::now();
+    while Instant::now() < deadline && !done(traces) && last_new.elapsed() < quiet {
+        let new: Vec<_> = drain(kd)?.into_iter().filter_map(|r| r.trace()).collect();
+        if !new.is_empty() {
+            last_new = Instant::now();
+        }
+        traces.extend(new);
+        frames.extend(node.drain()?);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    frames.extend(node.drain()?);
+    Ok(())
+}
+
+/// `kernel_mode_glide_tail_comes_from_the_kernel`: with `inertia = "glide"` (decay 0.85,
+/// 16 ms) in the settings, a fast flick injected through uhid is followed on evdev by a
+/// tail the program makes on its own (BPF timer → bpf_wq → hid_bpf_input_report, then
+/// hid-logitech-hidpp's scaling): the program's trace replayed through the engine's
+/// `step` and `tick` gives every value exactly, each tick within
+/// [`TICK_TOLERANCE_US`] after the engine's deadline, and the tail stops when the engine's
+/// does (nothing more on evdev). A second flick's tail is cut by a reversal, as the engine
+/// cuts it: no tick after it.
+pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use pawl_engine::config::{Inertia, ScrollSettings};
+    needs_hid_bpf()?;
+    let (dev, info, name, _phys) = hires_mouse(ctx)?;
+    attach(ctx, &name)?;
+    let kd = KernelDevice::open(&name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let settings = ScrollSettings {
+        inertia: Inertia::Glide {
+            decay: 0.85,
+            interval_us: 16_000,
+        },
+        ..ScrollSettings::default()
+    };
+    let params = ScrollParams::new(&settings).with_quantum(UNIT as u32);
+    let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    let flags = s.flags | FLAG_TRACE;
+    s = pawl_bpf::maps::Settings {
+        flags,
+        ..pawl_bpf::maps::Settings::new(&ScrollParams::new(&settings), UNIT as u32)
+    };
+    kd.write_settings(&s)
+        .map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut node = EvdevNode::open(&info.path)?;
+    let mut engine = ScrollAxis::default();
+    let before = kd.stats().map_err(|e| anyhow::format_err!("{e}"))?;
+
+    // 1. A flick and its whole tail.
+    let (mut traces, mut frames) = (Vec::new(), Vec::new());
+    flick(&dev, 8)?;
+    collect(
+        &kd,
+        &mut node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(600),
+        |_| false,
+    )?;
+    let (want, ticks) = replay_with_ticks(&mut engine, &params, &traces)?;
+    ensure!(
+        ticks >= 3,
+        "a tail of {ticks} ticks after the flick: {traces:?}"
+    );
+    ensure!(
+        engine.next_deadline().is_none(),
+        "the program's tail stopped, the engine's is still due at {:?}: {traces:?}",
+        engine.next_deadline()
+    );
+    let hires = hires_values(&frames);
+    ensure!(
+        hires == want,
+        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
+    );
+    let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
+    let spacing: Vec<u64> = tick_times.windows(2).map(|w| w[1] - w[0]).collect();
+    ctx.notes.push(format!(
+        "flick: {} steps, a tail of {ticks} ticks {:?} v120, tick spacing µs {spacing:?}",
+        traces.len() - ticks,
+        &want[want.len() - ticks..]
+    ));
+    let stats = kd.stats().map_err(|e| anyhow::format_err!("{e}"))?;
+    ensure!(
+        stats.glide_ticks - before.glide_ticks == ticks as u64
+            && stats.injected - before.injected >= ticks as u64
+            && stats.inject_failed == before.inject_failed,
+        "stats {stats:?} (before {before:?}) for {ticks} ticks"
+    );
+    ctx.notes.push(format!(
+        "stats after the tail: {stats:?} ({} injections for {ticks} ticks)",
+        stats.injected - before.injected
+    ));
+
+    // 2. A second flick, cut by a reversal after its third tick.
+    let (mut traces, mut frames) = (Vec::new(), Vec::new());
+    std::thread::sleep(Duration::from_millis(400)); // a new gesture
+    flick(&dev, 8)?;
+    collect(
+        &kd,
+        &mut node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(600),
+        |t| t.iter().filter(|t| t.0 == 2).count() >= 3,
+    )?;
+    let ticks_before = traces.iter().filter(|t| t.0 == 2).count();
+    ensure!(ticks_before >= 3, "the second flick's tail: {traces:?}");
+    dev.mouse.wheel_counts(-1)?;
+    collect(
+        &kd,
+        &mut node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(400),
+        |_| false,
+    )?;
+    let reversal = traces
+        .iter()
+        .position(|t| t.0 == 0 && t.2 == -1)
+        .context("the reversal's trace")?;
+    ensure!(
+        traces[reversal + 1..].iter().all(|t| t.0 != 2),
+        "ticks after the reversal: {traces:?}"
+    );
+    let (want, ticks) = replay_with_ticks(&mut engine, &params, &traces)?;
+    ensure!(
+        engine.next_deadline().is_none(),
+        "the engine still glides after the reversal"
+    );
+    let hires = hires_values(&frames);
+    ensure!(
+        hires == want,
+        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
+    );
+    ctx.notes.push(format!(
+        "second flick: {ticks} ticks, then the reversal ({}) ended the tail",
+        want.last().copied().unwrap_or(0)
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    ensure!(
+        hires_values(&node.drain()?).is_empty(),
+        "wheel events after the tail"
+    );
+    detach(ctx, &name)
+}

@@ -277,6 +277,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode::kernel_mode_wheel_transformed_in_kernel,
     },
     Scenario {
+        name: "kernel_mode_glide_tail_comes_from_the_kernel",
+        run: kernel_mode::kernel_mode_glide_tail_comes_from_the_kernel,
+    },
+    Scenario {
         name: "kernel_mode_gesture_notifications_reach_the_ring_not_hidraw",
         run: kernel_mode::kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
     },
