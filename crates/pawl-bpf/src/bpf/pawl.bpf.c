@@ -199,7 +199,8 @@ static __always_inline int axis_tick(__u8 *d, const volatile struct pawl_field *
 	__s32 out, detents, units;
 	__u32 mag;
 
-	if (f->bits == 0 || unit == 0 || unit > 120 || !a->has_deadline || now_us < a->deadline)
+	if (f->bits == 0 || unit == 0 || unit > 120 || settings->inertia != PAWL_INERTIA_GLIDE ||
+	    !a->has_deadline || now_us < a->deadline)
 		return 0;
 	pawl_scroll_with_quantum(&p, unit);
 	out = pawl_scroll_tick(a, &p, now_us, &detents);

@@ -602,9 +602,12 @@ pub fn kernel_mode_unifying_child_wheel_transformed(ctx: &mut Ctx) -> anyhow::Re
     detach(ctx, &name)
 }
 
-/// Most a glide tick may run after the deadline the engine gives (the BPF timer, then the
-/// work item's scheduling, under QEMU TCG on a loaded host).
-const TICK_TOLERANCE_US: u64 = 50_000;
+/// Most a glide tick may run after the deadline the engine gives: the BPF timer's expiry,
+/// then the work item's scheduling, under QEMU TCG on a shared 2-core host (a tick 69 ms
+/// late was seen there under load; typical lateness is below 1 ms, the scenario notes the
+/// largest). The values do not depend on it: the engine replays each tick at the time the
+/// program ran it.
+const TICK_TOLERANCE_US: u64 = 250_000;
 
 /// A flick: `n` reports of one detent (15 units) every 8 ms, fast enough for a tail.
 fn flick(dev: &HidppMouse, n: usize) -> anyhow::Result<()> {
@@ -618,13 +621,13 @@ fn flick(dev: &HidppMouse, n: usize) -> anyhow::Result<()> {
 /// Replays the program's traces (steps: axis 0; glide ticks: axis 2) through the engine
 /// with `params`: every output equal, every tick at or after the engine's deadline and at
 /// most [`TICK_TOLERANCE_US`] late. Returns the non-zero outputs in v120 (what evdev's
-/// REL_WHEEL_HI_RES must show) and the number of ticks.
+/// REL_WHEEL_HI_RES must show), the number of ticks and the largest lateness (µs).
 fn replay_with_ticks(
     engine: &mut ScrollAxis,
     params: &ScrollParams,
     traces: &[(u8, u64, i32, i32)],
-) -> anyhow::Result<(Vec<i32>, usize)> {
-    let (mut hires, mut ticks) = (Vec::new(), 0);
+) -> anyhow::Result<(Vec<i32>, usize, u64)> {
+    let (mut hires, mut ticks, mut late) = (Vec::new(), 0, 0);
     for (i, &(axis, now_us, units, out)) in traces.iter().enumerate() {
         let e = match axis {
             0 => engine.step(params, params.invert_vertical, units * UNIT, Micros(now_us)),
@@ -638,6 +641,7 @@ fn replay_with_ticks(
                     due.0
                 );
                 ticks += 1;
+                late = late.max(now_us - due.0);
                 engine.tick(params, Micros(now_us))
             }
             _ => bail!("trace {i}: axis {axis} for a wheel-only stream: {traces:?}"),
@@ -652,7 +656,7 @@ fn replay_with_ticks(
             hires.push(out * UNIT);
         }
     }
-    Ok((hires, ticks))
+    Ok((hires, ticks, late))
 }
 
 /// Collects traces and evdev frames until `done(traces)` or, once `quiet` has passed with
@@ -725,7 +729,7 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
         Duration::from_millis(600),
         |_| false,
     )?;
-    let (want, ticks) = replay_with_ticks(&mut engine, &params, &traces)?;
+    let (want, ticks, late) = replay_with_ticks(&mut engine, &params, &traces)?;
     ensure!(
         ticks >= 3,
         "a tail of {ticks} ticks after the flick: {traces:?}"
@@ -743,7 +747,8 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
     let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
     let spacing: Vec<u64> = tick_times.windows(2).map(|w| w[1] - w[0]).collect();
     ctx.notes.push(format!(
-        "flick: {} steps, a tail of {ticks} ticks {:?} v120, tick spacing µs {spacing:?}",
+        "flick: {} steps, a tail of {ticks} ticks {:?} v120, tick spacing µs {spacing:?}, \
+         at most {late} µs after the engine's deadline",
         traces.len() - ticks,
         &want[want.len() - ticks..]
     ));
@@ -790,7 +795,7 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
         traces[reversal + 1..].iter().all(|t| t.0 != 2),
         "ticks after the reversal: {traces:?}"
     );
-    let (want, ticks) = replay_with_ticks(&mut engine, &params, &traces)?;
+    let (want, ticks, late) = replay_with_ticks(&mut engine, &params, &traces)?;
     ensure!(
         engine.next_deadline().is_none(),
         "the engine still glides after the reversal"
@@ -801,7 +806,8 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
         "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
     );
     ctx.notes.push(format!(
-        "second flick: {ticks} ticks, then the reversal ({}) ended the tail",
+        "second flick: {ticks} ticks (at most {late} µs late), then the reversal ({} v120) \
+         ended the tail",
         want.last().copied().unwrap_or(0)
     ));
     std::thread::sleep(Duration::from_millis(200));
