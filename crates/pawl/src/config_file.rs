@@ -46,6 +46,20 @@ pub fn default_path_from(
     Some(base.join("pawl").join("config.toml"))
 }
 
+/// For an error about the default config path: which variable it came from, as
+/// ` (the default path, from $XDG_CONFIG_HOME)` or `… $HOME`, so a user whose
+/// `XDG_CONFIG_HOME` points somewhere odd sees why pawl looked there; empty for an
+/// explicit path.
+fn default_source(explicit: Option<&Path>) -> &'static str {
+    if explicit.is_some() {
+        ""
+    } else if std::env::var_os("XDG_CONFIG_HOME").is_some_and(|x| Path::new(&x).is_absolute()) {
+        " (the default path, from $XDG_CONFIG_HOME)"
+    } else {
+        " (the default path, from $HOME)"
+    }
+}
+
 /// Why a config file that defines commands must not be trusted: writable by group or
 /// others (`mode & 0o022`), or owned by a user other than `euid` and root. `None` = safe.
 pub fn commands_unsafe(mode: u32, owner: u32, euid: u32) -> Option<&'static str> {
@@ -103,7 +117,15 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
                 path: None,
             });
         }
-        Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "cannot read config {}{}",
+                    path.display(),
+                    default_source(explicit)
+                )
+            });
+        }
     };
     let meta = file
         .metadata()

@@ -421,6 +421,32 @@ fn init_logging(choice: &LogChoice) {
     builder
         .format(|buf, record| writeln!(buf, "pawl: {:5} {}", record.level(), record.args()))
         .init();
+    if let Some(spec) = std::env::var_os("PAWL_LOG") {
+        for directive in ignored_directives(&spec.to_string_lossy()) {
+            log::warn!(
+                "PAWL_LOG: `{}` is neither a level (off, error, warn, info, debug, trace) nor \
+                 one of pawl's modules (pawl, pawl_linux, pawl_engine, …): it changes nothing",
+                out::escape_control(directive)
+            );
+        }
+    }
+}
+
+/// The directives of an env_logger filter `spec` (`directive,directive…[/regex]`, each
+/// `level`, `module` or `module=level`) that can change none of pawl's logs: a bare word
+/// that is not a level and names no module of pawl's crates (`pawl`, `pawl_*`), the usual
+/// mistake (`PAWL_LOG=verbose`, which env_logger takes for a module name). Directives for
+/// other modules (`libbpf_rs=debug`) are the user's choice and kept quiet.
+fn ignored_directives(spec: &str) -> Vec<&str> {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let filters = spec.split('/').next().unwrap_or("");
+    filters
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty() && !d.contains('='))
+        .filter(|d| !LEVELS.iter().any(|l| l.eq_ignore_ascii_case(d)))
+        .filter(|d| *d != "pawl" && !d.starts_with("pawl_") && !d.starts_with("pawl::"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -436,6 +462,18 @@ mod tests {
             verbose,
             quiet,
         })
+    }
+
+    #[test]
+    fn a_log_word_that_is_no_level_and_no_pawl_module_is_reported() {
+        assert_eq!(ignored_directives("verbose"), ["verbose"]);
+        assert_eq!(ignored_directives("DEBUG"), [] as [&str; 0]);
+        assert_eq!(
+            ignored_directives("pawl_linux=trace, info,pawl,garbage/x"),
+            ["garbage"]
+        );
+        assert!(ignored_directives("libbpf_rs=debug,pawl_engine::scroll").is_empty());
+        assert!(ignored_directives("").is_empty());
     }
 
     #[test]

@@ -411,7 +411,10 @@ pub fn exe_warning(exe: &Path) -> Option<String> {
 
 /// The warnings `service install` (and `--dry-run`) prints before it acts: a build
 /// directory executable ([`exe_warning`]), a `--config` file that does not exist (the
-/// service then fails at every start until it does).
+/// service then fails at every start until it does), and a config (the `--config` file,
+/// else the default path) that exists but does not load: invalid, too large, or refused
+/// for its permissions ([`crate::config_file::load`]'s error, every problem with
+/// `file:line:column`). The install goes on: the user may fix the file afterwards.
 pub fn install_warnings(exe: &Path, config: Option<&Path>) -> Vec<String> {
     let mut warnings: Vec<String> = exe_warning(exe).into_iter().collect();
     if let Some(config) = config
@@ -422,6 +425,16 @@ pub fn install_warnings(exe: &Path, config: Option<&Path>) -> Vec<String> {
              (`pawl config default > {}` writes one)",
             crate::out::escape_control(&config.display().to_string()),
             crate::out::escape_control(&config.display().to_string())
+        ));
+    } else if let Err(e) = crate::config_file::load(config) {
+        warnings.push(format!(
+            "the service will fail to start until its config loads (`pawl config check` \
+             shows this again):\n{}",
+            format!("{e:#}")
+                .lines()
+                .map(crate::out::escape_control)
+                .collect::<Vec<_>>()
+                .join("\n")
         ));
     }
     warnings
@@ -660,7 +673,20 @@ mod tests {
         assert!(warnings[0].contains("does not exist"), "{warnings:?}");
         fs::write(&missing, "").unwrap();
         assert!(install_warnings(Path::new("/usr/bin/pawl"), Some(&missing)).is_empty());
-        assert!(install_warnings(Path::new("/usr/bin/pawl"), None).is_empty());
+    }
+
+    #[test]
+    fn install_warns_about_a_config_that_does_not_load_with_its_location() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bad = tmp.path().join("bad.toml");
+        fs::write(&bad, "[scroll]\nmax_step = \"fast\"\n").unwrap();
+        let warnings = install_warnings(Path::new("/usr/bin/pawl"), Some(&bad));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("will fail to start"), "{warnings:?}");
+        let located = format!("{}:2:", bad.display());
+        assert!(warnings[0].contains(&located), "{warnings:?}");
+        fs::write(&bad, "[scroll]\nmax_step = 2.0\n").unwrap();
+        assert!(install_warnings(Path::new("/usr/bin/pawl"), Some(&bad)).is_empty());
     }
 
     #[test]

@@ -618,6 +618,25 @@ fn a_relative_xdg_config_home_is_ignored() {
 }
 
 #[test]
+fn an_unreadable_default_config_names_the_variable_it_came_from() {
+    let env = Env::new();
+    // A file where a directory should be: the default path cannot be opened (ENOTDIR).
+    let file = env.tmp.path().join("not-a-dir");
+    std::fs::write(&file, "").unwrap();
+    let ran = Ran::from(
+        env.command(&["config", "check"])
+            .env("XDG_CONFIG_HOME", &file)
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(ran.code, 0, "{ran:?}");
+    assert!(
+        ran.err.contains("not-a-dir/pawl/config.toml") && ran.err.contains("from $XDG_CONFIG_HOME"),
+        "{ran:?}"
+    );
+}
+
+#[test]
 fn a_relative_xdg_runtime_dir_is_ignored_for_the_tmp_fallback() {
     let env = Env::new();
     // The fallback is /tmp/pawl-<uid>, shared with the developer's own pawl; only look.

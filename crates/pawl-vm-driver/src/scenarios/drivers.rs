@@ -29,7 +29,7 @@ use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::receiver::{self, UnifyingReceiver};
-use crate::scenarios::rig::{Rig, check_wheel, expect_keys, keys};
+use crate::scenarios::rig::{Rig, check_wheel, expect_keys, hires_total, keys};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
 use crate::uhid::BUS_USB;
 
@@ -261,8 +261,11 @@ pub fn kernel_driver_binds_mx_master_3s(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// `kernel_driver_hires_wheel_transformed`: the driver's 1/15-detent wheel steps (8 v120
 /// each) go through pawl like any hi-res wheel: one clone frame per report, inverted,
 /// smoothed, with pawl's lo-res derived from the accumulated hi-res (Σ lo-res = Σ hi-res /
-/// 120, not the driver's half-detent rule), and a whole detent of 15 counts comes out as
-/// 120 v120 worth of scrolling in total.
+/// 120, not the driver's half-detent rule), and the travel of a steady wheel is kept (the
+/// smoothing has nothing to take from it): 30 one-count reports come out as −240 v120 in
+/// total, and 3 whole detents of 15 counts, turned as a new scroll gesture (after a pause
+/// longer than the 300 ms gesture gap), as −360. (Within the slow turn's gesture the same
+/// detents would be spike-damped against its 8-v120 level: −113 in total, as measured.)
 pub fn kernel_driver_hires_wheel_transformed(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, DEFAULT_CONFIG, "GNOME")?;
     ensure!(
@@ -281,13 +284,24 @@ pub fn kernel_driver_hires_wheel_transformed(ctx: &mut Ctx) -> anyhow::Result<()
         .push(format!("wheel frames out: {}", evdev::show(&frames)));
     let inputs: Vec<i32> = counts.iter().map(|&c| i32::from(c) * 8).collect();
     check_wheel(&frames, true, &inputs, true)?;
-    // Then whole detents (15 counts a report), as a fast turn.
+    ensure!(
+        hires_total(&frames) == -240,
+        "30 one-count reports: Σ hi-res {} (want -240)",
+        hires_total(&frames)
+    );
+    // Then whole detents (15 counts a report), as a fast turn of a new gesture.
+    std::thread::sleep(Duration::from_millis(400));
     for _ in 0..3 {
         rig.mouse.wheel(1)?;
         std::thread::sleep(NOTCH_GAP);
     }
     let frames = rig.sentinel()?;
     check_wheel(&frames, true, &[120, 120, 120], true)?;
+    ensure!(
+        hires_total(&frames) == -360,
+        "3 whole detents: Σ hi-res {} (want -360)",
+        hires_total(&frames)
+    );
     rig.stop()
 }
 
@@ -362,7 +376,8 @@ fn settled_counters(pawl: &Pawl) -> anyhow::Result<(u64, u64, u64)> {
 /// the MX Master 3S with hid-logitech-hidpp bound (pointer node grabbed, scroll
 /// transformed, as by default; `[hidpp] enabled` is on by default on Linux). hidraw delivers every input report of the HID device, so
 /// with HID++ on each motion report is also read (and dropped after one byte compare) from
-/// the HID++ endpoint: at most one more read per frame, no more writes (one per frame), and
+/// the HID++ endpoint: at most one more read per frame, no more writes (one per frame), at
+/// most one context switch per read (each read is one wake-up of the one thread), and
 /// nothing sent to the device for motion. The measured figures are printed (`# hidpp cost`)
 /// for the README; the bounds are the specification.
 pub fn hidpp_cost_per_motion_frame(ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -426,6 +441,12 @@ pub fn hidpp_cost_per_motion_frame(ctx: &mut Ctx) -> anyhow::Result<()> {
         ensure!(
             r <= max_reads,
             "{label}: {r} reads for {FRAMES} frames (at most {max_reads})"
+        );
+        // A wake-up per read, give or take the scheduler's preemptions while settling.
+        let max_switches = max_reads + 10;
+        ensure!(
+            cs <= max_switches,
+            "{label}: {cs} context switches for {FRAMES} frames (at most {max_switches})"
         );
         ensure!(
             dev.requests().len() == requests_before,

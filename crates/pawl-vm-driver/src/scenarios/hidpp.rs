@@ -15,7 +15,7 @@ use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
-use crate::scenarios::rig::{check_wheel, expect_keys};
+use crate::scenarios::rig::{check_wheel, expect_keys, hires_total};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
@@ -282,11 +282,13 @@ pub fn hidpp_divert_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<(
 /// the thumb wheel again over the same device, both answered in whatever order they
 /// interleave. Afterwards both diversions hold, the wheel is the driver's (hi-res), pawl
 /// never wrote 0x2121 nor sent anything on the 0x1D4B index (a reply there would be a
-/// connect event to the driver), used only its own software id, and gestures and the
-/// wheel work.
+/// connect event to the driver), used only its own software id, a gesture fires its chord,
+/// and three whole detents of the wheel come out of pawl's clone as three inverted 120
+/// v120 frames (`check_wheel`: one frame per report, lo-res from hi-res, Σ = −360).
 pub fn kernel_driver_reconnect_keeps_diversion(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     rig.wait_thumb_diverted(1)?;
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
     let kernel_before = rig.dev.kernel_requests().len();
     rig.dev.emu().reset();
     let status = rig.dev.emu().wireless_status();
@@ -341,6 +343,22 @@ pub fn kernel_driver_reconnect_keeps_diversion(ctx: &mut Ctx) -> anyhow::Result<
     ));
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    // The wheel after the reconnect: the driver's hi-res detents, through pawl, inverted.
+    for _ in 0..3 {
+        rig.dev.mouse.wheel(1)?;
+        std::thread::sleep(NOTCH_GAP);
+    }
+    let frames = clone.frames(3, T_EVENT)?;
+    ctx.notes.push(format!(
+        "wheel after the reconnect: {}",
+        evdev::show(&frames)
+    ));
+    check_wheel(&frames, true, &[120, 120, 120], true).context("wheel after the reconnect")?;
+    let total = hires_total(&frames);
+    ensure!(
+        total == -360,
+        "Σ hi-res after the reconnect {total}, want -360"
+    );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())

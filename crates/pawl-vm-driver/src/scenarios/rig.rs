@@ -214,6 +214,16 @@ pub fn expect_no_pointer_output(frames: &[Frame], what: &str) -> anyhow::Result<
     Ok(())
 }
 
+/// Σ `REL_WHEEL_HI_RES` over `frames`, v120.
+pub fn hires_total(frames: &[Frame]) -> i32 {
+    frames
+        .iter()
+        .flatten()
+        .filter(|e| e.type_ == EV_REL && e.code == REL_WHEEL_HI_RES)
+        .map(|e| e.value)
+        .sum()
+}
+
 /// Checks the wheel frames pawl emitted for `inputs` (v120 per input report, one sign, one
 /// scroll gesture) on one axis:
 /// - one output frame per input report, each with a non-zero hi-res value;
