@@ -656,16 +656,14 @@ pub fn swipe_gesture_libinput_sees_four_finger_swipe_on_kde(ctx: &mut Ctx) -> an
     .map(drop)
 }
 
-/// `swipe_gesture_libinput_sees_no_jump_when_pawl_is_held_up_mid_swipe`: pawl is stopped
+/// `swipe_gesture_libinput_no_jump_when_pawl_held_up`: pawl is stopped
 /// (SIGSTOP) for 25 reports of a 250 Hz drag (≥ 100 ms) while the mouse goes on, then
 /// continued: it reads the backlog at once and paces its touchpad frames by the time of
 /// its writes, so libinput sees no touch jump, the updates still add up to the drag (at
 /// most 3 mm short: the 2–2.5 mm libinput spends deciding the gesture, and rounding), and
 /// the swipe ends, not cancelled. Paced by the reports' own timestamps (4 ms apart), the
 /// backlog's dozen frames would be written microseconds apart, each step a jump.
-pub fn swipe_gesture_libinput_sees_no_jump_when_pawl_is_held_up_mid_swipe(
-    ctx: &mut Ctx,
-) -> anyhow::Result<()> {
+pub fn swipe_gesture_libinput_no_jump_when_pawl_held_up(ctx: &mut Ctx) -> anyhow::Result<()> {
     libinput_swipe(
         ctx,
         &SwipeCheck {

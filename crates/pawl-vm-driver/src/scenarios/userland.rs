@@ -68,8 +68,8 @@ pub const SCENARIOS: &[Scenario] = &[
         run: swipe::swipe_gesture_libinput_sees_four_finger_swipe_on_kde,
     },
     Scenario {
-        name: "swipe_gesture_libinput_sees_no_jump_when_pawl_is_held_up_mid_swipe",
-        run: swipe::swipe_gesture_libinput_sees_no_jump_when_pawl_is_held_up_mid_swipe,
+        name: "swipe_gesture_libinput_no_jump_when_pawl_held_up",
+        run: swipe::swipe_gesture_libinput_no_jump_when_pawl_held_up,
     },
     // A real compositor on pawl's devices.
     Scenario {
