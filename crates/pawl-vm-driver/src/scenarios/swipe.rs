@@ -670,13 +670,15 @@ pub fn swipe_gesture_libinput_no_jump_when_pawl_held_up(ctx: &mut Ctx) -> anyhow
             desktop: "GNOME",
             config: SWIPE_CONFIG,
             fingers: 3,
-            // 95 reports of 10 px: 2.5 px/ms, a brisk swipe, 23.75 mm at scale 1.0.
-            drag: (950, 0),
+            // 45 reports of 16 px: 4 px/ms, a brisk swipe, 18 mm at scale 1.0, in about 25
+            // touchpad frames (the driver's own reader of the touchpad, read after the
+            // swipe, holds 256 events: 32 frames of 8).
+            drag: (720, 0),
             scale: (1.0, 1.0),
             interval: Some(Duration::from_millis(4)),
-            steps: 95,
+            steps: 45,
             hold_up: Some(HoldUp {
-                after: 30,
+                after: 10,
                 reports: 25,
             }),
             short_mm: Some(3.0),
