@@ -89,6 +89,11 @@ impl Sink for Clone {
     fn buttons_down(&mut self) -> Option<ButtonSet> {
         Some(self.source_down)
     }
+
+    fn now(&mut self) -> Micros {
+        // Only a swipe asks for the write time.
+        panic!("the clock read without [gesture] style = \"swipe\"");
+    }
 }
 
 /// Runs one input (see the module documentation for its header).

@@ -136,8 +136,27 @@ impl DeviceEngine {
 
     /// Processes one input frame. On [`Verdict::Forward`] `out` is untouched; on
     /// [`Verdict::Rewrite`] `out` holds the whole output frame and the actions fired.
+    ///
+    /// A swipe's touchpad frames are paced against the frame's own time (`input.time`):
+    /// right where the frames are written as they are read, one at a time (`pawl replay`,
+    /// HID++ reports, tests). A backend that may read a backlog of frames at once and write
+    /// their output together passes the time of the write: [`DeviceEngine::frame_at`].
     #[inline]
     pub fn frame(&mut self, input: &FrameIn, out: &mut FrameOut) -> Verdict {
+        self.frame_at(input, input.time, out)
+    }
+
+    /// [`DeviceEngine::frame`] with the swipe's touchpad frames paced against `write_time`,
+    /// µs on the clock of `input.time` and of [`DeviceEngine::tick`]: when the output of
+    /// this frame is written (for the Linux daemon, `CLOCK_MONOTONIC` read once when it
+    /// woke up; the kernel stamps the touchpad's frames with the time of their write, and
+    /// libinput judges a step by the time between those stamps, see [`crate::swipe`]).
+    /// Frames read in one burst share one `write_time`: the first may write a touchpad
+    /// frame, the rest is carried to the next frame due (a later report, or the deadline).
+    /// The scroll pipeline and everything else use `input.time`, whatever `write_time` is.
+    /// `write_time` must not go back from one call to the next (with `tick`'s `now`).
+    #[inline]
+    pub fn frame_at(&mut self, input: &FrameIn, write_time: Micros, out: &mut FrameOut) -> Verdict {
         // Fast path: plain motion (and untransformed wheel) with the gesture button up.
         if input.buttons.is_empty()
             && self.held.is_none()
@@ -145,10 +164,20 @@ impl DeviceEngine {
         {
             return Verdict::Forward;
         }
-        self.frame_slow(input, out)
+        self.frame_slow(input, write_time, out)
     }
 
-    fn frame_slow(&mut self, input: &FrameIn, out: &mut FrameOut) -> Verdict {
+    /// Whether [`DeviceEngine::frame_at`] of `input` reads its `write_time`: swipe style
+    /// with the gesture button held or fingers down, or a button change in `input` (a press
+    /// with motion in the same frame puts the fingers down). Otherwise `write_time` is
+    /// unused and a backend need not read the clock for it.
+    #[inline]
+    pub fn paces_touch(&self, input: &FrameIn) -> bool {
+        self.profile.gesture.style == GestureStyle::Swipe
+            && (self.held.is_some() || self.fingers.is_some() || !input.buttons.is_empty())
+    }
+
+    fn frame_slow(&mut self, input: &FrameIn, write_time: Micros, out: &mut FrameOut) -> Verdict {
         out.clear();
         let mut changed = false;
         let gesture_button = self.profile.gesture.button;
@@ -206,7 +235,7 @@ impl DeviceEngine {
                         held.fired = true;
                         self.fingers = Some(SwipeFingers::down(
                             self.profile.fingers,
-                            input.time,
+                            write_time,
                             &mut out.touch,
                         ));
                     }
@@ -214,8 +243,8 @@ impl DeviceEngine {
                         && let Some(f) = &mut self.fingers
                     {
                         let (dx, dy) = swipe_offset(held, &self.profile);
-                        f.aim(dx, dy, input.time);
-                        if f.advance(input.time, &mut out.touch) {
+                        f.aim(dx, dy, write_time);
+                        if f.advance(write_time, &mut out.touch) {
                             self.fingers = None;
                         }
                     }
@@ -255,8 +284,8 @@ impl DeviceEngine {
             // swipe's distance and speed whether it commits or springs back.
             self.held = None;
             if let Some(f) = &mut self.fingers {
-                f.release(input.time);
-                if f.advance(input.time, &mut out.touch) {
+                f.release(write_time);
+                if f.advance(write_time, &mut out.touch) {
                     self.fingers = None;
                 }
             }
@@ -701,6 +730,17 @@ mod tests {
     /// its time and whether a tick wrote it, and the pointer button transitions of every
     /// frame (forwarded or rewritten).
     fn swipe_run(e: &mut DeviceEngine, frames: &[FrameIn]) -> (Vec<Touched>, Vec<(u8, bool)>) {
+        let written: Vec<(u64, FrameIn)> = frames.iter().map(|f| (f.time.0, *f)).collect();
+        swipe_run_written(e, &written)
+    }
+
+    /// [`swipe_run`] with each frame read and its output written at a time of its own (µs,
+    /// not decreasing; the daemon's clock when it woke up): ticks run at their deadlines
+    /// between the writes, and the touchpad parts carry the write times.
+    fn swipe_run_written(
+        e: &mut DeviceEngine,
+        frames: &[(u64, FrameIn)],
+    ) -> (Vec<Touched>, Vec<(u8, bool)>) {
         let mut t = Vec::new();
         let mut btns = Vec::new();
         let ticks = |e: &mut DeviceEngine, until: u64, t: &mut Vec<Touched>| {
@@ -715,16 +755,16 @@ mod tests {
                 }
             }
         };
-        for f in frames {
-            ticks(e, f.time.0, &mut t);
+        for (at, f) in frames {
+            ticks(e, *at, &mut t);
             let mut out = FrameOut::default();
-            let written = match e.frame(f, &mut out) {
+            let written = match e.frame_at(f, Micros(*at), &mut out) {
                 Verdict::Rewrite => out.buttons,
                 Verdict::Forward => f.buttons,
             };
             btns.extend(written.as_slice().iter().map(|c| (c.button.0, c.pressed)));
             if !out.touch.is_empty() {
-                t.push((f.time.0, out.touch, false));
+                t.push((*at, out.touch, false));
             }
         }
         ticks(e, u64::MAX, &mut t);
@@ -815,6 +855,71 @@ mod tests {
         );
         assert_eq!(t.len(), 1 + 5, "400 units in steps of 84: {t:?}");
         assert!(!e.swiping());
+    }
+
+    #[test]
+    fn a_backlog_read_at_once_is_paced_by_the_time_of_the_writes_not_the_reports() {
+        // A 1000 Hz mouse, 5 px a report. pawl is held up from 10 ms to 110 ms and then reads
+        // the 100 reports queued meanwhile (timestamps 1 ms apart) at one instant; then one
+        // report per wake-up again until the release at 160 ms.
+        let c = swipe_config();
+        let mut frames = vec![(0, press(0, 5, true))];
+        frames.extend((1..=10).map(|i| (i * 1000, motion(i * 1000, 5, 0))));
+        frames.extend((11..=110).map(|i| (110_000, motion(i * 1000, 5, 0))));
+        frames.extend((111..=160).map(|i| (i * 1000, motion(i * 1000, 5, 0))));
+        frames.push((161_000, press(161_000, 5, false)));
+        let (t, btns) = swipe_run_written(&mut engine(&c), &frames);
+        assert!(btns.is_empty());
+        // Paced in the time of the writes: at most one frame from the backlog's wake-up,
+        // every move 7 ms or more after the frame before, at most 12 units/ms.
+        assert_paced(&t);
+        assert!(
+            t.iter().filter(|x| x.0 == 110_000).count() <= 1,
+            "one touchpad frame per wake-up: {t:?}"
+        );
+        // Nothing lost: the fingers end where the hand did, and the lift comes last, once.
+        let (_, lift, _) = *t.last().unwrap();
+        assert!(lift.lift && lift.dx == 5 * 160 && lift.dy == 0, "{t:?}");
+        assert_eq!(t.iter().filter(|x| x.1.lift).count(), 1);
+        // The reports' own timestamps would have written a dozen frames in that wake-up:
+        // steps libinput takes for touch jumps (what `frame` without the write time did).
+        let mut e = engine(&c);
+        let mut out = FrameOut::default();
+        let mut at_once = 0;
+        for (at, f) in &frames {
+            out.clear();
+            e.frame(f, &mut out);
+            at_once += usize::from(*at == 110_000 && out.touch.moved);
+        }
+        assert!(at_once >= 10, "{at_once} frames from the report times");
+    }
+
+    #[test]
+    fn the_write_time_paces_the_fingers_and_the_wheel_keeps_the_event_time() {
+        // The same wheel frames with any write time give the same wheel output (grab
+        // mode's scroll pipeline runs on the events' timestamps).
+        let c = swipe_config();
+        let wheel = |t: u64| FrameIn {
+            time: Micros(t),
+            wheel: WheelIn {
+                v120: 120,
+                detents: 1,
+            },
+            ..FrameIn::default()
+        };
+        let (mut a, mut b) = (engine(&c), engine(&c));
+        for i in 0..20 {
+            let f = wheel(i * 3_000);
+            let (mut oa, mut ob) = (FrameOut::default(), FrameOut::default());
+            assert_eq!(
+                a.frame(&f, &mut oa),
+                b.frame_at(&f, Micros(1_000_000), &mut ob)
+            );
+            assert_eq!(oa, ob);
+            assert_eq!(a.next_deadline(), b.next_deadline());
+        }
+        assert!(!a.paces_touch(&wheel(0)), "no gesture: no clock needed");
+        assert!(a.paces_touch(&press(0, 5, true)));
     }
 
     #[test]

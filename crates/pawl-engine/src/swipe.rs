@@ -24,6 +24,14 @@
 //! faster is kept and written by the next frame that is due; while the fingers lag behind
 //! the hand the engine has a deadline (the one timer of a swipe in progress), and none
 //! otherwise.
+//!
+//! The time pacing counts is the time of the writes, not the mouse's: a pawl held up (load,
+//! a stopped process) reads the reports queued meanwhile at once, with timestamps 1–8 ms
+//! apart, and writes what they make at one instant; paced by those timestamps they would
+//! be several frames microseconds apart in the kernel's stamps. So the Linux daemon passes
+//! the clock it read when it woke up ([`crate::DeviceEngine::frame_at`], and `tick`'s
+//! `now`): a backlog writes at most one frame, the rest is carried. `pawl replay` and the
+//! tests, which write as they read, use the recorded time for both.
 
 use crate::frame::TouchOut;
 use crate::units::Micros;
@@ -109,7 +117,8 @@ pub const TAP_GUARD_US: u64 = 200_000;
 
 /// The fingers of one swipe and the pacing of its frames (see the module docs): where the
 /// hand wants them (the target), where the last frame put them, and when. Pure; time is
-/// the caller's (the input frame's timestamp, or the deadline's tick).
+/// the caller's: when the frame is written (the daemon's clock at the wake-up, the
+/// deadline's tick; in replay the recorded timestamp), never going back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SwipeFingers {
     fingers: u8,

@@ -28,6 +28,13 @@ pub trait Sink {
     /// The mouse buttons down on the source right now (`EVIOCGKEY`), `None` when that
     /// cannot be read (then everything is released).
     fn buttons_down(&mut self) -> Option<ButtonSet>;
+    /// The time of this wake-up's writes, µs on the clock of the source's event timestamps
+    /// and of [`Pipeline::tick`]'s `now` (`CLOCK_MONOTONIC`, see
+    /// [`crate::sys::set_clock_monotonic`]): what a swipe's touchpad frames are paced
+    /// against ([`DeviceEngine::frame_at`]). Called at most once per [`Pipeline::feed`],
+    /// and only while the engine paces a swipe ([`DeviceEngine::paces_touch`]); grab mode's
+    /// motion and wheel never ask.
+    fn now(&mut self) -> Micros;
 }
 
 /// Bytes of the per-device read buffer: 256 events, more than a kernel evdev client buffer
@@ -129,6 +136,12 @@ impl Pipeline {
 
     /// Processes every complete frame in `bytes`; returns how many bytes were consumed
     /// (the rest is a frame still missing its `SYN_REPORT`).
+    ///
+    /// The frames of one call are written together, now: while a swipe is paced they share
+    /// one write time, [`Sink::now`] read once (the first frame that needs it), so a backlog
+    /// read at once writes at most one touchpad frame and the engine carries the rest to
+    /// the next frame due ([`DeviceEngine::frame_at`]). Everything else runs on the events'
+    /// own timestamps.
     #[inline]
     pub fn feed(&mut self, bytes: &[u8], sink: &mut impl Sink) -> usize {
         let Pipeline {
@@ -140,6 +153,7 @@ impl Pipeline {
             label,
             scan_codes,
         } = self;
+        let mut write_time: Option<Micros> = None;
         decoder.decode(bytes, |decoded| match decoded {
             Decoded::Frame(frame, raw) => {
                 if *scan_codes && !frame.buttons.is_empty() && is_kernel_release(raw) {
@@ -155,7 +169,12 @@ impl Pipeline {
                     write_touch(out, sink);
                     return;
                 }
-                let verdict = engine.frame(&frame, out);
+                let verdict = if engine.paces_touch(&frame) {
+                    let now = *write_time.get_or_insert_with(|| sink.now());
+                    engine.frame_at(&frame, now, out)
+                } else {
+                    engine.frame(&frame, out)
+                };
                 if log::log_enabled!(log::Level::Debug) {
                     log_frame(label, &frame, verdict, out);
                 }
@@ -299,6 +318,11 @@ mod tests {
         actions: Vec<Action>,
         down: ButtonSet,
         touches: Vec<TouchOut>,
+        /// What [`Sink::now`] answers (the test moves it), how often it was asked, and its
+        /// value at each touchpad write.
+        clock: Micros,
+        clock_reads: usize,
+        touch_times: Vec<Micros>,
     }
 
     impl Sink for Recorder {
@@ -314,6 +338,11 @@ mod tests {
         }
         fn touch(&mut self, touch: &TouchOut) {
             self.touches.push(*touch);
+            self.touch_times.push(self.clock);
+        }
+        fn now(&mut self) -> Micros {
+            self.clock_reads += 1;
+            self.clock
         }
     }
 
@@ -938,5 +967,146 @@ mod tests {
         sink.touches.clear();
         p.cancel(&mut sink);
         assert!(sink.touches.len() == 1 && sink.touches[0].lift);
+    }
+
+    /// Frames of `events`, the first at `first` µs and each later one `every` µs after the
+    /// one before (all events of a frame share its time, as the kernel stamps them).
+    fn frames_at(first: u64, every: u64, frames: &[&[(u16, u16, i32)]]) -> Vec<u8> {
+        frames
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| {
+                let time = Micros(first + every * i as u64);
+                f.iter()
+                    .chain(&[(EV_SYN, SYN_REPORT, 0)])
+                    .flat_map(move |&(type_, code, value)| {
+                        Event {
+                            time,
+                            type_,
+                            code,
+                            value,
+                        }
+                        .to_bytes()
+                    })
+                    .collect::<Vec<u8>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_backlog_read_at_once_writes_one_touchpad_frame_and_the_rest_at_the_pace_of_the_writes() {
+        // A 1000 Hz mouse drags right 6 px a report. pawl is held up for 100 ms and then
+        // reads those 100 reports at once (timestamps 1 ms apart, one wake-up), then one
+        // report per wake-up again, then the release.
+        const X: &[(u16, u16, i32)] = &[(EV_REL, REL_X, 6)];
+        let press: &[(u16, u16, i32)] = &[(EV_MSC, MSC_SCAN, 0x90006), (EV_KEY, BTN_FORWARD, 1)];
+        let release: &[(u16, u16, i32)] = &[(EV_MSC, MSC_SCAN, 0x90006), (EV_KEY, BTN_FORWARD, 0)];
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder::default();
+        let mut feeds = 0;
+        let mut feed = |p: &mut Pipeline, sink: &mut Recorder, clock: u64, bytes: &[u8]| {
+            sink.clock = Micros(clock);
+            feeds += 1;
+            assert_eq!(p.feed(bytes, sink), bytes.len());
+        };
+        let ticks_until = |p: &mut Pipeline, sink: &mut Recorder, until: u64| {
+            while let Some(d) = p.next_deadline().filter(|d| d.0 < until) {
+                sink.clock = d;
+                p.tick(d, sink);
+            }
+        };
+        feed(
+            &mut p,
+            &mut sink,
+            1_000,
+            &frames_at(1_000, 1_000, &[press, X]),
+        );
+        let backlog: Vec<&[(u16, u16, i32)]> = vec![X; 100];
+        ticks_until(&mut p, &mut sink, 102_000);
+        let before = sink.touches.len();
+        feed(
+            &mut p,
+            &mut sink,
+            102_000,
+            &frames_at(3_000, 1_000, &backlog),
+        );
+        assert!(
+            sink.touches.len() - before <= 1,
+            "one wake-up writes at most one touchpad frame: {:?}",
+            &sink.touches[before..]
+        );
+        for i in 0..50u64 {
+            let t = 103_000 + 1_000 * i;
+            ticks_until(&mut p, &mut sink, t);
+            feed(&mut p, &mut sink, t, &frames_at(t, 0, &[X]));
+        }
+        ticks_until(&mut p, &mut sink, 153_000);
+        feed(
+            &mut p,
+            &mut sink,
+            153_000,
+            &frames_at(153_000, 0, &[release]),
+        );
+        ticks_until(&mut p, &mut sink, u64::MAX);
+        assert_eq!(
+            sink.clock_reads, feeds,
+            "the clock is read once per wake-up"
+        );
+        assert!(!p.engine().swiping());
+        let t = &sink.touches;
+        let times = &sink.touch_times;
+        assert!(t[0].down && t.last().unwrap().lift, "{t:?}");
+        assert_eq!(
+            t.iter().filter(|o| o.lift).count(),
+            1,
+            "one lift, the last frame: {t:?}"
+        );
+        assert_eq!(t.last().unwrap().dx, 6 * 151, "the whole drag: {t:?}");
+        // Every move at least 7 ms after the frame before it, in the time of the writes, and
+        // no longer than 12 units/ms of that time.
+        let mut last = (times[0].0, 0);
+        for (o, w) in t.iter().zip(times).skip(1).filter(|(o, _)| o.moved) {
+            let dt = w.0 - last.0;
+            assert!(
+                dt >= 7_000,
+                "touchpad frames {dt} µs apart: {t:?} at {times:?}"
+            );
+            let step = u64::from((o.dx - last.1).unsigned_abs());
+            assert!(
+                step <= 12 * dt.min(30_000) / 1000,
+                "{step} units in {dt} µs"
+            );
+            last = (w.0, o.dx);
+        }
+        assert!(
+            !sink.writes.concat().iter().any(|e| e.0 == EV_REL),
+            "the clone gets no motion"
+        );
+    }
+
+    #[test]
+    fn grab_mode_never_reads_the_clock() {
+        // Shortcut style: motion, wheel, a gesture drag and a plain click run on the events'
+        // timestamps alone.
+        let config = Config::default_for(Platform::Linux);
+        let engine = DeviceEngine::with_profile(&config, true, config.scroll);
+        let mut p = Pipeline::new(&mx_caps(), engine, "test");
+        let mut sink = Recorder::default();
+        let frames: Vec<&[(u16, u16, i32)]> = vec![
+            &[(EV_REL, REL_X, 3)],
+            &[(EV_REL, REL_WHEEL, 1), (EV_REL, REL_WHEEL_HI_RES, 120)],
+            &[(EV_MSC, MSC_SCAN, 0x90006), (EV_KEY, BTN_FORWARD, 1)],
+            &[(EV_REL, REL_X, 300)],
+            &[(EV_MSC, MSC_SCAN, 0x90006), (EV_KEY, BTN_FORWARD, 0)],
+            &[(EV_MSC, MSC_SCAN, 0x90001), (EV_KEY, BTN_LEFT, 1)],
+            &[(EV_MSC, MSC_SCAN, 0x90001), (EV_KEY, BTN_LEFT, 0)],
+        ];
+        p.feed(&frames_at(1_000, 8_000, &frames), &mut sink);
+        while let Some(d) = p.next_deadline() {
+            p.tick(d, &mut sink);
+        }
+        assert_eq!(sink.clock_reads, 0);
+        assert!(sink.touches.is_empty());
+        assert!(!sink.writes.is_empty() && !sink.actions.is_empty());
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{self, EvdevNode, NodeInfo};
 
@@ -200,6 +200,20 @@ impl Pawl {
                 .with_context(|| format!("{name} missing in {path}"))
         };
         Ok((field("syscr:")?, field("syscw:")?))
+    }
+
+    /// Stops pawl (SIGSTOP, `stop = true`) or lets it go on (SIGCONT): a pawl held up by
+    /// the scheduler, as on a loaded machine. Errors: `kill(2)` fails (pawl is gone).
+    pub fn hold_up(&self, stop: bool) -> anyhow::Result<()> {
+        let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
+        // SAFETY: plain kill(2) on our own child's pid.
+        let r = unsafe { libc::kill(self.pid() as libc::pid_t, sig) };
+        ensure!(
+            r == 0,
+            "cannot send signal {sig} to pawl: {}",
+            std::io::Error::last_os_error()
+        );
+        Ok(())
     }
 
     /// Sends SIGTERM and waits up to `timeout` for the exit; the status is returned, a

@@ -479,3 +479,92 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Whatever backlogs pawl reads at once (it was held up, then read every report queued
+    /// meanwhile in one wake-up, all written at that instant), a swipe's touchpad frames are
+    /// paced in the time of their writes — a move at least `FRAME_INTERVAL_US` after the
+    /// frame before, no longer than `MAX_SPEED_UNITS_PER_MS` × Δt, so at most one per
+    /// wake-up — the fingers lift once, last, and where the hand ended (nothing of the drag
+    /// is lost: these drags are short enough to catch up within `CATCH_UP_US`).
+    #[test]
+    fn swipe_backlogs_read_at_once_are_paced_by_the_write_time_and_lose_no_travel(
+        moves in prop::collection::vec(
+            (-10i32..=10, -10i32..=10, 1u64..=8_000, prop_oneof![3 => Just(0u64), 1 => 0u64..=150_000]),
+            1..36,
+        ),
+        release_after in 1u64..=20_000,
+        release_delay in prop_oneof![Just(0u64), 0u64..=150_000],
+    ) {
+        use pawl_engine::swipe::{FRAME_INTERVAL_US, MAX_SPEED_UNITS_PER_MS};
+        let mut c = Config::default_for(Platform::Linux);
+        c.gesture.style = pawl_engine::config::GestureStyle::Swipe;
+        c.gesture.fingers = Some(3);
+        let mut e = DeviceEngine::with_profile(&c, true, c.scroll);
+        // (write time, touchpad part)
+        let mut frames: Vec<(u64, pawl_engine::TouchOut)> = Vec::new();
+        // The time of the last write: reads and ticks never go back.
+        let mut written = 0u64;
+        let run = |e: &mut DeviceEngine, f: Option<FrameIn>, read_at: u64, written: &mut u64, frames: &mut Vec<(u64, pawl_engine::TouchOut)>| {
+            // The timer's ticks due before this read, each at its deadline (or at the last
+            // write, when the deadline had passed by then).
+            while let Some(d) = e.next_deadline().filter(|d| d.0 < read_at) {
+                let at = d.0.max(*written);
+                *written = at;
+                let mut out = FrameOut::default();
+                e.tick(Micros(at), &mut out);
+                if !out.touch.is_empty() {
+                    frames.push((at, out.touch));
+                }
+            }
+            let Some(f) = f else { return };
+            *written = read_at;
+            let mut out = FrameOut::default();
+            e.frame_at(&f, Micros(read_at), &mut out);
+            if !out.touch.is_empty() {
+                frames.push((read_at, out.touch));
+            }
+        };
+        run(&mut e, Some(FrameIn { buttons: buttons(&[(5, true)]), ..FrameIn::default() }), 0, &mut written, &mut frames);
+        let (mut t, mut read_at) = (0u64, 0u64);
+        let (mut hx, mut hy) = (0i32, 0i32);
+        for (dx, dy, gap, delay) in &moves {
+            t += gap;
+            // Read when pawl gets to it: not before the report exists, not before the reads
+            // of the reports before it (a held-up pawl reads the queue in one go).
+            read_at = read_at.max(t + delay);
+            hx += dx;
+            hy += dy;
+            run(&mut e, Some(FrameIn { time: Micros(t), dx: *dx, dy: *dy, ..FrameIn::default() }), read_at, &mut written, &mut frames);
+        }
+        t += release_after;
+        read_at = read_at.max(t + release_delay);
+        run(&mut e, Some(FrameIn { time: Micros(t), buttons: buttons(&[(5, false)]), ..FrameIn::default() }), read_at, &mut written, &mut frames);
+        // The ticks after the release, until the fingers lifted.
+        run(&mut e, None, u64::MAX, &mut written, &mut frames);
+        prop_assert!(!e.swiping());
+        let mut last: Option<(u64, (i32, i32))> = None;
+        for (at, f) in &frames {
+            if f.down {
+                prop_assert!(last.is_none(), "down twice: {:?}", frames);
+                last = Some((*at, (0, 0)));
+            }
+            if f.moved {
+                let (lt, (lx, ly)) = last.expect("moved after the down");
+                let dt = at - lt;
+                prop_assert!(dt >= FRAME_INTERVAL_US, "{} µs apart in write time: {:?}", dt, frames);
+                let len = f64::from(f.dx - lx).hypot(f64::from(f.dy - ly));
+                prop_assert!(len <= (MAX_SPEED_UNITS_PER_MS * dt.min(30_000)) as f64 / 1000.0 + 1.0);
+                last = Some((*at, (f.dx, f.dy)));
+            }
+        }
+        if last.is_some() {
+            let lifts: Vec<usize> = frames.iter().enumerate().filter(|(_, (_, f))| f.lift).map(|(i, _)| i).collect();
+            prop_assert_eq!(lifts, vec![frames.len() - 1], "one lift, the last frame: {:?}", frames);
+            let (_, f) = frames.last().unwrap();
+            prop_assert_eq!((f.dx, f.dy), (hx, hy), "the whole drag: {:?}", frames);
+        } else {
+            prop_assert!(frames.is_empty());
+        }
+    }
+}

@@ -145,6 +145,12 @@ impl Sink for IoSink<'_> {
             .ok()
             .map(|keys| caps::buttons_down(&keys))
     }
+
+    /// `CLOCK_MONOTONIC` (vDSO: no syscall), read only while a swipe is paced.
+    #[inline]
+    fn now(&mut self) -> Micros {
+        super::monotonic_now()
+    }
 }
 
 /// The epoll token of node `n` of mouse `m`.

@@ -365,22 +365,55 @@ fn gesture_lines(lines: &[String]) -> anyhow::Result<Vec<GestureLine>> {
     Ok(out)
 }
 
+/// pawl stopped (SIGSTOP) mid-drag while the mouse goes on reporting, then let go on
+/// (SIGCONT): it reads the reports queued meanwhile at once, as a pawl held up by a loaded
+/// machine does.
+#[derive(Clone, Copy, Debug)]
+struct HoldUp {
+    /// Reports of the drag before pawl is stopped.
+    after: i32,
+    /// Reports sent while it is stopped (each `interval` apart): they queue in pawl's evdev
+    /// client buffer, which must hold them (128 events for the 3S's node: the kernel's
+    /// `evdev_compute_buffer_size`, 8 packets of 14 events rounded up; 2 events a report
+    /// here), else the kernel drops them (`SYN_DROPPED`) and the swipe is cancelled.
+    reports: i32,
+}
+
 /// Holds the gesture button and drags `(dx, dy)` px in `steps` equal reports, one per
 /// `interval` (none: as fast as they can be written, as pawl reads a backlog after it was
-/// held up), then releases.
+/// held up), with pawl stopped for `hold_up`'s reports, then releases.
 fn drag(
     rig: &mut Rig,
     (dx, dy): (i32, i32),
     steps: i32,
     interval: Option<Duration>,
+    hold_up: Option<HoldUp>,
 ) -> anyhow::Result<()> {
     let pause = || interval.map(std::thread::sleep);
     rig.mouse.press(GESTURE_BUTTON)?;
     pause();
-    for _ in 0..steps {
-        rig.mouse.motion(dx / steps, dy / steps)?;
-        pause();
+    let mut stopped = false;
+    let mut moved = || -> anyhow::Result<()> {
+        for i in 0..steps {
+            if let Some(h) = hold_up {
+                if i == h.after {
+                    rig.pawl.hold_up(true)?;
+                    stopped = true;
+                } else if i == h.after + h.reports {
+                    rig.pawl.hold_up(false)?;
+                    stopped = false;
+                }
+            }
+            rig.mouse.motion(dx / steps, dy / steps)?;
+            pause();
+        }
+        Ok(())
+    };
+    let r = moved();
+    if stopped {
+        rig.pawl.hold_up(false)?;
     }
+    r?;
     rig.mouse.release(GESTURE_BUTTON)
 }
 
@@ -393,8 +426,14 @@ struct SwipeCheck<'a> {
     /// included: with `invert_desktop` on, a drag right moves the fingers right).
     drag: (i32, i32),
     scale: (f64, f64),
-    /// Time between the drag's reports (`None`: a burst).
+    /// Time between the drag's reports (`None`: a burst), and how many there are.
     interval: Option<Duration>,
+    steps: i32,
+    /// pawl stopped for a part of the drag.
+    hold_up: Option<HoldUp>,
+    /// How much of the drag libinput's updates may miss, mm of finger travel (`None`: only
+    /// the loose bound every swipe gets, half of it).
+    short_mm: Option<f64>,
 }
 
 /// Runs `check`'s drag with libinput reading the virtual touchpad and checks what libinput
@@ -414,7 +453,13 @@ fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<Strin
     );
     let li = DebugEvents::start(&pad.info().path)?;
     let (dx, dy) = check.drag;
-    drag(&mut rig, check.drag, 20, check.interval)?;
+    drag(
+        &mut rig,
+        check.drag,
+        check.steps,
+        check.interval,
+        check.hold_up,
+    )?;
     let lines = li
         .wait_for("GESTURE_SWIPE_END", T_EVENT, |ls| {
             ls.iter()
@@ -551,6 +596,16 @@ fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<Strin
         want.1,
         shown()
     );
+    if let Some(mm) = check.short_mm {
+        let slack =
+            mm * f64::from(pawl_engine::swipe::TOUCHPAD_RES) * LIBINPUT_UNITS_PER_TOUCHPAD_UNIT;
+        ensure!(
+            main_want.abs() - main * main_want.signum() <= slack,
+            "libinput's unaccelerated swipe adds up to {main:.1} of the drag's {main_want:.1} \
+             libinput units: more than {mm} mm ({slack:.1}) short; it printed:\n{}",
+            shown()
+        );
+    }
     expect_no_pointer_output(&rig.sentinel()?, "a swipe")?;
     expect_keys(&mut rig.keyboard, &[])?;
     rig.stop()?;
@@ -571,6 +626,9 @@ pub fn swipe_gesture_libinput_sees_three_finger_swipe(ctx: &mut Ctx) -> anyhow::
             drag: (400, 0),
             scale: (1.5, 1.5),
             interval: Some(MOUSE_INTERVAL),
+            steps: 20,
+            hold_up: None,
+            short_mm: None,
         },
     )
     .map(drop)
@@ -590,6 +648,40 @@ pub fn swipe_gesture_libinput_sees_four_finger_swipe_on_kde(ctx: &mut Ctx) -> an
             drag: (-800, 0),
             scale: (1.0, 1.0),
             interval: None,
+            steps: 20,
+            hold_up: None,
+            short_mm: None,
+        },
+    )
+    .map(drop)
+}
+
+/// `swipe_gesture_libinput_no_jump_when_pawl_held_up`: pawl is stopped
+/// (SIGSTOP) for 25 reports of a 250 Hz drag (≥ 100 ms) while the mouse goes on, then
+/// continued: it reads the backlog at once and paces its touchpad frames by the time of
+/// its writes, so libinput sees no touch jump, the updates still add up to the drag (at
+/// most 3 mm short: the 2–2.5 mm libinput spends deciding the gesture, and rounding), and
+/// the swipe ends, not cancelled. Paced by the reports' own timestamps (4 ms apart), the
+/// backlog's dozen frames would be written microseconds apart, each step a jump.
+pub fn swipe_gesture_libinput_no_jump_when_pawl_held_up(ctx: &mut Ctx) -> anyhow::Result<()> {
+    libinput_swipe(
+        ctx,
+        &SwipeCheck {
+            desktop: "GNOME",
+            config: SWIPE_CONFIG,
+            fingers: 3,
+            // 45 reports of 16 px: 4 px/ms, a brisk swipe, 18 mm at scale 1.0, in about 25
+            // touchpad frames (the driver's own reader of the touchpad, read after the
+            // swipe, holds 256 events: 32 frames of 8).
+            drag: (720, 0),
+            scale: (1.0, 1.0),
+            interval: Some(Duration::from_millis(4)),
+            steps: 45,
+            hold_up: Some(HoldUp {
+                after: 10,
+                reports: 25,
+            }),
+            short_mm: Some(3.0),
         },
     )
     .map(drop)
@@ -607,6 +699,9 @@ pub fn swipe_gesture_vertical_is_overview_swipe(ctx: &mut Ctx) -> anyhow::Result
             drag: (0, -300),
             scale: (1.0, 1.0),
             interval: Some(MOUSE_INTERVAL),
+            steps: 20,
+            hold_up: None,
+            short_mm: None,
         },
     )
     .map(drop)

@@ -67,6 +67,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "swipe_gesture_libinput_sees_four_finger_swipe_on_kde",
         run: swipe::swipe_gesture_libinput_sees_four_finger_swipe_on_kde,
     },
+    Scenario {
+        name: "swipe_gesture_libinput_no_jump_when_pawl_held_up",
+        run: swipe::swipe_gesture_libinput_no_jump_when_pawl_held_up,
+    },
     // A real compositor on pawl's devices.
     Scenario {
         name: "compositor_workspace_follows_gesture",
