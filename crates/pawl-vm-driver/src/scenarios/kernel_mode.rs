@@ -123,13 +123,33 @@ fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, S
 }
 
 /// `add <name> --uid 0` (the VM has no seat; root is its only user); notes the output.
+/// The loader leaves the program pass-through (no pawl running: the wheel stays the
+/// driver's own); this then enables the transform as pawl's daemon does, for the scenarios
+/// that test the program without the daemon.
 fn attach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+    attach_pass_through(ctx, name)?;
+    let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    s.flags |= FLAG_WHEEL;
+    kd.write_settings(&s)
+        .map_err(|e| anyhow::format_err!("{e}"))
+}
+
+/// The loader's `add <name> --uid 0` alone; checks that it left the wheel pass-through.
+pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
     let (status, text) = loader(&["add", name, "--uid", "0"])?;
     ctx.notes
         .push(format!("loader add {name}: status {status}: {text}"));
     ensure!(
         status == 0,
         "the loader failed with status {status}: {text}"
+    );
+    let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    ensure!(
+        s.flags & FLAG_WHEEL == 0,
+        "the loader enabled the transform itself (a stopped pawl would still change the \
+         wheel): {s:?}"
     );
     Ok(())
 }
@@ -265,7 +285,7 @@ pub fn kernel_mode_wheel_transformed_in_kernel(ctx: &mut Ctx) -> anyhow::Result<
     let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
     ensure!(
         s.flags & FLAG_WHEEL != 0,
-        "the loader left the wheel off: {s:?}"
+        "attach left the wheel off: {s:?}"
     );
     s.flags |= FLAG_TRACE;
     kd.write_settings(&s)
@@ -485,7 +505,7 @@ pub fn kernel_mode_gesture_notifications_reach_the_ring_not_hidraw(
 
 /// `kernel_mode_reattaches_after_reconnect`: the mouse goes (the loader's `remove`, as
 /// udev runs it, unpins everything) and comes back with a new HID id; `add` attaches to the
-/// new device (its wheel inverted by the defaults), and `--detach` leaves nothing under
+/// new device (its wheel inverted by the defaults, once enabled), and `--detach` leaves nothing under
 /// /run/pawl.
 pub fn kernel_mode_reattaches_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;
