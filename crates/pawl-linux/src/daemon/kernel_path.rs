@@ -187,7 +187,9 @@ impl Daemon {
                 self.devices_changed = true;
                 // HID++ goes back to hidraw reads.
                 if let Some(dev) = mouse.endpoint_mut() {
-                    match dev.ensure_open() {
+                    // Reopened now, or by a write not yet watched.
+                    let reopened = dev.take_reopened();
+                    match dev.ensure_open().map(|now| now || reopened) {
                         Ok(true) => {
                             if let Some(fd) = dev.fd()
                                 && let Err(e) = watch(&self.epoll, fd, HIDPP_TOKEN_BASE + m as u64)
@@ -372,7 +374,13 @@ impl Daemon {
         };
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
         let mut reader = inotify::Reader::new(fd, &mut buf);
-        while reader.next().is_ok() {}
+        let mut events = 0;
+        while reader.next().is_ok() {
+            events += 1;
+        }
+        log::debug!(
+            "kernel-mode announcement ({events} inotify events); deciding every mouse's paths again"
+        );
         if !*on_announce_dir && Path::new(ANNOUNCE_DIR).is_dir() {
             // /run/pawl appeared: watch it instead of /run.
             if let Some((fd, _)) = self.pins_watch.take() {

@@ -322,6 +322,11 @@ impl Daemon {
             return;
         };
         let (routes, index) = mouse.routes(&self.config, self.kernel, None);
+        log::debug!(
+            "mouse {m} ({}): {:?}",
+            mouse.hid_name().unwrap_or("?"),
+            routes.mode
+        );
         if !self.apply_kernel(m, paths::is_kernel_mode(&routes)) {
             // Its pins failed to open: decided again without kernel mode.
             return self.apply_paths(m);

@@ -39,7 +39,7 @@ const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";
 /// The examples' streams in the guest (xtask copies `examples/*.events` there).
 const EXAMPLES: &str = "/examples";
 /// v120 per wheel unit behind hid-logitech-hidpp in hi-res mode (multiplier 15).
-const UNIT: i32 = 8;
+pub(crate) const UNIT: i32 = 8;
 /// Longest pause replayed between two recorded frames: longer ones are shortened to this
 /// (still beyond the 300 ms gesture gap, so a new gesture starts as it did).
 const MAX_PAUSE: Duration = Duration::from_millis(400);
@@ -65,7 +65,7 @@ impl fmt::Display for NotApplicable {
 impl std::error::Error for NotApplicable {}
 
 /// Fails with [`NotApplicable`] unless the kernel has HID-BPF.
-fn needs_hid_bpf() -> anyhow::Result<()> {
+pub(crate) fn needs_hid_bpf() -> anyhow::Result<()> {
     if pawl_bpf::attach::has_hid_bpf() {
         Ok(())
     } else {
@@ -101,7 +101,7 @@ fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
 
 /// An emulated MX Master 3S bound by hid-logitech-hidpp with its wheel in hi-res mode, and
 /// its HID sysfs name.
-fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, String)> {
+pub(crate) fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, String)> {
     // The kernel keeps 63 bytes of phys: a short prefix, and the name's own counter.
     let phys = ctx.phys("b");
     let phys = match phys.len() {
@@ -154,7 +154,7 @@ pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<(
     Ok(())
 }
 
-fn detach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+pub(crate) fn detach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
     let (status, text) = loader(&["remove", name])?;
     ctx.notes
         .push(format!("loader remove {name}: status {status}: {text}"));
@@ -261,7 +261,7 @@ fn drain(dev: &KernelDevice) -> anyhow::Result<Vec<RingRecord>> {
 }
 
 /// `REL_WHEEL_HI_RES` values of `frames`, in order.
-fn hires_values(frames: &[Frame]) -> Vec<i32> {
+pub(crate) fn hires_values(frames: &[Frame]) -> Vec<i32> {
     frames
         .iter()
         .flatten()
