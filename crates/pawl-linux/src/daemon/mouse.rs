@@ -376,6 +376,8 @@ impl Daemon {
             dev.set_thumb_wheel(routes.thumb_mode, monotonic_now());
         }
         *thumb_node = target;
+        // Kernel mode: a thumb-wheel write above may have reopened hidraw.
+        self.sync_kernel(m);
         self.rearm();
     }
 }
