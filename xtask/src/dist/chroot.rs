@@ -210,6 +210,8 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
                 "control --reload-rules",
                 "trigger --action=change --subsystem-match=input --subsystem-match=hidraw",
                 "trigger --action=change --subsystem-match=misc --sysname-match=uinput",
+                "trigger --action=bind --subsystem-match=hid \
+                 --property-match=DRIVER=logitech-hidpp-device",
             ],
         "postinst with udev running: udevadm {:?}",
         udevadm_calls(run)?
@@ -390,7 +392,7 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
     for want in [
         "usr/bin/pawl",
         "usr/libexec/pawl/pawl-kernel-attach",
-        "usr/share/pawl/71-pawl-kernel-mode.rules",
+        "usr/lib/udev/rules.d/71-pawl-kernel-mode.rules",
         "usr/lib/udev/rules.d/70-pawl.rules",
         "usr/lib/systemd/user/pawl.service",
         "usr/lib/modules-load.d/pawl.conf",
