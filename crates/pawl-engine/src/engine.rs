@@ -227,6 +227,11 @@ impl DeviceEngine {
                     changed = true;
                     held.x = held.x.saturating_add(i64::from(input.dx));
                     held.y = held.y.saturating_add(i64::from(input.dy));
+                    // Dragged past the pad's edge, the fingers stay there and the way back
+                    // moves them at once, as fingers held against a real pad's edge.
+                    let (rx, ry) = swipe_reach_px(&self.profile);
+                    held.x = held.x.clamp(-rx, rx);
+                    held.y = held.y.clamp(-ry, ry);
                     if !held.fired
                         && !out.touch.lift
                         && held.x.unsigned_abs().max(held.y.unsigned_abs()) >= SWIPE_SLOP_PX
@@ -425,6 +430,17 @@ fn swipe_offset(held: &Held, p: &Profile) -> (i32, i32) {
         if p.gesture.invert_desktop { dx } else { -dx },
         unit(held.y),
     )
+}
+
+/// The drag that takes the fingers to [`crate::swipe::MAX_OFFSET`] (a finger at the pad's
+/// edge) at the profile's `swipe_scale`, mouse px on each axis (rounded up); a swipe's
+/// accumulated drag is kept within it.
+#[inline]
+fn swipe_reach_px(p: &Profile) -> (i64, i64) {
+    use crate::swipe::MAX_OFFSET;
+    let scale = i64::from(p.gesture.swipe_scale_milli.max(1));
+    let px = |units: i32| (i64::from(units) * 1000 + scale - 1) / scale;
+    (px(MAX_OFFSET.0), px(MAX_OFFSET.1))
 }
 
 /// The direction to fire and how many times, if the dominant axis of `held` passed the
@@ -970,6 +986,47 @@ mod tests {
             "dropped the rest: {lift:?}"
         );
         assert!(!e.swiping());
+    }
+
+    #[test]
+    fn a_drag_past_the_pads_edge_comes_back_at_once() {
+        use crate::swipe::MAX_OFFSET;
+        for scale in [1000, 1500, 250] {
+            let mut c = swipe_config();
+            c.gesture.swipe_scale_milli = scale;
+            let mut e = engine(&c);
+            // Far past the edge at 60 px per 8 ms report (the fingers keep up at scale 1.0
+            // and 1.5: ≤ 96 units a frame), then 600 px back, then the release.
+            let out_px = 2 * (i64::from(MAX_OFFSET.0) * 1000 / i64::from(scale)) as i32;
+            let steps = (out_px / 60) as u64;
+            let mut frames = vec![press(0, 5, true)];
+            let mut t = 0;
+            for _ in 0..steps {
+                t += 8_000;
+                frames.push(motion(t, 60, 0));
+            }
+            for _ in 0..10 {
+                t += 8_000;
+                frames.push(motion(t, -60, 0));
+            }
+            frames.push(press(t + 8_000, 5, false));
+            let (touched, _) = swipe_run(&mut e, &frames);
+            assert_paced(&touched);
+            let at_edge = touched.iter().map(|(_, o, _)| o.dx).max().unwrap();
+            assert_eq!(
+                at_edge, MAX_OFFSET.0,
+                "scale {scale}: the fingers reach the edge"
+            );
+            let (_, lift, _) = *touched.last().unwrap();
+            let back = (600 * i64::from(scale) / 1000) as i32;
+            assert!(lift.lift, "{touched:?}");
+            assert!(
+                (lift.dx - (MAX_OFFSET.0 - back)).abs() <= 1,
+                "scale {scale}: 600 px back from past the edge lift at {}, want {}",
+                lift.dx,
+                MAX_OFFSET.0 - back
+            );
+        }
     }
 
     #[test]

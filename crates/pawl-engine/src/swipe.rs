@@ -62,8 +62,10 @@ pub const SWIPE_SLOP_PX: u64 = 3;
 pub const ORIGIN: (i32, i32) = (TOUCHPAD_WIDTH / 2, TOUCHPAD_HEIGHT / 2);
 
 /// The furthest the swipe's offset goes from [`ORIGIN`] on each axis, touchpad units:
-/// every finger stays on the pad (a finger held at the edge stops moving; the drag has
-/// gone 60+ mm by then, several workspaces).
+/// every finger stays on the pad (a finger held at the edge stops moving): 2000 (50 mm)
+/// horizontally, about 1.3 GNOME workspaces (526 of libinput's gesture units, 400 a
+/// workspace), and 2260 (56.5 mm) vertically. The engine keeps the hand's drag within the
+/// px that reach it, so the way back from past the edge moves the fingers at once.
 pub const MAX_OFFSET: (i32, i32) = (
     TOUCHPAD_WIDTH / 2 - FINGER_SPACING * 2 - TOUCHPAD_RES,
     TOUCHPAD_HEIGHT / 2 - TOUCHPAD_RES,

@@ -13,7 +13,7 @@ use pawl_evdev::codes::{
 
 use crate::evdev::{self, EvdevNode, Frame};
 use crate::hid::{GESTURE_BUTTON, MX_MASTER_3S_BT};
-use crate::scenarios::rig::{Rig, expect_keys, expect_no_pointer_output};
+use crate::scenarios::rig::{Rig, expect_keys, expect_no_pointer_output, wait_gone};
 use crate::scenarios::userland::{DebugEvents, settle, udev_info};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
@@ -431,15 +431,18 @@ struct SwipeCheck<'a> {
     steps: i32,
     /// pawl stopped for a part of the drag.
     hold_up: Option<HoldUp>,
-    /// How much of the drag libinput's updates may miss, mm of finger travel (`None`: only
-    /// the loose bound every swipe gets, half of it).
-    short_mm: Option<f64>,
+    /// How much of the drag libinput's updates may miss, mm of finger travel: the 2–2.5 mm
+    /// it spends deciding the gesture (both touches past 2 mm, 2.5 with 4 fingers:
+    /// `tp_gesture_handle_state_unknown`) and the frame that crosses it. Every swipe also
+    /// gets at least half of the drag and at most 5 % more.
+    short_mm: f64,
 }
 
 /// Runs `check`'s drag with libinput reading the virtual touchpad and checks what libinput
 /// made of it: one `GESTURE_SWIPE_BEGIN` with the finger count, `GESTURE_SWIPE_UPDATE`s
-/// whose unaccelerated deltas point the drag's way and add up to roughly its size (all of it
-/// but what libinput spends deciding the gesture: 2–2.5 mm), one `GESTURE_SWIPE_END` not
+/// whose unaccelerated deltas point the drag's way and add up to its size less at most
+/// `check.short_mm` (what libinput spends deciding the gesture: 2–2.5 mm, and the frame
+/// that crosses it), one `GESTURE_SWIPE_END` not
 /// cancelled; no `POINTER_MOTION`, no touch jump, no complaint about the device. Returns
 /// libinput's lines.
 fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<String>> {
@@ -596,16 +599,14 @@ fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<Strin
         want.1,
         shown()
     );
-    if let Some(mm) = check.short_mm {
-        let slack =
-            mm * f64::from(pawl_engine::swipe::TOUCHPAD_RES) * LIBINPUT_UNITS_PER_TOUCHPAD_UNIT;
-        ensure!(
-            main_want.abs() - main * main_want.signum() <= slack,
-            "libinput's unaccelerated swipe adds up to {main:.1} of the drag's {main_want:.1} \
-             libinput units: more than {mm} mm ({slack:.1}) short; it printed:\n{}",
-            shown()
-        );
-    }
+    let mm = check.short_mm;
+    let slack = mm * f64::from(pawl_engine::swipe::TOUCHPAD_RES) * LIBINPUT_UNITS_PER_TOUCHPAD_UNIT;
+    ensure!(
+        main_want.abs() - main * main_want.signum() <= slack,
+        "libinput's unaccelerated swipe adds up to {main:.1} of the drag's {main_want:.1} \
+         libinput units: more than {mm} mm ({slack:.1}) short; it printed:\n{}",
+        shown()
+    );
     expect_no_pointer_output(&rig.sentinel()?, "a swipe")?;
     expect_keys(&mut rig.keyboard, &[])?;
     rig.stop()?;
@@ -614,8 +615,8 @@ fn libinput_swipe(ctx: &mut Ctx, check: &SwipeCheck) -> anyhow::Result<Vec<Strin
 
 /// `swipe_gesture_libinput_sees_three_finger_swipe`: on GNOME a drag right of the gesture
 /// button reaches libinput as GNOME's workspace swipe: `GESTURE_SWIPE_BEGIN` with 3
-/// fingers, updates to the right adding up to the drag × `swipe_scale` (1.5 here), the end
-/// not cancelled, no pointer motion.
+/// fingers, updates to the right adding up to the drag × `swipe_scale` (1.5 here; at most
+/// 3 mm short), the end not cancelled, no pointer motion.
 pub fn swipe_gesture_libinput_sees_three_finger_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
     libinput_swipe(
         ctx,
@@ -628,7 +629,7 @@ pub fn swipe_gesture_libinput_sees_three_finger_swipe(ctx: &mut Ctx) -> anyhow::
             interval: Some(MOUSE_INTERVAL),
             steps: 20,
             hold_up: None,
-            short_mm: None,
+            short_mm: 3.0,
         },
     )
     .map(drop)
@@ -637,7 +638,9 @@ pub fn swipe_gesture_libinput_sees_three_finger_swipe(ctx: &mut Ctx) -> anyhow::
 /// `swipe_gesture_libinput_sees_four_finger_swipe_on_kde`: on KDE a drag left is a 4-finger
 /// swipe to the left (Plasma 6's virtual desktop and Overview gestures), scale 1.0 — here
 /// with the mouse's reports in one burst (pawl read them late): pawl spreads the frames as
-/// a touchpad would send them, so libinput sees no touch jump.
+/// a touchpad would send them, so libinput sees no touch jump; the updates add up to the
+/// drag less at most 5 mm (libinput decides a 4-finger swipe after 2.5 mm, two of the
+/// burst's 2.2 mm frames).
 pub fn swipe_gesture_libinput_sees_four_finger_swipe_on_kde(ctx: &mut Ctx) -> anyhow::Result<()> {
     libinput_swipe(
         ctx,
@@ -650,7 +653,7 @@ pub fn swipe_gesture_libinput_sees_four_finger_swipe_on_kde(ctx: &mut Ctx) -> an
             interval: None,
             steps: 20,
             hold_up: None,
-            short_mm: None,
+            short_mm: 5.0,
         },
     )
     .map(drop)
@@ -681,14 +684,15 @@ pub fn swipe_gesture_libinput_no_jump_when_pawl_held_up(ctx: &mut Ctx) -> anyhow
                 after: 10,
                 reports: 25,
             }),
-            short_mm: Some(3.0),
+            short_mm: 3.0,
         },
     )
     .map(drop)
 }
 
 /// `swipe_gesture_vertical_is_overview_swipe`: a drag up is, to libinput, a 3-finger swipe
-/// up (GNOME's overview gesture): updates with negative dy adding up to the drag, x still.
+/// up (GNOME's overview gesture): updates with negative dy adding up to the drag (at most
+/// 3 mm short), x still.
 pub fn swipe_gesture_vertical_is_overview_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
     libinput_swipe(
         ctx,
@@ -701,10 +705,140 @@ pub fn swipe_gesture_vertical_is_overview_swipe(ctx: &mut Ctx) -> anyhow::Result
             interval: Some(MOUSE_INTERVAL),
             steps: 20,
             hold_up: None,
-            short_mm: None,
+            short_mm: 3.0,
         },
     )
     .map(drop)
+}
+
+/// How a swipe in progress is cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    /// pawl gets SIGTERM: it lifts the fingers and destroys the touchpad as it exits.
+    Exit,
+    /// The config is switched to shortcut style and pawl gets SIGHUP: it lifts the fingers
+    /// and destroys the touchpad, and goes on running.
+    ReloadToShortcut,
+}
+
+/// Holds the gesture button and drags until libinput has begun the swipe, then `cut`s it
+/// with the button still held: libinput must end the swipe (`GESTURE_SWIPE_END`, from
+/// pawl's lift or from the device's removal, whichever it reads first: a reader that has
+/// not read the lift before the node goes gets `ENODEV`, and libinput's removal lifts every
+/// touch, `tp_clear_state`), begin no other, and report no pointer motion or complaint.
+fn libinput_swipe_cut(ctx: &mut Ctx, cut: Cut) -> anyhow::Result<()> {
+    let (mut rig, pad) = start(ctx, SWIPE_CONFIG, "GNOME")?;
+    settle()?;
+    let li = DebugEvents::start(&pad.info().path)?;
+    let is =
+        |kind: &'static str| move |ls: &[String]| ls.iter().any(|l| event_type(l) == Some(kind));
+    rig.mouse.press(GESTURE_BUTTON)?;
+    for _ in 0..12 {
+        rig.mouse.motion(20, 0)?;
+        std::thread::sleep(MOUSE_INTERVAL);
+    }
+    li.wait_for("GESTURE_SWIPE_BEGIN", T_EVENT, is("GESTURE_SWIPE_BEGIN"))
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    match cut {
+        Cut::Exit => {
+            let status = rig.pawl.terminate(Duration::from_secs(5))?;
+            ensure!(
+                status.success(),
+                "pawl exited with {status} on SIGTERM mid-swipe; log: {}",
+                rig.pawl.log()
+            );
+        }
+        Cut::ReloadToShortcut => {
+            std::fs::write(rig.pawl.config_path(), "[gesture]\nstyle = \"shortcut\"\n")?;
+            // SAFETY: plain kill(2) on our own child's pid.
+            unsafe { libc::kill(rig.pawl.pid() as libc::pid_t, libc::SIGHUP) };
+            wait_gone("the virtual touchpad after SIGHUP to shortcut style", |n| {
+                n.name == TOUCHPAD_NAME && n.phys == TOUCHPAD_PHYS
+            })
+            .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+        }
+    }
+    li.wait_for("GESTURE_SWIPE_END", T_EVENT, is("GESTURE_SWIPE_END"))
+        .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+    // Anything libinput says after the end counts too.
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = li.lines();
+    let shown = || lines.join("\n");
+    let count = |kind: &str| lines.iter().filter(|l| event_type(l) == Some(kind)).count();
+    ensure!(
+        count("GESTURE_SWIPE_BEGIN") == 1 && count("GESTURE_SWIPE_END") == 1,
+        "want one swipe begun and ended; libinput printed:\n{}",
+        shown()
+    );
+    ensure!(
+        count("POINTER_MOTION") == 0
+            && !lines
+                .iter()
+                .any(|l| l.contains("kernel bug") || l.contains("Touch jump")),
+        "pointer motion or a complaint; libinput printed:\n{}",
+        shown()
+    );
+    ensure!(
+        gesture_lines(&lines)?
+            .iter()
+            .filter(|g| g.kind.starts_with("GESTURE_SWIPE"))
+            .all(|g| g.fingers == 3),
+        "want 3 fingers in every swipe event; libinput printed:\n{}",
+        shown()
+    );
+    let end_at = lines
+        .iter()
+        .position(|l| event_type(l) == Some("GESTURE_SWIPE_END"));
+    // libinput logs "device removed" (`evdev_device_remove`) before the removal lifts the
+    // touches; an end before that line is pawl's lift.
+    let removed_at = lines.iter().position(|l| l.contains("device removed"));
+    ctx.notes.push(format!(
+        "{cut:?}: libinput ended the swipe {}:\n{}",
+        match (end_at, removed_at) {
+            (Some(e), Some(r)) if e > r => "at the device's removal (pawl's lift not read in time)",
+            (_, Some(_)) => "on pawl's lift, before the device's removal",
+            (_, None) => "on pawl's lift (no removal logged)",
+        },
+        lines
+            .iter()
+            .filter(|l| event_type(l).is_some_and(|t| t != "-"))
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    ));
+    if cut == Cut::ReloadToShortcut {
+        // The button still held goes up under the new config: no click, no chord; pawl
+        // runs on and forwards motion again.
+        rig.mouse.release(GESTURE_BUTTON)?;
+        let out = rig.sentinel()?;
+        ensure!(
+            !out.iter()
+                .flatten()
+                .any(|e| e.type_ == EV_KEY && e.value == 1),
+            "a press came out of the clone after the reload: {}",
+            evdev::show(&out)
+        );
+        expect_keys(&mut rig.keyboard, &[])?;
+        rig.stop()?;
+    }
+    Ok(())
+}
+
+/// `swipe_exit_mid_swipe_ends_the_libinput_swipe`: pawl gets SIGTERM with the gesture
+/// button held mid-swipe: it exits 0 and libinput ends the 3-finger swipe (one
+/// `GESTURE_SWIPE_END`), with no pointer motion.
+pub fn swipe_exit_mid_swipe_ends_the_libinput_swipe(ctx: &mut Ctx) -> anyhow::Result<()> {
+    libinput_swipe_cut(ctx, Cut::Exit)
+}
+
+/// `swipe_reload_to_shortcut_mid_swipe_ends_the_libinput_swipe`: the config switched to
+/// shortcut style and SIGHUP mid-swipe: the virtual touchpad goes, libinput ends the
+/// swipe (one `GESTURE_SWIPE_END`, no pointer motion), and the held button's release makes
+/// no click and no chord; pawl runs on.
+pub fn swipe_reload_to_shortcut_mid_swipe_ends_the_libinput_swipe(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    libinput_swipe_cut(ctx, Cut::ReloadToShortcut)
 }
 
 #[cfg(test)]

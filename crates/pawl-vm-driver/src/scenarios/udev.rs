@@ -11,7 +11,9 @@ use pawl_evdev::codes::{BTN_LEFT, BTN_RIGHT, MSC_SCAN, REL_WHEEL, REL_X, REL_Y};
 use crate::evdev;
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::scenarios::rig::Rig;
-use crate::scenarios::userland::{SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info};
+use crate::scenarios::userland::{
+    DebugEvents, SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info,
+};
 use crate::scenarios::{Ctx, T_DEVICE};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec};
@@ -280,7 +282,9 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// laptop, the usual place for an MX Master), tablet mode and disable-while-typing.
 /// `contrib/70-pawl.rules` sets `ID_INPUT_TOUCHPAD_INTEGRATION=external`, which libinput
 /// reads before its fallback; Debian's rules alone leave it unset. The touchpad stays
-/// tagged uaccess (a pointer) and classified `ID_INPUT_TOUCHPAD`.
+/// tagged uaccess (a pointer) and classified `ID_INPUT_TOUCHPAD`. Checked in libinput
+/// too: its `DEVICE_ADDED` line offers disable-while-typing (`dwt-on`, an internal
+/// touchpad's: `tp_init_dwt` skips external ones) without the rule, and no `dwt` with it.
 pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::Result<()> {
     let (_rig, pad) =
         crate::scenarios::swipe::start(ctx, crate::scenarios::swipe::SWIPE_CONFIG, "GNOME")?;
@@ -296,6 +300,12 @@ pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::R
         !before.props.contains_key("ID_INPUT_TOUCHPAD_INTEGRATION"),
         "ID_INPUT_TOUCHPAD_INTEGRATION={:?} before pawl's rule is installed (the check would prove nothing)",
         before.props.get("ID_INPUT_TOUCHPAD_INTEGRATION")
+    );
+    let internal = libinput_device_added(&node)?;
+    ensure!(
+        internal.contains(" dwt-on"),
+        "without the rule libinput does not take the virtual touchpad for an internal one \
+         (no dwt-on; the check would prove nothing): {internal}"
     );
     let _rule = InstalledRule::install()?;
     retrigger(&[&node])?;
@@ -315,9 +325,26 @@ pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::R
         after.input_ids().join(" "),
         after.tags
     );
+    let external = libinput_device_added(&node)?;
+    ensure!(
+        !external.contains(" dwt"),
+        "with the rule libinput still offers disable-while-typing (an internal touchpad): \
+         {external}"
+    );
     ctx.notes.push(format!(
-        "{}: ID_INPUT_TOUCHPAD_INTEGRATION=external with the rule, unset without",
+        "{}: ID_INPUT_TOUCHPAD_INTEGRATION=external with the rule, unset without; libinput \
+         without: {internal}; with: {external}",
         node.display()
     ));
     Ok(())
+}
+
+/// libinput's `DEVICE_ADDED` line for `node` (`libinput debug-events`, path backend, which
+/// reads the node's udev properties as the desktop's udev backend does).
+fn libinput_device_added(node: &Path) -> anyhow::Result<String> {
+    let li = DebugEvents::start(node)?;
+    li.lines()
+        .into_iter()
+        .find(|l| l.contains("DEVICE_ADDED"))
+        .context("no DEVICE_ADDED line")
 }

@@ -71,6 +71,14 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "swipe_gesture_libinput_no_jump_when_pawl_held_up",
         run: swipe::swipe_gesture_libinput_no_jump_when_pawl_held_up,
     },
+    Scenario {
+        name: "swipe_exit_mid_swipe_ends_the_libinput_swipe",
+        run: swipe::swipe_exit_mid_swipe_ends_the_libinput_swipe,
+    },
+    Scenario {
+        name: "swipe_reload_to_shortcut_mid_swipe_ends_the_libinput_swipe",
+        run: swipe::swipe_reload_to_shortcut_mid_swipe_ends_the_libinput_swipe,
+    },
     // A real compositor on pawl's devices.
     Scenario {
         name: "compositor_workspace_follows_gesture",
