@@ -36,6 +36,13 @@ pub enum Kind {
     Pawl,
     /// `pawl run` with `[hidpp] enabled = false`: the pointer node grabbed, no hidraw.
     PawlHidppOff,
+    /// `pawl run` (defaults) in kernel mode: pawl's HID-BPF program attached to the mouse
+    /// by the loader (`pawl-kernel-attach add <HID> --uid <pawl's>`, as the udev rule does)
+    /// before pawl starts; the wheel is transformed in the kernel, the gesture's HID++
+    /// notifications reach pawl through the program's ring, and pawl grabs nothing, so the
+    /// output is the mouse's own node. Only on a kernel with HID-BPF; a pawl that grabs
+    /// the mouse anyway (no kernel mode in the daemon) is reported unavailable.
+    PawlKernel,
     /// `contrib/perf/forwarder.c`.
     Forwarder,
     /// kanata, `linux-dev` on the mouse, nothing mapped.
@@ -50,9 +57,10 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in measurement order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Pawl,
         Kind::PawlHidppOff,
+        Kind::PawlKernel,
         Kind::Forwarder,
         Kind::Kanata,
         Kind::Xremap,
@@ -64,6 +72,7 @@ impl Kind {
         match self {
             Kind::Pawl => "pawl",
             Kind::PawlHidppOff => "pawl-hidpp-off",
+            Kind::PawlKernel => "pawl-kernel",
             Kind::Forwarder => "c-forwarder",
             Kind::Kanata => "kanata",
             Kind::Xremap => "xremap",
@@ -74,7 +83,13 @@ impl Kind {
     /// Whether this is pawl (with either configuration): pawl's rules apply to its
     /// output, and its failures fail the run.
     pub fn is_pawl(self) -> bool {
-        matches!(self, Kind::Pawl | Kind::PawlHidppOff)
+        matches!(self, Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel)
+    }
+
+    /// Whether the program diverts the gesture button (0x00C3, with raw XY) over HID++,
+    /// so that a gesture drag arrives as HID++ notifications.
+    pub fn diverts_gesture(self) -> bool {
+        matches!(self, Kind::Pawl | Kind::PawlKernel | Kind::Logiops)
     }
 
     /// The user and group the program runs as (`None`: root). The programs that find
@@ -85,6 +100,7 @@ impl Kind {
             Kind::Pawl => Some((2001, 2001)),
             Kind::PawlHidppOff => Some((2002, 2002)),
             Kind::Logiops => Some((2003, 2003)),
+            Kind::PawlKernel => Some((2004, 2004)),
             Kind::Forwarder | Kind::Kanata | Kind::Xremap => None,
         }
     }
@@ -323,6 +339,46 @@ impl Tool {
     ) -> anyhow::Result<Tool> {
         std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
         let (mut proc, out_node, keyboard) = match kind {
+            Kind::PawlKernel => {
+                let name = crate::perf::kernel_cost::hid_name(&source)?;
+                let uid = kind.user().map_or(0, |(u, _)| u).to_string();
+                let text = crate::perf::kernel_cost::loader(&["add", &name, "--uid", &uid])?;
+                println!("# pawl-kernel: loader add {name} --uid {uid}: {text}");
+                let mut pawl = Pawl::start_as(
+                    bin,
+                    work,
+                    &PawlOptions {
+                        config: PAWL_CONFIG,
+                        desktop: "GNOME",
+                        run_args: &[],
+                        debug: false,
+                    },
+                    kind.user(),
+                )?;
+                let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+                // In kernel mode pawl grabs nothing: a clone of the mouse means grab mode.
+                let deadline = Instant::now() + KERNEL_MODE_GRACE;
+                while Instant::now() < deadline {
+                    let phys = crate::pawl::clone_phys(&source);
+                    if evdev::scan().iter().any(|n| n.phys == phys) {
+                        let _ = pawl.terminate(Duration::from_secs(5));
+                        bail!(
+                            "pawl did not run in kernel mode: it grabbed the mouse (its clone {phys:?} appeared although the program was attached); log: {}",
+                            pawl.log().replace('\n', " | ")
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let mut proc = Proc::Pawl(pawl);
+                if let Err(e) = wait_diverted_by(&mouse, || match &mut proc {
+                    Proc::Pawl(p) => p.try_exit(),
+                    Proc::Other { child, .. } => Ok(child.try_wait()?),
+                }) {
+                    proc.stop();
+                    return Err(e);
+                }
+                (proc, source.clone(), Some(keyboard))
+            }
             Kind::Pawl | Kind::PawlHidppOff => {
                 let config = if kind == Kind::Pawl {
                     PAWL_CONFIG
@@ -586,6 +642,37 @@ fn spawn_as(
         .stderr(log_file)
         .spawn()
         .with_context(|| format!("cannot start {}", bin.display()))
+}
+
+/// How long pawl in kernel mode has, after its virtual keyboard appeared, to show that it
+/// grabs the mouse after all (a clone device): none within this is kernel mode.
+const KERNEL_MODE_GRACE: Duration = Duration::from_secs(3);
+
+/// Waits until the gesture button (0x00C3) of `mouse` is diverted over HID++; fails when
+/// `exited` says the program exited, or after `T_DEVICE`.
+fn wait_diverted_by(
+    mouse: &HidMouse,
+    mut exited: impl FnMut() -> anyhow::Result<Option<std::process::ExitStatus>>,
+) -> anyhow::Result<()> {
+    let hidpp = mouse.hidpp().context("the mouse speaks no HID++")?;
+    let deadline = Instant::now() + T_DEVICE;
+    loop {
+        let diverted = hidpp
+            .lock()
+            .emu
+            .reporting(CID_GESTURE_BUTTON)
+            .is_some_and(|r| r.divert);
+        if diverted {
+            return Ok(());
+        }
+        if let Some(s) = exited()? {
+            bail!("exited ({s}) before diverting the gesture button");
+        }
+        if Instant::now() >= deadline {
+            bail!("the gesture button (0x00C3) not diverted within {T_DEVICE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Waits until the program diverted the gesture button (0x00C3) of `mouse` over HID++
