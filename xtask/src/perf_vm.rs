@@ -734,55 +734,58 @@ fn kcost_summary(res: &Results) -> Option<String> {
 fn kernel_cost_section(w: &mut String, res: &Results) {
     let _ = writeln!(
         w,
-        "## Kernel mode: what the HID-BPF program costs the kernel
-"
+        "## Kernel mode: what the HID-BPF program costs the kernel\n"
     );
     if let Some(note) = &res.kcost_unavailable {
-        let _ = writeln!(
-            w,
-            "Not measured in this run: {note}.
-"
-        );
+        let _ = writeln!(w, "Not measured in this run: {note}.\n");
         return;
     }
     if res.kcost.is_empty() {
-        let _ = writeln!(
-            w,
-            "Not measured in this run (no `PERF-KCOST` line).
-"
-        );
+        let _ = writeln!(w, "Not measured in this run (no `PERF-KCOST` line).\n");
         return;
     }
     let _ = writeln!(
         w,
-        "pawl's program (crates/pawl-bpf, `struct_ops/hid_device_event`) attached by the loader alone (`pawl-kernel-attach add <HID> --uid 0`, its defaults: the wheel inverted and smoothed in the kernel, the gesture's HID++ notifications to the ring), on an MX Master 3S of its own, before any measured program runs, with a reader on its evdev node as a compositor has. The kernel handles a uhid input report synchronously in the writer's `write` (uhid → `hid_input_report` → HID-BPF, where the program runs → hid-logitech-hidpp → hid-input → evdev), so the writer thread's CPU time around each write (`CLOCK_THREAD_CPUTIME_ID`; under `-icount` guest instructions) is that whole path plus the two clock reads; the difference of the two runs is what the program adds. \"program's own\" is the kernel's BPF statistics (`kernel.bpf_stats_enabled`: `run_time_ns` / `run_cnt` of the program, the same guest clock, trampoline entry and exit included). Reports paced as a mouse sends them (motion at 200 Hz, one-detent wheel reports at 120 Hz, 100 down then 100 up).\n"
+        "pawl's program (crates/pawl-bpf, `struct_ops/hid_device_event`) attached by the loader alone (`pawl-kernel-attach add <HID> --uid 0`; no pawl running), on an MX Master 3S of its own, before any measured program starts, with a reader on its evdev node as a compositor has; its settings written as pawl's daemon writes them: first pass-through (the wheel transform off: the program reads every report and changes none, as the loader leaves it until pawl starts), then pawl's defaults (the wheel inverted and smoothed in the kernel). The kernel handles a uhid input report synchronously in the writer's `write` (uhid → `hid_input_report` → HID-BPF, where the program runs → hid-logitech-hidpp → hid-input → evdev), so the writer thread's CPU time around each write (`CLOCK_THREAD_CPUTIME_ID`; under `-icount` guest instructions) is that whole path plus the two clock reads; the difference from the run without the program is what the program adds. \"program's own\" is the kernel's BPF statistics (`kernel.bpf_stats_enabled`: `run_time_ns` / `run_cnt` of the program, the same guest clock, its trampoline's entry and exit included). Reports paced as a mouse sends them (motion at 200 Hz, one-detent wheel reports at 120 Hz, 100 down then 100 up).\n"
     );
     let _ = writeln!(
         w,
-        "| report | reports | without the program: instr./report | with it: instr./report | added by the program | program's own: instr./run | runs | frames out (without / with) | checks |\n|---|---|---|---|---|---|---|---|---|"
+        "| report | reports | without the program: instr./report | attached, pass-through | attached, transforming | added: pass-through | added: transforming | program's own, instr./run: pass-through / transforming | frames out: without / pass-through / transforming | checks |\n|---|---|---|---|---|---|---|---|---|---|"
     );
     for (report, label) in [("motion", "motion"), ("wheel", "wheel (one detent)")] {
         let (Some(off), Some(on)) = (res.kcost(report, "off"), res.kcost(report, "on")) else {
             continue;
         };
+        let pass = res.kcost(report, "pass");
         let (off_w, _) = kcost_per_report(off);
-        let (on_w, own) = kcost_per_report(on);
-        let checks = [off, on]
+        let (on_w, on_own) = kcost_per_report(on);
+        let (pass_w, pass_own) = pass.map_or((f64::NAN, f64::NAN), kcost_per_report);
+        let added = |x: f64| {
+            if x.is_finite() {
+                format!("{:+.0} ({})", x - off_w, ratio(x, off_w))
+            } else {
+                "–".into()
+            }
+        };
+        let checks = [Some(off), pass, Some(on)]
             .iter()
+            .flatten()
             .map(|r| format!("{} {}", r.tool, r.check))
             .collect::<Vec<_>>()
             .join("; ");
         let _ = writeln!(
             w,
-            "| {label} | {} | {} | {} | {:+.0} ({}) | {} | {} | {} / {} | {checks} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} / {} | {checks} |",
             on.num("reports"),
             f(off_w, 0),
+            f(pass_w, 0),
             f(on_w, 0),
-            on_w - off_w,
-            ratio(on_w, off_w),
-            f(own, 0),
-            on.num("prog_runs"),
+            added(pass_w),
+            added(on_w),
+            f(pass_own, 0),
+            f(on_own, 0),
             off.num("frames_out"),
+            pass.map_or("–".into(), |p| p.num("frames_out").to_string()),
             on.num("frames_out"),
         );
     }
@@ -1922,20 +1925,21 @@ PERF-END
         let serial = "\
 PERF-KCOST report=motion program=off reports=2000 writer_ns=40000000 frames_out=2000 prog_runs=0 prog_ns=0 check=ok
 PERF-KCOST report=wheel program=off reports=1000 writer_ns=30000000 frames_out=1000 prog_runs=0 prog_ns=0 check=ok
+PERF-KCOST report=motion program=pass reports=2000 writer_ns=40600000 frames_out=2000 prog_runs=2000 prog_ns=400000 check=ok
 PERF-KCOST report=motion program=on reports=2000 writer_ns=41000000 frames_out=2000 prog_runs=2000 prog_ns=800000 check=ok
 PERF-KCOST report=wheel program=on reports=1000 writer_ns=31500000 frames_out=990 prog_runs=1000 prog_ns=1200000 check=ok
 PERF-END
 ";
         let r = Results::parse(serial);
-        assert_eq!(r.kcost.len(), 4);
+        assert_eq!(r.kcost.len(), 5);
         let mut w = String::new();
         kernel_cost_section(&mut w, &r);
         assert!(
-            w.contains("| motion | 2000 | 20000 | 20500 | +500 (1.02×) | 400 | 2000 | 2000 / 2000 | off ok; on ok |"),
+            w.contains("| motion | 2000 | 20000 | 20300 | 20500 | +300 (1.01×) | +500 (1.02×) | 200 / 400 | 2000 / 2000 / 2000 | off ok; pass ok; on ok |"),
             "{w}"
         );
         assert!(
-            w.contains("| wheel (one detent) | 1000 | 30000 | 31500 | +1500 (1.05×) | 1200 | 1000 | 1000 / 990 |"),
+            w.contains("| wheel (one detent) | 1000 | 30000 | – | 31500 | – | +1500 (1.05×) | – / 1200 | 1000 / – / 990 |"),
             "{w}"
         );
         let k = kcost_summary(&r).unwrap();

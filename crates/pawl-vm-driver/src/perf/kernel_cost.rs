@@ -13,9 +13,11 @@
 //! `run_time_ns` of the program, `bpf_prog_info`; its time is also the guest clock).
 //!
 //! Only the loader is needed, not pawl: `pawl-kernel-attach add <HID> --uid 0` attaches the
-//! program with its defaults (the wheel transformed: inverted, smoothed), `remove` detaches
-//! it. One `PERF-KCOST` line per report kind and program state:
-//! `PERF-KCOST report=motion|wheel program=off|on reports=N writer_ns=… frames_out=…
+//! program, `remove` detaches it; between the two the settings map is written as pawl's
+//! daemon writes it: first pass-through (the wheel transform off: the program sees every
+//! report and changes none), then pawl's defaults (the wheel inverted and smoothed). One
+//! `PERF-KCOST` line per report kind and program state:
+//! `PERF-KCOST report=motion|wheel program=off|pass|on reports=N writer_ns=… frames_out=…
 //! prog_runs=… prog_ns=… check=ok|FAIL reason`, or `PERF-KCOST status=unavailable note=…`.
 
 use std::path::Path;
@@ -23,6 +25,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
+use pawl_bpf::maps::FLAG_WHEEL;
+use pawl_bpf::pins::KernelDevice;
 use pawl_hidpp::feature::hires_wheel;
 
 use crate::evdev::{Frame, NodeInfo};
@@ -132,10 +136,25 @@ fn measure(m: &CostMouse, plan: CostPlan) -> anyhow::Result<()> {
     // The compositor's reader: evdev delivers only to open handles.
     let out = Output::open(&m.info)?;
     std::fs::write(BPF_STATS, "1").with_context(|| format!("write {BPF_STATS}"))?;
-    for attached in [false, true] {
-        if attached {
+    for state in [State::Off, State::PassThrough, State::On] {
+        let attached = state != State::Off;
+        if state == State::PassThrough {
             let text = loader(&["add", &name, "--uid", "0"])?;
             println!("# kernel cost: loader add {name}: {text}");
+        }
+        if attached {
+            // The transform off (pass-through: the program sees every report and changes
+            // none, as the loader leaves it until pawl's daemon starts), then on (pawl's
+            // default settings, as the daemon writes them).
+            let kd = KernelDevice::open(&name).map_err(|e| anyhow::format_err!("{e}"))?;
+            let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+            if state == State::On {
+                s.flags |= FLAG_WHEEL;
+            } else {
+                s.flags &= !FLAG_WHEEL;
+            }
+            kd.write_settings(&s)
+                .map_err(|e| anyhow::format_err!("{e}"))?;
         }
         let before = prog_stats()?;
         let motion = cost_of(&m.mouse, &out, Report::Motion, plan.motion)?;
@@ -143,11 +162,11 @@ fn measure(m: &CostMouse, plan: CostPlan) -> anyhow::Result<()> {
         let wheel = cost_of(&m.mouse, &out, Report::Wheel, plan.wheel)?;
         let after = prog_stats()?;
         for (c, runs) in [(motion, mid.since(before)), (wheel, after.since(mid))] {
-            let check = c.check(attached, runs);
+            let check = c.check(state, runs);
             println!(
                 "PERF-KCOST report={} program={} reports={} writer_ns={} frames_out={} prog_runs={} prog_ns={} check={}",
                 c.report.name(),
-                if attached { "on" } else { "off" },
+                state.name(),
                 c.reports,
                 c.writer_ns,
                 c.frames_out,
@@ -159,11 +178,32 @@ fn measure(m: &CostMouse, plan: CostPlan) -> anyhow::Result<()> {
                 }
             );
         }
-        if attached {
+        if state == State::On {
             loader(&["remove", &name])?;
         }
     }
     Ok(())
+}
+
+/// The program's state during one measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Not attached.
+    Off,
+    /// Attached with the wheel transform off (`FLAG_WHEEL` clear).
+    PassThrough,
+    /// Attached with pawl's default settings: the wheel inverted and smoothed.
+    On,
+}
+
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            State::Off => "off",
+            State::PassThrough => "pass",
+            State::On => "on",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,8 +233,9 @@ impl Cost {
     /// Every report came out as one frame (with the program, wheel frames as its pipeline
     /// makes them: a report whose smoothed output rounds to zero brings none), and the
     /// program ran once per report exactly when attached.
-    fn check(&self, attached: bool, runs: ProgStats) -> Result<(), String> {
-        let smoothed = attached && self.report == Report::Wheel;
+    fn check(&self, state: State, runs: ProgStats) -> Result<(), String> {
+        let attached = state != State::Off;
+        let smoothed = state == State::On && self.report == Report::Wheel;
         let complete = if smoothed {
             self.frames_out > 0 && self.frames_out <= self.reports
         } else {
