@@ -1086,7 +1086,7 @@ fn render(
     );
     let kernel_status = match res.tools.get("pawl-kernel") {
         Some((t, note)) if t.get("status").map(String::as_str) != Some("ok") => {
-            format!(" **not measured**: {note}")
+            format!(" **not measured**: {}", short_note(note))
         }
         None => " **not measured** (no result from the VM)".into(),
         _ => String::new(),
@@ -1153,7 +1153,7 @@ fn render(
     );
     let _ = writeln!(
         w,
-        "- **stress**: {} motion reports and, from a second thread at the same time, {} wheel reports, both as fast as the driver can write, the writer threads at nice 19 (they get the CPU the program and the reader leave, as hardware input does); nothing may be lost and the output's reader must see no `SYN_DROPPED`;",
+        "- **stress**: {} motion reports and, from a second thread at the same time, {} wheel reports, both as fast as the driver can write, the writer threads under `SCHED_IDLE` (they get the CPU the program and the reader leave, as hardware input does: a woken program preempts them at once; nice 19 did that on 6.1's CFS but not on the EEVDF scheduler of 6.6+, where a running writer keeps its slice and fills the grabbed device's evdev buffer first); nothing may be lost and the output's reader must see no `SYN_DROPPED`;",
         g("stress_motion"),
         g("stress_wheel")
     );
@@ -1224,7 +1224,7 @@ fn render(
         (
             "stress",
             "Stress",
-            "Per injected report, writers at nice 19. A program reads several frames per `read` when reports queue up, so reads per frame can fall below 1. pawl's wheel output is fewer frames than reports by design: its burst rule (issue 3: wheel events within 2 ms of a burst's first share one max step, 5 detents) limits a free-spinning wheel, and this wheel spins far faster than any real one; its check requires inverted output within the max step instead of a count.",
+            "Per injected report, writers under `SCHED_IDLE`. A program reads several frames per `read` when reports queue up, so reads per frame can fall below 1. pawl's wheel output is fewer frames than reports by design: its burst rule (issue 3: wheel events within 2 ms of a burst's first share one max step, 5 detents) limits a free-spinning wheel, and this wheel spins far faster than any real one; its check requires inverted output within the max step instead of a count.",
         ),
         (
             "stress-equal",
@@ -1614,6 +1614,11 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
     out
 }
 
+/// A `PERF-TOOL` note without the program's log (the serial log has it whole).
+fn short_note(note: &str) -> &str {
+    note.split("; log").next().unwrap_or(note)
+}
+
 /// Kernel mode's aim (issue 14): with the gesture button up, neither pointer motion nor
 /// the wheel (transformed in the kernel) reaches pawl — 0 reads, 0 writes, 0 context
 /// switches per frame of `workload` (`movement`, `scroll`).
@@ -1629,7 +1634,7 @@ fn kernel_mode_target(res: &Results, workload: &str) -> (String, String, String)
     let Some(r) = res.row("pawl-kernel", workload) else {
         let why = res.tools.get("pawl-kernel").map_or(
             "the daemon does not run in kernel mode yet (the program's kernel-side cost is measured: see \"Kernel mode: what the HID-BPF program costs the kernel\")".to_string(),
-            |(_, note)| note.clone(),
+            |(_, note)| short_note(note).to_string(),
         );
         return (
             target,

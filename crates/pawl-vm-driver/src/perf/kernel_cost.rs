@@ -43,6 +43,9 @@ const BPF_STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
 /// `pawl_device_event`, pawl-bpf's `struct_ops/hid_device_event` program).
 const PROG_NAME: &str = "pawl_device_eve";
 
+/// Reports of each kind sent, unmeasured, before the first measurement.
+const WARM_UP: usize = 50;
+
 /// Sizes: motion reports at 200 Hz and wheel reports at 120 Hz per program state.
 #[derive(Clone, Copy, Debug)]
 pub struct CostPlan {
@@ -136,6 +139,10 @@ fn measure(m: &CostMouse, plan: CostPlan) -> anyhow::Result<()> {
     // The compositor's reader: evdev delivers only to open handles.
     let out = Output::open(&m.info)?;
     std::fs::write(BPF_STATS, "1").with_context(|| format!("write {BPF_STATS}"))?;
+    // Unmeasured first: the path's first reports do one-time work (the reader's first
+    // wake-ups, lazily allocated buffers) that would count against the first state.
+    cost_of(&m.mouse, &out, Report::Motion, WARM_UP)?;
+    cost_of(&m.mouse, &out, Report::Wheel, WARM_UP)?;
     for state in [State::Off, State::PassThrough, State::On] {
         let attached = state != State::Off;
         if state == State::PassThrough {

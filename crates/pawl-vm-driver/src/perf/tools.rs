@@ -362,9 +362,15 @@ impl Tool {
                     let phys = crate::pawl::clone_phys(&source);
                     if evdev::scan().iter().any(|n| n.phys == phys) {
                         let _ = pawl.terminate(Duration::from_secs(5));
+                        let log: Vec<String> = pawl
+                            .log()
+                            .lines()
+                            .filter(|l| !l.contains("Permission denied"))
+                            .map(String::from)
+                            .collect();
                         bail!(
-                            "pawl did not run in kernel mode: it grabbed the mouse (its clone {phys:?} appeared although the program was attached); log: {}",
-                            pawl.log().replace('\n', " | ")
+                            "pawl did not run in kernel mode: it grabbed the mouse (its clone {phys:?} appeared although the program was attached); log (other users' devices left out): {}",
+                            log.join(" | ")
                         );
                     }
                     std::thread::sleep(Duration::from_millis(50));
@@ -681,7 +687,7 @@ fn wait_diverted(child: &mut Child, work: &Path, mouse: &HidMouse) -> anyhow::Re
     let hidpp = mouse.hidpp().context("the mouse speaks no HID++")?;
     // logid probes every feature of the device first (tens of requests, each a round
     // trip through the emulator under TCG).
-    let limit = T_DEVICE * 2;
+    let limit = T_DEVICE * 4;
     let deadline = Instant::now() + limit;
     loop {
         let diverted = hidpp

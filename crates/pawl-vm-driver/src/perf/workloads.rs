@@ -459,9 +459,12 @@ fn check_scroll(
 /// How the stress writers compete with the program under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Contention {
-    /// The writer threads run at nice 19: they take only the CPU the program and the
-    /// output's reader leave, as hardware input does (a mouse does not compete with the
-    /// daemon for the CPU). Nothing may be lost.
+    /// The writer threads run under `SCHED_IDLE`: they take only the CPU the program and
+    /// the output's reader leave, as hardware input does (a mouse does not compete with
+    /// the daemon for the CPU): a woken normal task preempts an idle-policy one at once.
+    /// Nice 19 no longer does that on the EEVDF scheduler (Linux 6.6+): a running task
+    /// keeps its slice (run to parity), in which a writer at TCG speed fills the grabbed
+    /// device's evdev buffer before the program runs. Nothing may be lost.
     Yielding,
     /// The writer threads at the program's priority: two greedy writers against one
     /// reader on the VM's single vCPU: whether the grabbed device's evdev buffer in the
@@ -487,8 +490,9 @@ pub fn stress(tool: &mut Tool, n: usize, m: usize, contention: Contention) -> an
     };
     let writer_nice = |c: Contention| {
         if c == Contention::Yielding {
-            // SAFETY: setpriority on the calling thread's own id.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: sched_setscheduler on the calling thread's own id with a valid param.
+            unsafe { libc::sched_setscheduler(libc::gettid(), libc::SCHED_IDLE, &param) };
         }
     };
     let (got, mut row) = measured(
