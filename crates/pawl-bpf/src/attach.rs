@@ -297,7 +297,7 @@ fn rodata_field(f: Field) -> skel::types::pawl_field {
 }
 
 /// Attaches the program to HID device `name` (its sysfs name): loads it with the device's
-/// layout, writes the engine's default settings, attaches, pins link and maps in
+/// layout, writes the engine's default settings pass-through (flags 0: the daemon enables the transform), attaches, pins link and maps in
 /// `<root>/<name>/`, hands the directory and the user's pins to `opts.uid`. An attachment
 /// of the same name is replaced.
 pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
@@ -356,6 +356,7 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
         own(&dir.join(STATS), 0o400)?;
         own(&dir, 0o700)?;
     }
+    announce(&opts.root);
     Ok(Attached {
         layout,
         unit_v120,
@@ -402,7 +403,10 @@ fn load_and_pin(
         let mut skel = open
             .load()
             .map_err(|e| failed("load the program (verifier)", e))?;
-        let settings = Settings::new(&ScrollParams::default(), u32::from(unit_v120));
+        // Pass-through until pawl's daemon enables the transform with the user's config
+        // (and clears it again on exit): with no pawl running the wheel is the driver's.
+        let mut settings = Settings::new(&ScrollParams::default(), u32::from(unit_v120));
+        settings.flags = 0;
         skel.maps
             .settings
             .update(&0u32.to_ne_bytes(), &settings.to_bytes(), MapFlags::ANY)
@@ -446,6 +450,18 @@ fn prog_counts(fd: i32) -> (u32, u32) {
         return (0, 0);
     }
     (info.verified_insns, info.xlated_prog_len / 8)
+}
+
+/// Tells a running pawl that an attachment is complete: touches the mtime of `root`'s
+/// parent (`/run/pawl`, a plain directory that stays while bpffs mounts under it come and
+/// go), which pawl's daemon watches with inotify (`IN_ATTRIB`). Done last, after every pin
+/// is made and handed to the user, so the daemon never sees a half-made directory.
+fn announce(root: &Path) {
+    if let Some(parent) = root.parent()
+        && let Ok(f) = fs::File::open(parent)
+    {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
 }
 
 /// Removes the pins of `name` under `root` (unpinning the link detaches the program) and

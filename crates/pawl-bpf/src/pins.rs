@@ -220,6 +220,58 @@ impl KernelDevice {
     }
 }
 
+/// A consumer of one device's ring that owns what it needs (for a daemon that keeps it
+/// beside the device in a table): the map fd itself goes into the caller's epoll set
+/// ([`KernelDevice::ring_fd`]: readable while records wait), [`RingReader::drain`] takes
+/// what arrived. Records are queued in a buffer that keeps its capacity, so draining
+/// allocates nothing once it has grown to a burst's size.
+pub struct RingReader {
+    ring: libbpf_rs::RingBuffer<'static>,
+    queue: std::rc::Rc<std::cell::RefCell<Vec<RingRecord>>>,
+}
+
+impl fmt::Debug for RingReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RingReader").finish_non_exhaustive()
+    }
+}
+
+impl RingReader {
+    /// Consumes every record in the ring (without blocking) and calls `f` with each, in
+    /// the order the program submitted them. Errors: the ring could not be read.
+    pub fn drain(&mut self, mut f: impl FnMut(RingRecord)) -> Result<(), PinError> {
+        self.ring
+            .consume()
+            .map_err(|e| PinError::Map("consume the ring", e))?;
+        let mut q = self.queue.borrow_mut();
+        for r in q.drain(..) {
+            f(r);
+        }
+        Ok(())
+    }
+}
+
+impl KernelDevice {
+    /// A [`RingReader`] of this device's ring (the ring is mapped; the reader stays valid
+    /// after `self` is dropped).
+    pub fn ring_reader(&self) -> Result<RingReader, PinError> {
+        let queue = std::rc::Rc::new(std::cell::RefCell::new(Vec::with_capacity(64)));
+        let q = queue.clone();
+        let mut b = libbpf_rs::RingBufferBuilder::new();
+        b.add(&self.ring, move |data: &[u8]| {
+            if data.len() >= RING_RECORD_SIZE
+                && let Some(r) = RingRecord::from_bytes(&data[..RING_RECORD_SIZE])
+            {
+                q.borrow_mut().push(r);
+            }
+            0
+        })
+        .map_err(|e| PinError::Map("ring buffer", e))?;
+        let ring = b.build().map_err(|e| PinError::Map("ring buffer", e))?;
+        Ok(RingReader { ring, queue })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -208,7 +208,12 @@ pub fn buttons_need_grab(config: &Config) -> bool {
 #[derive(Debug)]
 pub struct HidppDevice {
     node: HidrawNode,
-    fd: OwnedFd,
+    /// The open hidraw node; `None` between setups in kernel mode (the HID-BPF program
+    /// hands the notifications over on its ring, [`HidppDevice::on_report`]), reopened by
+    /// the next write.
+    fd: Option<OwnedFd>,
+    /// Set when a write reopened `fd` (the daemon then watches it again).
+    reopened: bool,
     /// What `session` was started with, its thumb wheel mode aside (to tell whether a
     /// reload changes what to divert).
     session_config: SessionConfig,
@@ -236,19 +241,15 @@ impl HidppDevice {
         now: Micros,
     ) -> Result<HidppDevice, Error> {
         let path = node.dev_path();
-        let fd = rustix::fs::open(
-            &path,
-            OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| Error::io(&path, "open", e.into()))?;
+        let fd = open_hidraw(&path)?;
         warn_other_hidpp_users(&path);
         let engine = DeviceEngine::with_profile(config, false, config.scroll);
         let session_config = session_config(config, thumb_wheel);
         let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
             node,
-            fd,
+            fd: Some(fd),
+            reopened: false,
             session_config,
             session,
             engine,
@@ -306,9 +307,81 @@ impl HidppDevice {
         &self.node
     }
 
-    /// The fd to watch.
-    pub fn fd(&self) -> &OwnedFd {
-        &self.fd
+    /// The fd to watch; `None` while closed ([`HidppDevice::close_hidraw`]).
+    pub fn fd(&self) -> Option<&OwnedFd> {
+        self.fd.as_ref()
+    }
+
+    /// Kernel mode: closes the hidraw node once setup is done (the HID-BPF program hands
+    /// the notifications over on its ring); returns the fd so the caller can take it out of
+    /// its epoll set first. The next request written (a reconnect's setup, the un-divert
+    /// at exit) reopens it ([`HidppDevice::take_reopened`]).
+    pub fn close_hidraw(&mut self) -> Option<OwnedFd> {
+        self.fd.take()
+    }
+
+    /// Whether a write reopened the hidraw node since the last call (the caller watches it
+    /// again).
+    pub fn take_reopened(&mut self) -> bool {
+        std::mem::take(&mut self.reopened)
+    }
+
+    /// Whether a write reopened the hidraw node and [`HidppDevice::take_reopened`] was not
+    /// called since.
+    pub fn reopened(&self) -> bool {
+        self.reopened
+    }
+
+    /// Opens the hidraw node again if [`HidppDevice::close_hidraw`] closed it (leaving
+    /// kernel mode: HID++ goes back to hidraw reads). Returns whether it was reopened.
+    ///
+    /// Errors: the node cannot be opened.
+    pub fn ensure_open(&mut self) -> Result<bool, Error> {
+        if self.fd.is_some() {
+            return Ok(false);
+        }
+        self.fd = Some(open_hidraw(&self.node.dev_path())?);
+        self.reopened = false;
+        Ok(true)
+    }
+
+    /// Whether the session waits for a reply or has setup requests left (kernel mode keeps
+    /// the hidraw node open, and watched, exactly while this holds).
+    pub fn needs_hidraw(&self) -> bool {
+        matches!(self.session.phase(), Phase::Idle | Phase::Setup)
+            || self.session.deadline().is_some()
+    }
+
+    /// Kernel mode: one HID++ report the HID-BPF program copied to its ring (report id
+    /// first, 7 or 20 bytes), through the session and the gesture engine as a read from
+    /// hidraw would go. Returns the thumb wheel's rotation as [`HidppDevice::on_readable`]
+    /// does.
+    pub fn on_report(
+        &mut self,
+        report: &[u8],
+        now: Micros,
+        performer: &mut dyn Perform,
+    ) -> Option<FrameIn> {
+        let mut out = Output::default();
+        self.session.input(report, now, &mut out);
+        if out == Output::default() {
+            return None;
+        }
+        self.apply(out, performer)
+    }
+
+    /// Writes one request, reopening the hidraw node when kernel mode closed it.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.fd.is_none() {
+            let path = self.node.dev_path();
+            self.fd = Some(open_hidraw(&path)?);
+            self.reopened = true;
+            log::debug!("{}: hidraw reopened to write a request", self.label());
+        }
+        let fd = self.fd.as_ref().expect("opened above");
+        rustix::io::write(fd, bytes)
+            .map(drop)
+            .map_err(|e| Error::io(self.node.dev_path(), "write", e.into()))
     }
 
     /// The session (for reports).
@@ -335,7 +408,10 @@ impl HidppDevice {
         performer: &mut dyn Perform,
     ) -> Result<Option<FrameIn>, Errno> {
         let mut buf = [0u8; 64];
-        match rustix::io::read(&self.fd, &mut buf) {
+        let Some(fd) = self.fd.as_ref() else {
+            return Ok(None);
+        };
+        match rustix::io::read(fd, &mut buf) {
             Ok(n) => {
                 let mut out = Output::default();
                 self.session.input(&buf[..n], now, &mut out);
@@ -381,7 +457,7 @@ impl HidppDevice {
         let requests = self.session.undivert();
         for m in &requests {
             let (bytes, len) = m.encode();
-            if let Err(e) = rustix::io::write(&self.fd, &bytes[..len]) {
+            if let Err(e) = self.write(&bytes[..len]) {
                 log::warn!("{}: cannot un-divert: {e}", self.label());
             }
         }
@@ -404,7 +480,7 @@ impl HidppDevice {
     fn apply(&mut self, out: Output, performer: &mut dyn Perform) -> Option<FrameIn> {
         if let Some(m) = out.request {
             let (bytes, len) = m.encode();
-            if let Err(e) = rustix::io::write(&self.fd, &bytes[..len]) {
+            if let Err(e) = self.write(&bytes[..len]) {
                 log::error!("{}: cannot write a HID++ request: {e}", self.label());
             }
         }
@@ -491,6 +567,16 @@ impl HidppDevice {
     pub fn gesture_diverted(&self) -> bool {
         self.session.phase() == Phase::Ready && self.session.diverted().next().is_some()
     }
+}
+
+/// Opens a hidraw node read-write, non-blocking.
+fn open_hidraw(path: &Path) -> Result<OwnedFd, Error> {
+    rustix::fs::open(
+        path,
+        OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io(path, "open", e.into()))
 }
 
 /// How logs and `pawl devices` name a diverted thumb wheel.

@@ -390,7 +390,7 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
     for want in [
         "usr/bin/pawl",
         "usr/libexec/pawl/pawl-kernel-attach",
-        "usr/share/pawl/71-pawl-kernel-mode.rules",
+        "usr/lib/udev/rules.d/71-pawl-kernel-mode.rules",
         "usr/lib/udev/rules.d/70-pawl.rules",
         "usr/lib/systemd/user/pawl.service",
         "usr/lib/modules-load.d/pawl.conf",

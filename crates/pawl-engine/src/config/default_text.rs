@@ -161,6 +161,14 @@ enabled = true
 # It scrolls the way it does without pawl, flipped by invert_horizontal like any
 # horizontal wheel. false leaves it to the kernel's REL_HWHEEL (and to logid or Solaar).
 thumb_wheel = true
+# Linux: kernel mode. Where the kernel has HID-BPF (6.11+, CONFIG_HID_BPF) and pawl's
+# loader attached its program to the MX Master (the udev rule 71-pawl-kernel-mode.rules),
+# the kernel transforms the wheel (and thumb wheel) with [scroll] and hands the gesture
+# button's HID++ notifications to pawl on a ring: the pointer is not grabbed, motion and
+# scroll never wake pawl, hidraw is open only to divert. "off" keeps grab mode always
+# (and leaves the program pass-through). pawl status / pawl devices say which mode each
+# mouse runs in and why.
+kernel_mode = "auto"
 
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus
 # (at least one of them: name = "*" for every device);

@@ -400,6 +400,32 @@ pub struct HidppConfig {
     /// horizontal wheel. `false` leaves the thumb wheel to the kernel (and to logid or
     /// Solaar). Default `true`.
     pub thumb_wheel: bool,
+    /// Linux: whether an MX Master that pawl's HID-BPF program is attached to runs in
+    /// kernel mode (wheel transformed in the kernel, gesture notifications on the
+    /// program's ring, its pointer node not grabbed) — [`KernelMode::Auto`], the default —
+    /// or always in grab mode ([`KernelMode::Off`]). Ignored on macOS.
+    pub kernel_mode: KernelMode,
+}
+
+/// `[hidpp] kernel_mode`: `"auto"` or `"off"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KernelMode {
+    /// Kernel mode where the kernel has HID-BPF and the loader attached pawl's program to
+    /// the mouse; grab mode elsewhere.
+    #[default]
+    Auto,
+    /// Grab mode always (the program, if attached, is left pass-through).
+    Off,
+}
+
+impl KernelMode {
+    /// The config's spelling: `auto`, `off`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelMode::Auto => "auto",
+            KernelMode::Off => "off",
+        }
+    }
 }
 
 /// What the config decides for one device.
@@ -477,6 +503,7 @@ impl Config {
                 // no write, no wake-up (VM `hidpp_cost_per_motion_frame`).
                 enabled: true,
                 thumb_wheel: true,
+                kernel_mode: KernelMode::Auto,
             },
         }
     }

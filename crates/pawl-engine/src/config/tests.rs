@@ -784,3 +784,23 @@ fn swipe_style_is_a_linux_setting() {
         "{e}"
     );
 }
+
+#[test]
+fn hidpp_kernel_mode_is_auto_by_default_and_off_forces_grab_mode() {
+    let default = Config::default_for(Platform::Linux);
+    assert_eq!(default.hidpp.kernel_mode, KernelMode::Auto);
+    let c = Config::parse(
+        "[hidpp]\nkernel_mode = \"off\"\n",
+        "c.toml",
+        Platform::Linux,
+    )
+    .unwrap();
+    assert_eq!(c.hidpp.kernel_mode, KernelMode::Off);
+    let e = Config::parse("[hidpp]\nkernel_mode = \"on\"\n", "c.toml", Platform::Linux)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("c.toml:2:15"), "{e}");
+    assert!(e.contains("\"auto\", \"off\""), "{e}");
+    let text = default_config_text(Platform::Linux);
+    assert!(text.contains("\nkernel_mode = \"auto\"\n"), "{text}");
+}

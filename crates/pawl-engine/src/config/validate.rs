@@ -655,7 +655,14 @@ impl Validator<'_> {
     }
 
     fn hidpp(&mut self, h: &DeTable<'_>) {
-        self.known_keys(h, "hidpp", &["enabled", "thumb_wheel"]);
+        self.known_keys(h, "hidpp", &["enabled", "thumb_wheel", "kernel_mode"]);
+        let modes = [
+            ("auto", KernelMode::Auto, None),
+            ("off", KernelMode::Off, None),
+        ];
+        if let Some(m) = self.choice(h, "hidpp", "kernel_mode", &modes) {
+            self.config.hidpp.kernel_mode = m;
+        }
         if let Some(b) = self.bool(h, "hidpp", "thumb_wheel") {
             self.config.hidpp.thumb_wheel = b;
         }

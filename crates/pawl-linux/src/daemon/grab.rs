@@ -199,8 +199,8 @@ impl Daemon {
         }
         if trigger == Trigger::Created
             && self.config.hidpp.enabled
-            && !decision.transform_scroll
             && !crate::hidpp::buttons_need_grab(&self.config)
+            && (!decision.transform_scroll || self.kernel.hid_bpf)
         {
             self.open_hidraw_of(node);
         }

@@ -52,7 +52,9 @@ impl Daemon {
             };
             if let Hidraw::Open(dev) = &mut mouse.hidraw {
                 dev.shutdown();
-                let _ = epoll::delete(&self.epoll, dev.fd());
+                if let Some(fd) = dev.fd() {
+                    let _ = epoll::delete(&self.epoll, fd);
+                }
             }
             mouse.hidraw = Hidraw::Absent;
             mouse.thumb_node = None;
@@ -161,7 +163,9 @@ impl Daemon {
                 return self.note_failure(node, &label, trigger, e);
             }
         };
-        if let Err(e) = watch(&self.epoll, dev.fd(), HIDPP_TOKEN_BASE + m as u64) {
+        if let Some(fd) = dev.fd()
+            && let Err(e) = watch(&self.epoll, fd, HIDPP_TOKEN_BASE + m as u64)
+        {
             log::error!("{label}: cannot watch it: {e}");
             return self.drop_if_empty(m);
         }
@@ -187,6 +191,7 @@ impl Daemon {
             pointers: &pointers,
             endpoint: Endpoint::Open(Session::SettingUp),
             kernel: self.kernel,
+            attachment: mouse.attachment(),
         })
         .thumb_mode
     }
@@ -231,9 +236,13 @@ impl Daemon {
         match dev.on_readable(monotonic_now(), performer) {
             Ok(scroll) => {
                 let mut rearm = dev.deadline() != before;
+                let mut sync = false;
                 if dev.session().phase() != phase {
                     // What `pawl status` shows of the gesture button changed.
                     *devices_changed = true;
+                    // Kernel mode: setup done closes hidraw, a feature index learned is
+                    // written to the program.
+                    sync = true;
                 }
                 if let Some(frame) = scroll
                     && let Some(Slot::Active(device)) = thumb_node.and_then(|t| nodes.get_mut(t))
@@ -253,6 +262,9 @@ impl Daemon {
                         rearm = true;
                     }
                 }
+                if sync {
+                    self.sync_kernel(m);
+                }
                 if rearm {
                     self.rearm();
                 }
@@ -262,7 +274,9 @@ impl Daemon {
                     "HID++ endpoint {} gone ({e})",
                     dev.node().dev_path().display()
                 );
-                let _ = epoll::delete(&self.epoll, dev.fd());
+                if let Some(fd) = dev.fd() {
+                    let _ = epoll::delete(&self.epoll, fd);
+                }
                 if dev.swiping() {
                     // Unplugged mid-swipe: its engine goes with it, its fingers lift.
                     performer.lift_fingers();
@@ -270,6 +284,8 @@ impl Daemon {
                 *hidraw = Hidraw::Absent;
                 *thumb_node = None;
                 *devices_changed = true;
+                // Kernel mode needs the endpoint: the program is made pass-through.
+                self.apply_kernel(m, false);
                 self.drop_if_empty(m);
                 self.rearm();
             }
@@ -296,15 +312,31 @@ impl Daemon {
         }
     }
 
-    /// Forgets a failed endpoint whose node vanished.
+    /// Forgets a failed endpoint whose node vanished, and one kernel mode had closed (no
+    /// read reports its end: the node's deletion does).
     fn forget_failed_hidraw(&mut self, node: &str) {
         for m in 0..self.mice.len() {
-            if let Some(mouse) = self.mice[m].as_mut()
-                && matches!(&mouse.hidraw, Hidraw::Failed { node: n, .. } if n == node)
-            {
+            let Some(mouse) = self.mice[m].as_mut() else {
+                continue;
+            };
+            let gone = match &mouse.hidraw {
+                Hidraw::Failed { node: n, .. } => n == node,
+                Hidraw::Open(dev) => dev.fd().is_none() && dev.node().node == node,
+                Hidraw::Absent => false,
+            };
+            if gone {
+                if let Hidraw::Open(dev) = &mouse.hidraw {
+                    log::info!("HID++ endpoint {} gone", dev.node().dev_path().display());
+                    if dev.swiping() {
+                        self.performer.lift_fingers();
+                    }
+                }
                 mouse.hidraw = Hidraw::Absent;
+                mouse.thumb_node = None;
                 self.devices_changed = true;
+                self.apply_kernel(m, false);
                 self.drop_if_empty(m);
+                self.rearm();
             }
         }
     }

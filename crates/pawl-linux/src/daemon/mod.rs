@@ -14,15 +14,17 @@
 //! report; `paths.rs` the decision (pure); `grab.rs` and `hidpp_path.rs` one path each;
 //! `hotplug.rs` the inotify watches.
 //!
-//! Adding a path (kernel mode: a HID-BPF program on the mouse's HID device): its state
-//! joins `mouse::Mouse` beside `nodes` and `hidraw`, what the kernel and the loader
-//! offer joins [`paths::KernelOffers`], its rules and a new [`paths::Carrier`] join
-//! [`paths::decide`], and its wake-ups (a ringbuf fd) get a wake-up kind and a module of their
-//! own; `apply_paths` then releases the grab of what the kernel path carries.
+//! Kernel mode (a HID-BPF program on the mouse's HID device, `kernel_path.rs`) joined
+//! this way: its state is `mouse::Mouse::bpf` beside `nodes` and `hidraw`, what the kernel
+//! and the loader offer is in [`paths::KernelOffers`] and [`paths::Attachment`], its rules
+//! and [`paths::Carrier::Bpf`] are in [`paths::decide`], and its wake-ups are
+//! `Wake::Ring` (the ringbuf's map fd) and `Wake::Pins` (inotify for the loader's
+//! announcements); `apply_paths` releases the grab of what it carries.
 
 mod grab;
 mod hidpp_path;
 mod hotplug;
+mod kernel_path;
 mod mouse;
 pub mod paths;
 
@@ -55,10 +57,14 @@ const TIMER_TOKEN: u64 = 1;
 const HOTPLUG_TOKEN: u64 = 2;
 /// inotify on `/dev` for `hidrawN` nodes (only while HID++ is on).
 const HIDRAW_HOTPLUG_TOKEN: u64 = 3;
+/// inotify on `/run/pawl` (or `/run`) for the kernel-mode loader's announcements.
+const PINS_TOKEN: u64 = 4;
 /// Tokens of pointer nodes: `DEVICE_TOKEN_BASE + (mouse << NODE_BITS) + node`.
 const DEVICE_TOKEN_BASE: u64 = 16;
 /// Tokens of HID++ endpoints: `HIDPP_TOKEN_BASE + mouse`.
 const HIDPP_TOKEN_BASE: u64 = 1 << 32;
+/// Tokens of kernel-mode rings: `RING_TOKEN_BASE + mouse`.
+const RING_TOKEN_BASE: u64 = 1 << 33;
 
 /// The reason given when a device vanished (its clone is kept for its return).
 const GONE: &str = "device gone";
@@ -74,6 +80,10 @@ enum Wake {
     Device(usize, usize),
     /// The HID++ endpoint of mouse `.0`.
     Hidpp(usize),
+    /// The kernel-mode loader announced an attachment.
+    Pins,
+    /// The kernel-mode ring of mouse `.0`.
+    Ring(usize),
 }
 
 impl Wake {
@@ -83,6 +93,8 @@ impl Wake {
             TIMER_TOKEN => Some(Wake::Timer),
             HOTPLUG_TOKEN => Some(Wake::Hotplug),
             HIDRAW_HOTPLUG_TOKEN => Some(Wake::HidrawHotplug),
+            PINS_TOKEN => Some(Wake::Pins),
+            t if t >= RING_TOKEN_BASE => Some(Wake::Ring((t - RING_TOKEN_BASE) as usize)),
             t if t >= HIDPP_TOKEN_BASE => Some(Wake::Hidpp((t - HIDPP_TOKEN_BASE) as usize)),
             t if t >= DEVICE_TOKEN_BASE => {
                 let i = t - DEVICE_TOKEN_BASE;
@@ -179,6 +191,9 @@ pub struct Daemon {
     hidraw_hotplug: Option<OwnedFd>,
     /// What the running kernel offers the path decision (read at start and on reload).
     kernel: KernelOffers,
+    /// inotify for the kernel-mode loader's announcements, and whether it is on
+    /// `/run/pawl` itself (else on `/run`, until `/run/pawl` exists).
+    pins_watch: Option<(OwnedFd, bool)>,
 }
 
 impl hidpp::Perform for Performer {
@@ -266,7 +281,10 @@ impl Daemon {
             orphans: Vec::new(),
             hidraw_hotplug: None,
             kernel: kernel_offers(),
+            pins_watch: None,
         };
+        // Before any mouse: an attachment announced from here on is seen.
+        daemon.watch_pins();
         // HID++ first: an MX Master whose gesture button is diverted needs no grab of its
         // pointer node unless scroll or a mapped button needs one.
         if daemon.config.hidpp.enabled {
@@ -363,6 +381,8 @@ impl Daemon {
                         }
                     }
                     Some(Wake::Hidpp(m)) => self.on_hidpp(m),
+                    Some(Wake::Ring(m)) => self.on_ring(m),
+                    Some(Wake::Pins) => self.on_pins(),
                     Some(Wake::Timer) => self.on_timer(),
                     Some(Wake::Hotplug) => self.on_hotplug(),
                     Some(Wake::HidrawHotplug) => self.on_hidraw_hotplug(),
@@ -383,11 +403,16 @@ impl Daemon {
         let Daemon {
             mice, performer, ..
         } = self;
-        for mouse in mice.iter_mut().flatten() {
+        let mut sync = Vec::new();
+        for (mouse_index, mouse) in mice.iter_mut().enumerate() {
+            let Some(mouse) = mouse else { continue };
             if let Some(dev) = mouse.endpoint_mut()
                 && dev.deadline().is_some_and(|d| d <= now)
             {
                 dev.on_timer(now, performer);
+                if dev.reopened() || !dev.needs_hidraw() {
+                    sync.push(mouse_index);
+                }
             }
             for slot in mouse.nodes.iter_mut() {
                 let Slot::Active(device) = slot else { continue };
@@ -403,6 +428,9 @@ impl Daemon {
                     *deadline = pipeline.next_deadline();
                 }
             }
+        }
+        for m in sync {
+            self.sync_kernel(m);
         }
         self.rearm();
     }
@@ -514,6 +542,7 @@ impl Daemon {
         let old = std::mem::replace(&mut self.config, config);
         self.notes.clear();
         self.kernel = kernel_offers();
+        self.watch_pins();
         // HID++ first, as at startup: whether a pointer node needs its grab depends on it.
         self.reload_hidpp(&old);
         for m in 0..self.mice.len() {
@@ -539,6 +568,8 @@ impl Daemon {
                 dev.shutdown();
             }
         }
+        // The wheel back to the driver's own: `pawl off` means pawl changes nothing.
+        self.shutdown_kernel();
         for m in 0..self.mice.len() {
             let nodes = self.mice[m].as_ref().map_or(0, |mouse| mouse.nodes.len());
             for n in 0..nodes {
@@ -552,7 +583,8 @@ impl Daemon {
 
 /// Why a pointer node is not grabbed (or is released) while HID++ carries its gesture button.
 const HIDPP_CARRIES: &str = "its gesture button comes through HID++ and nothing else needs the \
-                             grab (scroll not transformed, no mapped button)";
+                             grab (scroll not transformed or transformed in the kernel, no \
+                             mapped button)";
 
 /// Fixes `gesture.fingers` when the config says `"auto"` (GNOME 3, KDE 4) for the desktop
 /// the actions use (`actions.desktop`, else the detected `desktop`), so every engine made
@@ -599,10 +631,13 @@ pub fn reap_children() {
 }
 
 /// What the running kernel offers the path decision: hidraw when `/sys/class/hidraw`
-/// exists.
+/// exists, HID-BPF when its BTF has `struct hid_bpf_ops`, the kernel-mode loader when it is
+/// installed.
 fn kernel_offers() -> KernelOffers {
     KernelOffers {
         hidraw: Path::new(hidpp::SYS_CLASS_HIDRAW).is_dir(),
+        hid_bpf: kernel_path::has_hid_bpf(),
+        loader: kernel_path::loader_installed(),
     }
 }
 
@@ -650,6 +685,8 @@ mod tests {
             Wake::from_token(grab::node_token(0, mouse::MAX_NODES - 1)),
             Some(Wake::Device(0, mouse::MAX_NODES - 1))
         );
+        assert_eq!(Wake::from_token(PINS_TOKEN), Some(Wake::Pins));
+        assert_eq!(Wake::from_token(RING_TOKEN_BASE + 3), Some(Wake::Ring(3)));
         assert_eq!(Wake::from_token(5), None);
     }
 }

@@ -15,7 +15,10 @@ use pawl_hidpp::Phase;
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 
 use super::grab::Slot;
-use super::paths::{self, Carrier, Endpoint, Inputs, KernelOffers, Pointer, Route, Routes, Why};
+use super::kernel_path::{self, Bpf};
+use super::paths::{
+    self, Attachment, Carrier, Endpoint, Inputs, KernelOffers, Pointer, Route, Routes, Why,
+};
 use super::{Daemon, HIDPP_CARRIES, Note, monotonic_now};
 use crate::hidpp::HidppDevice;
 
@@ -54,6 +57,8 @@ pub(super) struct Mouse {
     /// The node (index into `nodes`) whose engine and clone take the diverted thumb
     /// wheel's rotation.
     pub thumb_node: Option<usize>,
+    /// Kernel mode: pawl's HID-BPF program on its HID device, in use or not.
+    pub bpf: Bpf,
 }
 
 impl Mouse {
@@ -64,6 +69,24 @@ impl Mouse {
             nodes: Vec::new(),
             hidraw: Hidraw::Absent,
             thumb_node: None,
+            bpf: Bpf::Idle,
+        }
+    }
+
+    /// Its HID device's sysfs name (`0005:046D:B034.0003`), `None` for a pointer that is no
+    /// HID device.
+    pub fn hid_name(&self) -> Option<&str> {
+        self.hid_dir.as_deref()?.file_name()?.to_str()
+    }
+
+    /// What the path decision sees of pawl's program on this mouse: in use or its pins
+    /// there ([`Attachment::Attached`]), pins that failed to open, none.
+    pub fn attachment(&self) -> Attachment {
+        match (&self.bpf, self.hid_name()) {
+            (Bpf::Active(_), _) => Attachment::Attached,
+            (Bpf::Failed { .. }, _) => Attachment::Failed,
+            (Bpf::Idle, None) => Attachment::NoHidDevice,
+            (Bpf::Idle, Some(name)) => kernel_path::pinned(name),
         }
     }
 
@@ -156,6 +179,7 @@ impl Mouse {
             pointers: &pointers,
             endpoint: self.endpoint_offer(),
             kernel,
+            attachment: self.attachment(),
         });
         (routes, index)
     }
@@ -182,6 +206,11 @@ impl Mouse {
             hidraw: hidraw_node.unwrap_or("?"),
             failure,
             thumb_node: self.thumb_node.map(node_name),
+            hid: self.hid_name().unwrap_or("?").to_owned(),
+            bpf_failure: match &self.bpf {
+                Bpf::Failed { reason } => Some(reason.clone()),
+                _ => None,
+            },
         };
         let names: Vec<String> = index
             .iter()
@@ -293,6 +322,15 @@ impl Daemon {
             return;
         };
         let (routes, index) = mouse.routes(&self.config, self.kernel, None);
+        log::debug!(
+            "mouse {m} ({}): {:?}",
+            mouse.hid_name().unwrap_or("?"),
+            routes.mode
+        );
+        if !self.apply_kernel(m, paths::is_kernel_mode(&routes)) {
+            // Its pins failed to open: decided again without kernel mode.
+            return self.apply_paths(m);
+        }
         for (p, n) in routes.pointers.iter().zip(&index) {
             let Some(n) = *n else { continue };
             let Some(mouse) = self.mice[m].as_ref() else {
@@ -342,9 +380,10 @@ impl Daemon {
     }
 }
 
-/// One line per part of `routes`; `names` are the pointers' `eventN`.
+/// One line per part of `routes` (the mode first); `names` are the pointers' `eventN`.
 fn path_lines(routes: &Routes, names: &[String], ctx: &Context) -> Vec<PathLine> {
     let mut lines = vec![
+        PathLine::new("mode", routes.mode, ctx),
         PathLine::new("gesture button", routes.gesture_button, ctx),
         PathLine::new("thumb wheel", routes.thumb_wheel, ctx),
     ];
@@ -403,12 +442,22 @@ pub fn predict(
         transform_scroll: decision.transform_scroll,
         grabbed,
     };
+    let hid = hid_dir
+        .as_deref()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .map(str::to_owned);
+    let attachment = match &hid {
+        Some(name) => kernel_path::pinned(name),
+        None => Attachment::NoHidDevice,
+    };
     let decide = |grabbed| {
         paths::decide(&Inputs {
             wants: paths::Wants::of(config),
             pointers: &[pointer(grabbed)],
             endpoint: offer,
             kernel,
+            attachment,
         })
     };
     // As grabbed when pawl would grab it (a candidate first, like `Daemon::consider`).
@@ -425,6 +474,8 @@ pub fn predict(
         hidraw: endpoint.as_ref().map_or("?", |n| n.node.as_str()),
         failure: failure.as_deref(),
         thumb_node: Some(sys.node.clone()),
+        hid: hid.unwrap_or_else(|| "?".into()),
+        bpf_failure: None,
     };
     Some(MouseSummary {
         name: sys.name.clone(),
@@ -452,6 +503,10 @@ struct Context<'a> {
     failure: Option<&'a str>,
     /// `eventN` that takes the diverted thumb wheel.
     thumb_node: Option<String>,
+    /// The HID device's sysfs name (kernel mode's pins are named by it).
+    hid: String,
+    /// Why its program's pins could not be opened.
+    bpf_failure: Option<String>,
 }
 
 /// A pointer node of a mouse, as reported.
@@ -561,7 +616,38 @@ fn reason(why: Why, ctx: &Context) -> String {
                                      no other button mapped"
             .into(),
         Why::WaitingForRelease => "once no button of it is down".into(),
+        Why::KernelModeOff => "kernel mode off in config ([hidpp] kernel_mode = \"off\")".into(),
+        Why::NoHidBpf => format!(
+            "not kernel mode: kernel {} has no HID-BPF (needs 6.11+ with CONFIG_HID_BPF)",
+            kernel_path::kernel_release()
+        ),
+        Why::LoaderMissing => format!(
+            "not kernel mode: the loader {} is not installed",
+            kernel_path::LOADER
+        ),
+        Why::NotAttached => format!(
+            "not kernel mode: no program attached to {} (is the udev rule \
+             71-pawl-kernel-mode.rules active? re-plug the mouse after installing it)",
+            ctx.hid
+        ),
+        Why::AttachmentFailed => format!(
+            "not kernel mode: the pins of {} could not be opened: {}",
+            ctx.hid,
+            ctx.bpf_failure.as_deref().unwrap_or("?")
+        ),
+        Why::NotHid => "not kernel mode: no HID device".into(),
+        Why::KernelModeNeedsHidpp => {
+            "not kernel mode: it carries the gesture button as HID++ notifications, and HID++ \
+             is not a path for this mouse"
+                .into()
+        }
+        Why::ButtonsNeedGrab => {
+            "not kernel mode: a mapped button needs the grab ([buttons])".into()
+        }
         Why::Grabbed
+        | Why::TransformedInKernel
+        | Why::KernelMode
+        | Why::GestureOnRing
         | Why::RawXyWhileHeld
         | Why::ScrollTransformed
         | Why::ScrollPassedThrough
@@ -573,6 +659,27 @@ fn reason(why: Why, ctx: &Context) -> String {
 /// The text of one route of `part`.
 fn text(part: &str, route: Route, ctx: &Context) -> String {
     match (route.carrier, route.why) {
+        (Carrier::Bpf, Why::KernelMode) => format!(
+            "kernel mode: pawl's HID-BPF program on {} (nothing grabbed)",
+            ctx.hid
+        ),
+        (_, why) if part == "mode" => {
+            let mode = match route.carrier {
+                Carrier::Grab => "grab mode",
+                Carrier::Hidpp => "HID++ only",
+                _ => "not pawl's",
+            };
+            format!("{mode} ({})", reason(why, ctx))
+        }
+        (Carrier::Bpf, Why::GestureOnRing) => format!(
+            "HID++ divert of CID 0x{CID_GESTURE_BUTTON:04X} ({} open only to divert), \
+             notifications on the kernel program's ring",
+            ctx.hidraw
+        ),
+        (Carrier::Bpf, _) => {
+            "the kernel's node, transformed in the kernel by pawl's program".into()
+        }
+        (Carrier::Kernel, Why::KernelMode) => "the kernel's node (kernel mode)".into(),
         (Carrier::Hidpp, Why::GestureDiverted) => format!(
             "HID++ divert of CID 0x{CID_GESTURE_BUTTON:04X} ({}), raw XY while held",
             ctx.hidraw
@@ -608,18 +715,26 @@ mod tests {
                 hidpp,
                 thumb_wheel: true,
                 buttons_need_grab: false,
+                kernel_mode: true,
             },
             pointers: &[Pointer {
                 transform_scroll: true,
                 grabbed: true,
             }],
             endpoint,
-            kernel: KernelOffers { hidraw: true },
+            kernel: KernelOffers {
+                hidraw: true,
+                hid_bpf: false,
+                loader: false,
+            },
+            attachment: Attachment::NotAttached,
         });
         let ctx = Context {
             hidraw: "hidraw3",
             failure,
             thumb_node: Some("event5".into()),
+            hid: "0005:046D:B034.0003".into(),
+            bpf_failure: None,
         };
         path_lines(&routes, &["event5".into()], &ctx)
             .into_iter()
@@ -649,7 +764,7 @@ mod tests {
 
     #[test]
     fn path_lines_say_why_hidpp_is_not_used() {
-        let gesture = |lines: Vec<(String, String)>| lines[0].1.clone();
+        let gesture = |lines: Vec<(String, String)>| lines[1].1.clone();
         assert_eq!(
             gesture(lines_for(Endpoint::Absent, None, false)),
             "grab + virtual device (HID++ off in config ([hidpp] enabled = false))"
@@ -667,7 +782,7 @@ mod tests {
             "grab + virtual device (HID++ endpoint hidraw3 not opened: no permission to open it)"
         );
         assert_eq!(
-            lines_for(Endpoint::Absent, None, false)[1].1,
+            lines_for(Endpoint::Absent, None, false)[2].1,
             "REL_HWHEEL through grab + virtual device (HID++ off in config ([hidpp] enabled = \
              false))"
         );

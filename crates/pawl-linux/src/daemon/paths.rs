@@ -7,6 +7,11 @@
 //! - **HID++** ([`Carrier::Hidpp`], `hidpp_path.rs`): a control diverted over hidraw
 //!   (0x1B04 for the gesture button, CID 0x00C3 with raw XY; 0x2150 for the thumb
 //!   wheel), its notifications read by pawl;
+//! - **kernel mode** ([`Carrier::Bpf`], `kernel_path.rs`): pawl's HID-BPF program, attached
+//!   to the mouse's HID device by the loader, transforms the wheel in the kernel and hands
+//!   the gesture button's HID++ notifications to pawl on its ring; the pointer node is not
+//!   grabbed (its motion and buttons are the kernel's node's), hidraw is open only to
+//!   divert;
 //! - or none: pawl leaves that part to the kernel's own node ([`Carrier::Kernel`]), which
 //!   the compositor reads.
 //!
@@ -18,9 +23,11 @@
 //! the thumb wheel's mode) and reports them (`pawl status`, `pawl devices`); nothing else
 //! in the daemon decides a path.
 //!
-//! A further path (kernel mode: a HID-BPF program transforming the wheel in the kernel) is
-//! one more [`Carrier`], one more field of [`KernelOffers`] (the loader attached a program
-//! to this mouse), the rules for the parts it takes here, and one more daemon module.
+//! Kernel mode is used exactly when [`kernel_missing`] finds nothing missing: the config
+//! allows it (`[hidpp] kernel_mode = "auto"`), the kernel has HID-BPF, the loader is
+//! installed and attached the program to this mouse, HID++ is a path for it (the gesture
+//! button comes as diverted notifications) and no mapped button needs the grab (the program
+//! carries no plain button). [`Routes::mode`] says which mode the mouse runs in and why.
 
 use pawl_engine::Config;
 use pawl_hidpp::ThumbWheel;
@@ -35,6 +42,8 @@ pub struct Wants {
     /// A button other than the gesture button is mapped to an action
     /// ([`crate::hidpp::buttons_need_grab`]): only the grab sees it.
     pub buttons_need_grab: bool,
+    /// `[hidpp] kernel_mode` is `"auto"` (not `"off"`).
+    pub kernel_mode: bool,
 }
 
 impl Wants {
@@ -44,6 +53,7 @@ impl Wants {
             hidpp: config.hidpp.enabled,
             thumb_wheel: config.hidpp.thumb_wheel,
             buttons_need_grab: crate::hidpp::buttons_need_grab(config),
+            kernel_mode: config.hidpp.kernel_mode == pawl_engine::config::KernelMode::Auto,
         }
     }
 }
@@ -84,11 +94,31 @@ pub enum Session {
     Unsupported,
 }
 
-/// What the running kernel offers.
+/// What the running kernel (and the system's pawl install) offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelOffers {
     /// hidraw (`CONFIG_HIDRAW`: `/sys/class/hidraw` exists), which the HID++ path needs.
     pub hidraw: bool,
+    /// HID-BPF (`struct hid_bpf_ops` in the kernel's BTF: 6.11+ with `CONFIG_HID_BPF`),
+    /// which kernel mode needs.
+    pub hid_bpf: bool,
+    /// The kernel-mode loader is installed (`/usr/libexec/pawl/pawl-kernel-attach`), so a
+    /// udev rule can attach the program.
+    pub loader: bool,
+}
+
+/// Whether pawl's HID-BPF program is attached to this mouse's HID device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attachment {
+    /// Its pins are under `/run/pawl/bpf/<HID>/` and pawl has (or can) open them.
+    Attached,
+    /// No pins for its HID device: the loader did not attach (udev rule not active, the
+    /// device bound before it was installed, or the loader refused).
+    NotAttached,
+    /// Pins there, but pawl could not open them (another user's, or not pawl's maps).
+    Failed,
+    /// The mouse is no HID device (uinput, PS/2): nothing to attach to.
+    NoHidDevice,
 }
 
 /// Everything [`decide`] looks at, for one mouse.
@@ -103,6 +133,8 @@ pub struct Inputs<'a> {
     pub endpoint: Endpoint,
     /// The kernel.
     pub kernel: KernelOffers,
+    /// pawl's HID-BPF program on this mouse's HID device.
+    pub attachment: Attachment,
 }
 
 /// A path.
@@ -114,15 +146,19 @@ pub enum Carrier {
     Hidpp,
     /// Not pawl's: the kernel's own evdev node, as the compositor reads it.
     Kernel,
+    /// Kernel mode: pawl's HID-BPF program on the mouse's HID device (the wheel transformed
+    /// in the kernel, the gesture's HID++ notifications on its ring).
+    Bpf,
 }
 
 impl Carrier {
-    /// A stable name for scripts: `grab`, `hidpp`, `kernel`.
+    /// A stable name for scripts: `grab`, `hidpp`, `kernel`, `bpf`.
     pub fn code(self) -> &'static str {
         match self {
             Carrier::Grab => "grab",
             Carrier::Hidpp => "hidpp",
             Carrier::Kernel => "kernel",
+            Carrier::Bpf => "bpf",
         }
     }
 }
@@ -173,6 +209,33 @@ pub enum Why {
     NoTransformedGrab,
     /// No pointer node of this mouse is handled (none, or the config leaves it alone).
     NoHandledPointer,
+    /// Kernel mode: the program transforms it in the kernel (the kernel's node carries it).
+    TransformedInKernel,
+    /// Kernel mode: the kernel's node carries it unchanged (the program is attached for the
+    /// gesture; this part is not pawl's).
+    KernelMode,
+    /// Kernel mode: the gesture button diverted over HID++ (hidraw open only for that),
+    /// its notifications on the program's ring.
+    GestureOnRing,
+    /// Not kernel mode: `[hidpp] kernel_mode = "off"`.
+    KernelModeOff,
+    /// Not kernel mode: the kernel has no HID-BPF (6.11+ with `CONFIG_HID_BPF`).
+    NoHidBpf,
+    /// Not kernel mode: the loader (`/usr/libexec/pawl/pawl-kernel-attach`) is not
+    /// installed.
+    LoaderMissing,
+    /// Not kernel mode: the loader did not attach the program to this mouse.
+    NotAttached,
+    /// Not kernel mode: the program's pins could not be opened.
+    AttachmentFailed,
+    /// Not kernel mode: the mouse is no HID device.
+    NotHid,
+    /// Not kernel mode: HID++ is not a path for this mouse, and the program carries the
+    /// gesture button only as HID++ notifications.
+    KernelModeNeedsHidpp,
+    /// Not kernel mode: a mapped button needs the grab (the program carries no plain
+    /// button).
+    ButtonsNeedGrab,
 }
 
 impl Why {
@@ -198,6 +261,17 @@ impl Why {
             Why::HidppFailed => "hidpp-failed",
             Why::NoTransformedGrab => "no-transformed-grab",
             Why::NoHandledPointer => "no-handled-pointer",
+            Why::TransformedInKernel => "transformed-in-kernel",
+            Why::KernelMode => "kernel-mode",
+            Why::GestureOnRing => "gesture-on-ring",
+            Why::KernelModeOff => "kernel-mode-off",
+            Why::NoHidBpf => "no-hid-bpf",
+            Why::LoaderMissing => "loader-missing",
+            Why::NotAttached => "not-attached",
+            Why::AttachmentFailed => "attachment-failed",
+            Why::NotHid => "not-hid",
+            Why::KernelModeNeedsHidpp => "kernel-mode-needs-hidpp",
+            Why::ButtonsNeedGrab => "buttons-need-grab",
         }
     }
 }
@@ -231,6 +305,11 @@ pub struct PointerRoutes {
 /// Every route of one mouse.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Routes {
+    /// Which mode the mouse runs in: [`Carrier::Bpf`] (kernel mode, [`Why::KernelMode`]),
+    /// else [`Carrier::Grab`] when a pointer node is grabbed, [`Carrier::Hidpp`] when
+    /// only HID++ is pawl's, [`Carrier::Kernel`] when nothing is; `why` then says why it is
+    /// not kernel mode.
+    pub mode: Route,
     /// The gesture button.
     pub gesture_button: Route,
     /// The thumb wheel (AC Pan, `REL_HWHEEL`).
@@ -259,6 +338,89 @@ fn hidpp_missing(inputs: &Inputs) -> Option<Why> {
     }
 }
 
+/// Why kernel mode is not the path for this mouse, if it is not (checked in this order:
+/// config, kernel, install, attachment, HID++, mapped buttons).
+pub fn kernel_missing(inputs: &Inputs) -> Option<Why> {
+    if !inputs.wants.kernel_mode {
+        return Some(Why::KernelModeOff);
+    }
+    if !inputs.kernel.hid_bpf {
+        return Some(Why::NoHidBpf);
+    }
+    match inputs.attachment {
+        Attachment::NoHidDevice => return Some(Why::NotHid),
+        Attachment::Failed => return Some(Why::AttachmentFailed),
+        Attachment::NotAttached if !inputs.kernel.loader => return Some(Why::LoaderMissing),
+        Attachment::NotAttached => return Some(Why::NotAttached),
+        Attachment::Attached => {}
+    }
+    if hidpp_missing(inputs).is_some() {
+        return Some(Why::KernelModeNeedsHidpp);
+    }
+    if inputs.wants.buttons_need_grab {
+        return Some(Why::ButtonsNeedGrab);
+    }
+    None
+}
+
+/// The routes in kernel mode: no node grabbed; the wheel (and the thumb wheel, AC Pan in
+/// the mouse report, left native) transformed by the program when the config transforms
+/// the node's scroll; the gesture button through the ring once diverted.
+fn decide_kernel(inputs: &Inputs) -> Routes {
+    let not = route(Carrier::Kernel, Why::KernelMode);
+    let pointers: Vec<PointerRoutes> = inputs
+        .pointers
+        .iter()
+        .map(|p| PointerRoutes {
+            grab: false,
+            buttons: not,
+            motion: not,
+            wheel: if p.transform_scroll {
+                route(Carrier::Bpf, Why::TransformedInKernel)
+            } else {
+                not
+            },
+        })
+        .collect();
+    let gesture_button = match inputs.endpoint {
+        Endpoint::Open(Session::Diverted) => route(Carrier::Bpf, Why::GestureOnRing),
+        Endpoint::Open(s) => route(
+            Carrier::Kernel,
+            match s {
+                Session::SettingUp => Why::HidppSettingUp,
+                Session::Offline => Why::HidppOffline,
+                Session::Unsupported => Why::HidppUnsupported,
+                Session::NotDiverted | Session::Diverted => Why::HidppNoGestureButton,
+            },
+        ),
+        Endpoint::Absent | Endpoint::Failed => route(Carrier::Kernel, Why::KernelModeNeedsHidpp),
+    };
+    let thumb_wheel = if inputs.pointers.iter().any(|p| p.transform_scroll) {
+        route(Carrier::Bpf, Why::TransformedInKernel)
+    } else if inputs.pointers.is_empty() {
+        route(Carrier::Kernel, Why::NoHandledPointer)
+    } else {
+        not
+    };
+    Routes {
+        mode: route(Carrier::Bpf, Why::KernelMode),
+        gesture_button,
+        thumb_wheel,
+        thumb_mode: if inputs.wants.thumb_wheel {
+            ThumbWheel::Native
+        } else {
+            ThumbWheel::Leave
+        },
+        thumb_node: None,
+        pointers,
+    }
+}
+
+/// Whether `routes` are kernel mode's.
+pub fn is_kernel_mode(routes: &Routes) -> bool {
+    routes.mode.carrier == Carrier::Bpf
+}
+
 /// Decides which path carries each part of one mouse (see the module docs).
 ///
 /// The rules, as the daemon has always applied them:
@@ -270,8 +432,13 @@ fn hidpp_missing(inputs: &Inputs) -> Option<Why> {
 /// - the thumb wheel is diverted over HID++ (with `[hidpp] thumb_wheel`) while a pointer
 ///   node of the mouse is grabbed with scroll transformed — its rotation goes through that
 ///   node's engine into its clone — and native otherwise (`REL_HWHEEL` from the kernel,
-///   through the grab when the node is grabbed).
+///   through the grab when the node is grabbed);
+/// - kernel mode ([`decide_kernel`]) replaces all of this when nothing it needs is
+///   missing ([`kernel_missing`]).
 pub fn decide(inputs: &Inputs) -> Routes {
+    let Some(not_kernel) = kernel_missing(inputs) else {
+        return decide_kernel(inputs);
+    };
     let missing = hidpp_missing(inputs);
     let open = missing.is_none();
     let session = match inputs.endpoint {
@@ -368,7 +535,15 @@ pub fn decide(inputs: &Inputs) -> Routes {
             None => route(Carrier::Kernel, Why::HidppCarriesTheRest),
         }
     };
+    let mode = if any_grab {
+        Carrier::Grab
+    } else if open {
+        Carrier::Hidpp
+    } else {
+        Carrier::Kernel
+    };
     Routes {
+        mode: route(mode, not_kernel),
         gesture_button,
         thumb_wheel,
         thumb_mode,
@@ -385,8 +560,18 @@ mod tests {
         hidpp: true,
         thumb_wheel: true,
         buttons_need_grab: false,
+        kernel_mode: true,
     };
-    const HIDRAW: KernelOffers = KernelOffers { hidraw: true };
+    const HIDRAW: KernelOffers = KernelOffers {
+        hidraw: true,
+        hid_bpf: false,
+        loader: false,
+    };
+    const HID_BPF: KernelOffers = KernelOffers {
+        hidraw: true,
+        hid_bpf: true,
+        loader: true,
+    };
     const TRANSFORMED: Pointer = Pointer {
         transform_scroll: true,
         grabbed: true,
@@ -402,7 +587,127 @@ mod tests {
             pointers,
             endpoint,
             kernel: HIDRAW,
+            attachment: Attachment::NotAttached,
         })
+    }
+
+    fn decide_attached(wants: Wants, pointers: &[Pointer], endpoint: Endpoint) -> Routes {
+        decide(&Inputs {
+            wants,
+            pointers,
+            endpoint,
+            kernel: HID_BPF,
+            attachment: Attachment::Attached,
+        })
+    }
+
+    #[test]
+    fn an_attached_mx_master_runs_kernel_mode_ungrabbed_with_the_wheel_in_the_kernel() {
+        let r = decide_attached(DEFAULTS, &[TRANSFORMED], Endpoint::Open(Session::Diverted));
+        assert!(is_kernel_mode(&r));
+        assert_eq!(r.mode, route(Carrier::Bpf, Why::KernelMode));
+        assert!(!r.pointers[0].grab, "kernel mode grabs nothing");
+        assert_eq!(
+            r.pointers[0].motion,
+            route(Carrier::Kernel, Why::KernelMode)
+        );
+        assert_eq!(
+            r.pointers[0].buttons,
+            route(Carrier::Kernel, Why::KernelMode)
+        );
+        assert_eq!(
+            r.pointers[0].wheel,
+            route(Carrier::Bpf, Why::TransformedInKernel)
+        );
+        assert_eq!(r.gesture_button, route(Carrier::Bpf, Why::GestureOnRing));
+        // The thumb wheel stays native: its AC Pan is in the mouse report the program
+        // transforms; no clone to divert it into.
+        assert_eq!(r.thumb_mode, ThumbWheel::Native);
+        assert_eq!(r.thumb_node, None);
+        assert_eq!(r.thumb_wheel, route(Carrier::Bpf, Why::TransformedInKernel));
+        // Setting up: still ungrabbed, the gesture button not carried yet.
+        let r = decide_attached(DEFAULTS, &[TRANSFORMED], Endpoint::Open(Session::SettingUp));
+        assert!(is_kernel_mode(&r) && !r.pointers[0].grab);
+        assert_eq!(
+            r.gesture_button,
+            route(Carrier::Kernel, Why::HidppSettingUp)
+        );
+        // Scroll not transformed by the config: the wheel is the kernel's own.
+        let r = decide_attached(
+            DEFAULTS,
+            &[NOT_TRANSFORMED],
+            Endpoint::Open(Session::Diverted),
+        );
+        assert_eq!(r.pointers[0].wheel, route(Carrier::Kernel, Why::KernelMode));
+    }
+
+    #[test]
+    fn kernel_mode_falls_back_to_grab_mode_and_names_what_is_missing() {
+        let mode = |wants: Wants, kernel: KernelOffers, attachment, endpoint| {
+            let r = decide(&Inputs {
+                wants,
+                pointers: &[TRANSFORMED],
+                endpoint,
+                kernel,
+                attachment,
+            });
+            assert!(r.pointers[0].grab, "{r:?}");
+            r.mode
+        };
+        let open = Endpoint::Open(Session::Diverted);
+        let grab = |why| route(Carrier::Grab, why);
+        let off = Wants {
+            kernel_mode: false,
+            ..DEFAULTS
+        };
+        assert_eq!(
+            mode(off, HID_BPF, Attachment::Attached, open),
+            grab(Why::KernelModeOff)
+        );
+        assert_eq!(
+            mode(DEFAULTS, HIDRAW, Attachment::NotAttached, open),
+            grab(Why::NoHidBpf)
+        );
+        let no_loader = KernelOffers {
+            loader: false,
+            ..HID_BPF
+        };
+        assert_eq!(
+            mode(DEFAULTS, no_loader, Attachment::NotAttached, open),
+            grab(Why::LoaderMissing)
+        );
+        assert_eq!(
+            mode(DEFAULTS, HID_BPF, Attachment::NotAttached, open),
+            grab(Why::NotAttached)
+        );
+        assert_eq!(
+            mode(DEFAULTS, HID_BPF, Attachment::Failed, open),
+            grab(Why::AttachmentFailed)
+        );
+        assert_eq!(
+            mode(DEFAULTS, HID_BPF, Attachment::NoHidDevice, open),
+            grab(Why::NotHid)
+        );
+        let no_hidpp = Wants {
+            hidpp: false,
+            ..DEFAULTS
+        };
+        assert_eq!(
+            mode(no_hidpp, HID_BPF, Attachment::Attached, open),
+            grab(Why::KernelModeNeedsHidpp)
+        );
+        assert_eq!(
+            mode(DEFAULTS, HID_BPF, Attachment::Attached, Endpoint::Failed),
+            grab(Why::KernelModeNeedsHidpp)
+        );
+        let mapped = Wants {
+            buttons_need_grab: true,
+            ..DEFAULTS
+        };
+        assert_eq!(
+            mode(mapped, HID_BPF, Attachment::Attached, open),
+            grab(Why::ButtonsNeedGrab)
+        );
     }
 
     #[test]
@@ -499,6 +804,7 @@ mod tests {
                 pointers: &[TRANSFORMED],
                 endpoint,
                 kernel,
+                attachment: Attachment::NotAttached,
             })
             .gesture_button
         };
@@ -511,7 +817,13 @@ mod tests {
             route(Carrier::Grab, Why::HidppFailed)
         );
         assert_eq!(
-            without(Endpoint::Absent, KernelOffers { hidraw: false }),
+            without(
+                Endpoint::Absent,
+                KernelOffers {
+                    hidraw: false,
+                    ..HIDRAW
+                }
+            ),
             route(Carrier::Grab, Why::NoHidraw)
         );
         assert_eq!(
@@ -599,6 +911,17 @@ mod tests {
             Why::HidppFailed,
             Why::NoTransformedGrab,
             Why::NoHandledPointer,
+            Why::TransformedInKernel,
+            Why::KernelMode,
+            Why::GestureOnRing,
+            Why::KernelModeOff,
+            Why::NoHidBpf,
+            Why::LoaderMissing,
+            Why::NotAttached,
+            Why::AttachmentFailed,
+            Why::NotHid,
+            Why::KernelModeNeedsHidpp,
+            Why::ButtonsNeedGrab,
         ];
         let mut codes: Vec<&str> = all.iter().map(|w| w.code()).collect();
         codes.sort_unstable();

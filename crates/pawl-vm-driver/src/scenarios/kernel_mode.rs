@@ -39,7 +39,7 @@ const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";
 /// The examples' streams in the guest (xtask copies `examples/*.events` there).
 const EXAMPLES: &str = "/examples";
 /// v120 per wheel unit behind hid-logitech-hidpp in hi-res mode (multiplier 15).
-const UNIT: i32 = 8;
+pub(crate) const UNIT: i32 = 8;
 /// Longest pause replayed between two recorded frames: longer ones are shortened to this
 /// (still beyond the 300 ms gesture gap, so a new gesture starts as it did).
 const MAX_PAUSE: Duration = Duration::from_millis(400);
@@ -65,7 +65,7 @@ impl fmt::Display for NotApplicable {
 impl std::error::Error for NotApplicable {}
 
 /// Fails with [`NotApplicable`] unless the kernel has HID-BPF.
-fn needs_hid_bpf() -> anyhow::Result<()> {
+pub(crate) fn needs_hid_bpf() -> anyhow::Result<()> {
     if pawl_bpf::attach::has_hid_bpf() {
         Ok(())
     } else {
@@ -101,7 +101,7 @@ fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
 
 /// An emulated MX Master 3S bound by hid-logitech-hidpp with its wheel in hi-res mode, and
 /// its HID sysfs name.
-fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, String)> {
+pub(crate) fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, String)> {
     // The kernel keeps 63 bytes of phys: a short prefix, and the name's own counter.
     let phys = ctx.phys("b");
     let phys = match phys.len() {
@@ -123,7 +123,20 @@ fn hires_mouse(ctx: &mut Ctx) -> anyhow::Result<(HidppMouse, NodeInfo, String, S
 }
 
 /// `add <name> --uid 0` (the VM has no seat; root is its only user); notes the output.
+/// The loader leaves the program pass-through (no pawl running: the wheel stays the
+/// driver's own); this then enables the transform as pawl's daemon does, for the scenarios
+/// that test the program without the daemon.
 fn attach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+    attach_pass_through(ctx, name)?;
+    let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    s.flags |= FLAG_WHEEL;
+    kd.write_settings(&s)
+        .map_err(|e| anyhow::format_err!("{e}"))
+}
+
+/// The loader's `add <name> --uid 0` alone; checks that it left the wheel pass-through.
+pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
     let (status, text) = loader(&["add", name, "--uid", "0"])?;
     ctx.notes
         .push(format!("loader add {name}: status {status}: {text}"));
@@ -131,10 +144,17 @@ fn attach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
         status == 0,
         "the loader failed with status {status}: {text}"
     );
+    let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    ensure!(
+        s.flags & FLAG_WHEEL == 0,
+        "the loader enabled the transform itself (a stopped pawl would still change the \
+         wheel): {s:?}"
+    );
     Ok(())
 }
 
-fn detach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+pub(crate) fn detach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
     let (status, text) = loader(&["remove", name])?;
     ctx.notes
         .push(format!("loader remove {name}: status {status}: {text}"));
@@ -241,7 +261,7 @@ fn drain(dev: &KernelDevice) -> anyhow::Result<Vec<RingRecord>> {
 }
 
 /// `REL_WHEEL_HI_RES` values of `frames`, in order.
-fn hires_values(frames: &[Frame]) -> Vec<i32> {
+pub(crate) fn hires_values(frames: &[Frame]) -> Vec<i32> {
     frames
         .iter()
         .flatten()
@@ -265,7 +285,7 @@ pub fn kernel_mode_wheel_transformed_in_kernel(ctx: &mut Ctx) -> anyhow::Result<
     let mut s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
     ensure!(
         s.flags & FLAG_WHEEL != 0,
-        "the loader left the wheel off: {s:?}"
+        "attach left the wheel off: {s:?}"
     );
     s.flags |= FLAG_TRACE;
     kd.write_settings(&s)
@@ -485,7 +505,7 @@ pub fn kernel_mode_gesture_notifications_reach_the_ring_not_hidraw(
 
 /// `kernel_mode_reattaches_after_reconnect`: the mouse goes (the loader's `remove`, as
 /// udev runs it, unpins everything) and comes back with a new HID id; `add` attaches to the
-/// new device (its wheel inverted by the defaults), and `--detach` leaves nothing under
+/// new device (its wheel inverted by the defaults, once enabled), and `--detach` leaves nothing under
 /// /run/pawl.
 pub fn kernel_mode_reattaches_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;

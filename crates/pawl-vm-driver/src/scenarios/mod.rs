@@ -15,6 +15,8 @@ mod hotplug;
 mod kernel;
 // Kernel mode: pawl's HID-BPF program attached by pawl-kernel-attach (7.x tier).
 mod kernel_mode;
+// Kernel mode end to end: pawl's daemon on the program (7.x tier; the fallback on 6.1).
+mod kernel_daemon;
 mod lifecycle;
 mod rig;
 mod swipe;
@@ -291,6 +293,23 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "kernel_mode_loader_reports_no_hid_bpf",
         run: kernel_mode::kernel_mode_loader_reports_no_hid_bpf,
+    },
+    // Kernel mode end to end: `pawl run` on the attached program.
+    Scenario {
+        name: "kernel_mode_motion_never_wakes_pawl",
+        run: kernel_daemon::kernel_mode_motion_never_wakes_pawl,
+    },
+    Scenario {
+        name: "kernel_mode_gesture_right_switches_desktop",
+        run: kernel_daemon::kernel_mode_gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "kernel_mode_survives_reconnect",
+        run: kernel_daemon::kernel_mode_survives_reconnect,
+    },
+    Scenario {
+        name: "kernel_mode_falls_back_to_grab",
+        run: kernel_daemon::kernel_mode_falls_back_to_grab,
     },
     // Swipe style, read from the virtual touchpad's evdev node.
     Scenario {

@@ -1,0 +1,436 @@
+//! Kernel mode end to end: pawl's daemon (`pawl run`) on an emulated MX Master 3S that the
+//! real hid-logitech-hidpp drives, with pawl's HID-BPF program attached by the loader as
+//! the udev rule would (`add <HID>` at bind). pawl opens the program's pins, writes its
+//! settings, diverts the gesture button over hidraw and closes hidraw again; the pointer
+//! node is not grabbed, the wheel is transformed in the kernel, and gestures come to pawl
+//! on the program's ring. On a kernel without HID-BPF (and with `[hidpp] kernel_mode =
+//! "off"`) pawl runs grab mode and says why.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use pawl_bpf::maps::{FLAG_WHEEL, Settings, Stats};
+use pawl_bpf::pins::KernelDevice;
+use pawl_evdev::codes::{EV_REL, REL_X};
+
+use crate::evdev::{EvdevNode, Frame, NodeInfo};
+use crate::hidpp_emu::HidppMouse;
+use crate::pawl::{Pawl, PawlOptions};
+use crate::scenarios::kernel_mode::{
+    UNIT, attach_pass_through, detach, hires_mouse, hires_values, needs_hid_bpf,
+};
+use crate::scenarios::rig::expect_keys;
+use crate::scenarios::rig::keys::{META, PAGE_UP};
+use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// HID++ on, otherwise the defaults (the MX Master's scroll transformed).
+const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
+/// The same with kernel mode forced off.
+const KERNEL_MODE_OFF: &str = "[hidpp]\nenabled = true\nkernel_mode = \"off\"\n";
+/// What pawl logs when kernel mode's setup is done and hidraw is closed.
+const HIDRAW_CLOSED: &str = "hidraw closed (kernel mode";
+/// What pawl logs when a mouse goes into kernel mode.
+const KERNEL_MODE_ON: &str = "kernel mode (pawl's HID-BPF program";
+/// What pawl logs when a HID++ endpoint vanished.
+const GONE: &str = "gone";
+/// Gesture travel, px (threshold 220).
+const DRAG: i16 = 400;
+
+fn err(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::format_err!("{e}")
+}
+
+/// A mouse with pawl's program attached, and pawl running on it in kernel mode.
+struct KernelRig {
+    dev: HidppMouse,
+    source: NodeInfo,
+    hid: String,
+    pawl: Pawl,
+    keyboard: EvdevNode,
+}
+
+impl KernelRig {
+    /// Creates the mouse, attaches the program (pass-through), starts pawl with `config`
+    /// and answers its HID++ setup until pawl logs `until` (`n` times).
+    fn start(ctx: &mut Ctx, config: &str, until: &str) -> anyhow::Result<KernelRig> {
+        let (dev, source, hid, _phys) = hires_mouse(ctx)?;
+        attach_pass_through(ctx, &hid)?;
+        let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
+        let mut pawl = Pawl::start(
+            &ctx.pawl,
+            &dir,
+            &PawlOptions {
+                config,
+                desktop: "GNOME",
+                run_args: &[],
+                debug: ctx.pawl_debug,
+            },
+        )?;
+        let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+        let mut rig = KernelRig {
+            dev,
+            source,
+            hid,
+            pawl,
+            keyboard,
+        };
+        rig.wait_log(until, 1)?;
+        Ok(rig)
+    }
+
+    /// Answers pawl's requests until its log contains `text` `n` times.
+    fn wait_log(&mut self, text: &str, n: usize) -> anyhow::Result<()> {
+        let deadline = Instant::now() + T_EVENT;
+        while self.pawl.log().matches(text).count() < n {
+            self.dev.pump(Duration::from_millis(20))?;
+            ensure!(
+                Instant::now() < deadline,
+                "pawl never logged {text:?} ({n}×); log: {}",
+                self.pawl.log()
+            );
+        }
+        Ok(())
+    }
+
+    fn kernel_device(&self) -> anyhow::Result<KernelDevice> {
+        KernelDevice::open(&self.hid).map_err(err)
+    }
+
+    fn settings(&self) -> anyhow::Result<Settings> {
+        self.kernel_device()?.settings().map_err(err)
+    }
+
+    fn stats(&self) -> anyhow::Result<Stats> {
+        self.kernel_device()?.stats().map_err(err)
+    }
+
+    /// Checks what kernel mode means for this mouse: its pointer node not grabbed, the
+    /// program's transform on with the HID++ feature indexes the setup learned, the
+    /// gesture button diverted, and no hidraw node open in pawl.
+    fn check_kernel_mode(&self) -> anyhow::Result<()> {
+        let node = EvdevNode::open(&self.source.path)?;
+        ensure!(
+            node.is_free_to_grab()?,
+            "pawl grabbed the MX Master's node in kernel mode; log: {}",
+            self.pawl.log()
+        );
+        let s = self.settings()?;
+        ensure!(
+            s.flags & FLAG_WHEEL != 0,
+            "the wheel transform is off: {s:?}"
+        );
+        let reprog = self
+            .dev
+            .emu()
+            .feature_index(pawl_hidpp::feature::REPROG_CONTROLS_V4)
+            .context("no 0x1B04")?;
+        ensure!(
+            s.reprog_index == reprog,
+            "the program looks for 0x1B04 at index {}, the device has it at {reprog}",
+            s.reprog_index
+        );
+        ensure!(
+            self.dev.gesture_diverted(),
+            "the gesture button is not diverted"
+        );
+        let hidraw: Vec<_> = self
+            .pawl
+            .open_files()?
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("hidraw"))
+            .collect();
+        ensure!(
+            hidraw.is_empty(),
+            "pawl keeps {hidraw:?} open in kernel mode"
+        );
+        Ok(())
+    }
+
+    /// Stops pawl (SIGTERM) and checks that it left the mouse as it found it: the program
+    /// pass-through, the gesture button no longer diverted.
+    fn stop_and_check_restored(mut self) -> anyhow::Result<()> {
+        let status = self.pawl.terminate(Duration::from_secs(5))?;
+        ensure!(status.success(), "pawl exited with {status}");
+        let s = self.settings()?;
+        ensure!(
+            s.flags == 0 && s.reprog_index == 0,
+            "pawl left the program transforming after its exit: {s:?}"
+        );
+        self.dev.pump(Duration::from_millis(200))?;
+        ensure!(
+            !self.dev.gesture_diverted(),
+            "pawl left the gesture button diverted"
+        );
+        Ok(())
+    }
+}
+
+/// pawl's `(syscr, syscw, voluntary + nonvoluntary context switches)` over all its threads.
+fn counters(pawl: &Pawl) -> anyhow::Result<(u64, u64, u64)> {
+    let (r, w) = pawl.syscalls()?;
+    let mut switches = 0;
+    for task in std::fs::read_dir(format!("/proc/{}/task", pawl.pid()))? {
+        let text = std::fs::read_to_string(task?.path().join("status"))?;
+        for line in text.lines() {
+            if let Some(v) = line
+                .strip_prefix("voluntary_ctxt_switches:")
+                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            {
+                switches += v.trim().parse::<u64>().context("ctxt switches")?;
+            }
+        }
+    }
+    Ok((r, w, switches))
+}
+
+fn rel_x(frames: &[Frame]) -> usize {
+    frames
+        .iter()
+        .filter(|f| f.iter().any(|e| e.type_ == EV_REL && e.code == REL_X))
+        .count()
+}
+
+/// `kernel_mode_motion_never_wakes_pawl`: in kernel mode, 1,000 motion frames with the
+/// gesture button up reach the kernel's evdev node and leave pawl's counters where they
+/// were: no read, no write, no context switch (`/proc/PID/io`, `/proc/PID/task/*/status`).
+pub fn kernel_mode_motion_never_wakes_pawl(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const FRAMES: usize = 1000;
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let mut reader = EvdevNode::open(&rig.source.path)?;
+    rig.dev.pump(Duration::from_millis(300))?;
+    let _ = reader.drain()?;
+    let before = counters(&rig.pawl)?;
+    let stats_before = rig.stats()?;
+    let mut seen = 0;
+    for i in 0..FRAMES {
+        rig.dev.motion(2, 1)?;
+        if i % 8 == 7 {
+            seen += rel_x(&reader.drain()?);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    seen += rel_x(&reader.drain()?);
+    let after = counters(&rig.pawl)?;
+    let stats_after = rig.stats()?;
+    let mouse = stats_after.mouse - stats_before.mouse;
+    println!(
+        "# kernel_mode_motion_never_wakes_pawl: {FRAMES} motion frames (program saw {mouse} \
+         mouse reports, evdev delivered {seen} REL_X frames): pawl syscr +{}, syscw +{}, \
+         context switches +{}",
+        after.0 - before.0,
+        after.1 - before.1,
+        after.2 - before.2
+    );
+    ensure!(
+        mouse == FRAMES as u64,
+        "the program saw {mouse} of {FRAMES} mouse reports"
+    );
+    ensure!(seen > 0, "the kernel's node delivered no motion");
+    ensure!(
+        after == before,
+        "pawl woke for motion: (syscr, syscw, switches) {before:?} -> {after:?}"
+    );
+    rig.stop_and_check_restored()
+}
+
+/// `kernel_mode_gesture_right_switches_desktop`: in kernel mode, holding the diverted
+/// gesture button and dragging right (raw-XY notifications, through the program's ring)
+/// fires desktop-left by default (inverted): GNOME Super+Page_Up. The notifications were
+/// dropped by the program (never reached the driver or the pointer: no REL_X on the
+/// kernel's node) and went to the ring.
+pub fn kernel_mode_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let mut reader = EvdevNode::open(&rig.source.path)?;
+    let _ = reader.drain()?;
+    let stats_before = rig.stats()?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let stats = rig.stats()?;
+    // Press, the (1, 0) report, 8 steps, release.
+    let notifications = 11;
+    ensure!(
+        stats.ring_records - stats_before.ring_records >= notifications
+            && stats.dropped - stats_before.dropped >= notifications,
+        "the gesture's notifications did not go to the ring: {stats_before:?} -> {stats:?}"
+    );
+    let moved = rel_x(&reader.drain()?);
+    ensure!(
+        moved == 0,
+        "the drag moved the pointer ({moved} REL_X frames)"
+    );
+    rig.stop_and_check_restored()
+}
+
+/// `kernel_mode_survives_reconnect`: the mouse goes (the loader's `remove`) and comes back
+/// with a new HID id; the loader attaches to it, pawl notices the new pins without polling
+/// (the loader's announcement), re-opens hidraw for setup, re-diverts, closes it again, and
+/// the gesture still works and the wheel is still transformed in the kernel (one unit up
+/// comes out inverted, REL_WHEEL_HI_RES −8).
+pub fn kernel_mode_survives_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let KernelRig {
+        dev,
+        hid,
+        pawl,
+        keyboard,
+        ..
+    } = rig;
+    let gone_before = pawl.log().matches(GONE).count();
+    drop(dev);
+    detach(ctx, &hid)?;
+    let deadline = Instant::now() + T_DEVICE;
+    while pawl.log().matches(GONE).count() == gone_before {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl never noticed the mouse went; log: {}",
+            pawl.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (dev, source, second, _) = hires_mouse(ctx)?;
+    ensure!(second != hid, "the reconnected mouse kept HID name {hid}");
+    attach_pass_through(ctx, &second)?;
+    let mut rig = KernelRig {
+        dev,
+        source,
+        hid: second,
+        pawl,
+        keyboard,
+    };
+    rig.wait_log(KERNEL_MODE_ON, 2)?;
+    rig.wait_log(HIDRAW_CLOSED, 2)?;
+    rig.check_kernel_mode()?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let mut node = EvdevNode::open(&rig.source.path)?;
+    let _ = node.drain()?;
+    rig.dev.mouse.wheel_counts(1)?;
+    let got = node.frames(1, T_EVENT)?;
+    ensure!(
+        hires_values(&got) == vec![-UNIT],
+        "one unit up after the reconnect: {:?}",
+        hires_values(&got)
+    );
+    rig.stop_and_check_restored()
+}
+
+/// `kernel_mode_falls_back_to_grab`: where kernel mode is not available pawl runs grab
+/// mode and `pawl devices` says why, per device. On a kernel without HID-BPF (6.1): the
+/// pointer node grabbed, "has no HID-BPF". On one with it: the program attached but
+/// `[hidpp] kernel_mode = "off"`: grabbed, the program left pass-through, "kernel mode off
+/// in config".
+pub fn kernel_mode_falls_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let hid_bpf = pawl_bpf::attach::has_hid_bpf();
+    let (config, want) = if hid_bpf {
+        (KERNEL_MODE_OFF, "kernel mode off in config")
+    } else {
+        (DEFAULT_CONFIG, "has no HID-BPF")
+    };
+    let (dev, source, hid, _phys) = hires_mouse(ctx)?;
+    if hid_bpf {
+        attach_pass_through(ctx, &hid)?;
+    }
+    let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
+    let mut pawl = Pawl::start(
+        &ctx.pawl,
+        &dir,
+        &PawlOptions {
+            config,
+            desktop: "GNOME",
+            run_args: &[],
+            debug: ctx.pawl_debug,
+        },
+    )?;
+    let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+    let mut rig = KernelRig {
+        dev,
+        source,
+        hid,
+        pawl,
+        keyboard,
+    };
+    rig.wait_log("diverted 0x00C3 gesture button with raw XY", 1)?;
+    let node = EvdevNode::open(&rig.source.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl did not grab the MX Master in grab mode; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    ensure!(
+        !rig.pawl.log().contains(KERNEL_MODE_ON),
+        "pawl went into kernel mode; log: {}",
+        rig.pawl.log()
+    );
+    if hid_bpf {
+        let s = rig.settings()?;
+        ensure!(
+            s.flags == 0,
+            "grab mode left the program transforming: {s:?}"
+        );
+    }
+    let out = devices(ctx, &mut rig)?;
+    println!("# kernel_mode_falls_back_to_grab: pawl devices says:\n{out}");
+    let mode = out
+        .lines()
+        .find(|l| l.contains("mode") && l.contains("grab mode"))
+        .with_context(|| format!("no grab-mode line in pawl devices: {out}"))?;
+    ensure!(
+        mode.contains(want),
+        "the mode line does not say {want:?}: {mode}"
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `pawl devices` with the rig's config (answering its HID++ query meanwhile); stdout.
+fn devices(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
+    let home = ctx.subdir("devices-home")?;
+    let mut child = Command::new(&ctx.pawl)
+        .arg("--config")
+        .arg(rig.pawl.config_path())
+        .arg("devices")
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("start pawl devices")?;
+    let deadline = Instant::now() + T_EVENT;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            anyhow::bail!("pawl devices did not finish within {T_EVENT:?}");
+        }
+        rig.dev.pump(Duration::from_millis(10))?;
+    };
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .context("stdout")?
+        .read_to_string(&mut out)?;
+    ensure!(status.success(), "pawl devices exited with {status}: {out}");
+    Ok(out)
+}
