@@ -356,11 +356,24 @@ impl Tool {
                     kind.user(),
                 )?;
                 let keyboard = pawl.wait_keyboard(T_DEVICE)?;
-                // In kernel mode pawl grabs nothing: a clone of the mouse means grab mode.
-                let deadline = Instant::now() + KERNEL_MODE_GRACE;
-                while Instant::now() < deadline {
-                    let phys = crate::pawl::clone_phys(&source);
-                    if evdev::scan().iter().any(|n| n.phys == phys) {
+                // In kernel mode pawl grabs nothing (a clone of the mouse that stays means
+                // grab mode) and says when the mouse's setup is done and hidraw closed.
+                let phys = crate::pawl::clone_phys(&source);
+                let deadline = Instant::now() + T_DEVICE;
+                let mut clone_since: Option<Instant> = None;
+                loop {
+                    let cloned = evdev::scan().iter().any(|n| n.phys == phys);
+                    if !cloned && pawl.log().contains(KERNEL_MODE_SET_UP) {
+                        break;
+                    }
+                    let now = Instant::now();
+                    clone_since = if cloned {
+                        clone_since.or(Some(now))
+                    } else {
+                        None
+                    };
+                    let grabbed = clone_since.is_some_and(|t| now >= t + KERNEL_MODE_GRACE);
+                    if grabbed || now >= deadline {
                         let _ = pawl.terminate(Duration::from_secs(5));
                         let log: Vec<String> = pawl
                             .log()
@@ -368,8 +381,15 @@ impl Tool {
                             .filter(|l| !l.contains("Permission denied"))
                             .map(String::from)
                             .collect();
+                        let why = if grabbed {
+                            format!(
+                                "it grabbed the mouse (its clone {phys:?} appeared although the program was attached)"
+                            )
+                        } else {
+                            format!("it did not log {KERNEL_MODE_SET_UP:?} within {T_DEVICE:?}")
+                        };
                         bail!(
-                            "pawl did not run in kernel mode: it grabbed the mouse (its clone {phys:?} appeared although the program was attached); log (other users' devices left out): {}",
+                            "pawl did not run in kernel mode: {why}; log (other users' devices left out): {}",
                             log.join(" | ")
                         );
                     }
@@ -650,9 +670,12 @@ fn spawn_as(
         .with_context(|| format!("cannot start {}", bin.display()))
 }
 
-/// How long pawl in kernel mode has, after its virtual keyboard appeared, to show that it
-/// grabs the mouse after all (a clone device): none within this is kernel mode.
+/// How long a clone of the kernel-mode mouse may stay before it counts as grab mode.
 const KERNEL_MODE_GRACE: Duration = Duration::from_secs(3);
+
+/// What pawl's daemon logs once a mouse's kernel-mode setup is done (the gesture button
+/// diverted, hidraw closed; `crates/pawl-linux`'s kernel path).
+const KERNEL_MODE_SET_UP: &str = "hidraw closed (kernel mode";
 
 /// Waits until the gesture button (0x00C3) of `mouse` is diverted over HID++; fails when
 /// `exited` says the program exited, or after `T_DEVICE`.
