@@ -703,6 +703,31 @@ fn kcost_per_report(r: &Row) -> (f64, f64) {
     )
 }
 
+/// One sentence: what pawl in kernel mode costs itself per motion frame, per wheel frame
+/// (gesture button up) and per gesture-drag notification (button held).
+fn kernel_mode_summary(res: &Results) -> Option<String> {
+    let parts: Vec<String> = [
+        ("movement", "motion frame"),
+        ("scroll", "wheel frame"),
+        ("gesture-drag", "gesture-drag notification"),
+    ]
+    .iter()
+    .filter_map(|(workload, what)| {
+        let r = res.row("pawl-kernel", workload)?;
+        let p = per_frame(r);
+        Some(format!(
+            "per {what} {} reads, {} writes, {} context switches, {} k instructions (check {})",
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.vcsw + p.ivcsw, 3),
+            f(p.cpu_us, 2),
+            r.check
+        ))
+    })
+    .collect();
+    (!parts.is_empty()).then(|| format!("pawl in kernel mode: {}", parts.join("; ")))
+}
+
 /// One sentence: what the HID-BPF program adds to the kernel per motion and wheel report.
 fn kcost_summary(res: &Results) -> Option<String> {
     let parts: Vec<String> = ["motion", "wheel"]
@@ -910,6 +935,9 @@ fn headlines(res: &Results) -> Vec<String> {
     if let Some(cost) = hidpp_cost(res) {
         out.push(cost);
     }
+    if let Some(k) = kernel_mode_summary(res) {
+        out.push(k);
+    }
     if let Some(k) = kcost_summary(res) {
         out.push(k);
     }
@@ -1089,6 +1117,9 @@ fn render(
             format!(" **not measured**: {}", short_note(note))
         }
         None => " **not measured** (no result from the VM)".into(),
+        Some((t, _)) if t.get("workaround").map(String::as_str) == Some("stats-pin-0600") => {
+            " **Harness workaround in this run**: the loader hands pawl's user the program's stats pin read-only (0400) while `pawl_bpf::pins::KernelDevice::open` opens every pin read-write, so an unprivileged pawl gets EACCES and falls back to HID++ without kernel mode; the driver made the stats pin 0600 after the loader's `add` (`perf/tools.rs`, `stats_pin_workaround`) — everything else is as a user's machine would run it.".into()
+        }
         _ => String::new(),
     };
     let _ = writeln!(
@@ -1448,6 +1479,12 @@ fn gesture_button_section(w: &mut String, res: &Results) {
         w,
         "logid grabs nothing: the pointer's motion and wheel go from the kernel straight to the compositor, and logid is woken by the copy of every report that its hidraw node hands it (HID++ notifications are the only ones it uses). pawl grabs the pointer node because it transforms the MX Master's scroll by default (with `[scroll] scope = \"none\"` and nothing mapped it grabs nothing either, see README).\n"
     );
+    if kernel_mode {
+        let _ = writeln!(
+            w,
+            "In kernel mode pawl grabs nothing either: its HID-BPF program transforms the wheel in the kernel (the output is the mouse's own node), so neither motion nor the wheel reaches pawl with the gesture button up; the gesture's HID++ notifications come on the program's ring, read from shared memory after `epoll_wait` (`syscr` counts neither: a woken pawl shows as a context switch, not a read).\n"
+        );
+    }
     if !kernel_mode {
         let _ = writeln!(
             w,
@@ -1736,6 +1773,9 @@ fn conclusion(res: &Results, bench: &str) -> Vec<String> {
     if let Some(cost) = hidpp_cost(res) {
         out.push(format!("{cost}."));
     }
+    if let Some(k) = kernel_mode_summary(res) {
+        out.push(format!("{k}."));
+    }
     if let Some(k) = kcost_summary(res) {
         out.push(format!("{k}."));
     }
@@ -1976,6 +2016,11 @@ PERF-END
         assert_eq!(
             kernel_mode_target(&Results::parse(&row(0)), "movement").2,
             "met"
+        );
+        let summary = kernel_mode_summary(&Results::parse(&row(0))).unwrap();
+        assert!(
+            summary.contains("per motion frame 0.000 reads, 0.000 writes, 0.000 context switches"),
+            "{summary}"
         );
         let missed = kernel_mode_target(&Results::parse(&row(3)), "movement").2;
         assert!(missed.starts_with("**missed**: by 3 reads"), "{missed}");
