@@ -454,13 +454,16 @@ fn prog_counts(fd: i32) -> (u32, u32) {
 
 /// Tells a running pawl that an attachment is complete: touches the mtime of `root`'s
 /// parent (`/run/pawl`, a plain directory that stays while bpffs mounts under it come and
-/// go), which pawl's daemon watches with inotify (`IN_ATTRIB`). Done last, after every pin
+/// go), which pawl's daemon watches with inotify (`IN_ATTRIB`, `IN_MODIFY`). Done last, after every pin
 /// is made and handed to the user, so the daemon never sees a half-made directory.
 fn announce(root: &Path) {
     if let Some(parent) = root.parent()
         && let Ok(f) = fs::File::open(parent)
     {
-        let _ = f.set_modified(std::time::SystemTime::now());
+        // Both times: the kernel reports a change of both as IN_ATTRIB (of mtime alone,
+        // IN_MODIFY).
+        let now = std::time::SystemTime::now();
+        let _ = f.set_times(fs::FileTimes::new().set_accessed(now).set_modified(now));
     }
 }
 

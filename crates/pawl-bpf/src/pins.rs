@@ -365,6 +365,12 @@ mod tests {
         let rb = dev.ring_buffer(|_| {}).unwrap();
         assert!(rb.epoll_fd() >= 0);
         assert_eq!(rb.consume_raw(), 0, "an empty ring has no record");
+        // The daemon's reader, owning what it needs (no borrow of `dev`).
+        let mut reader = dev.ring_reader().unwrap();
+        drop(rb);
+        let mut n = 0;
+        reader.drain(|_| n += 1).unwrap();
+        assert_eq!(n, 0, "an empty ring has no record");
         use std::os::fd::AsRawFd;
         assert!(dev.ring_fd().as_raw_fd() >= 0);
     }

@@ -210,6 +210,8 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
                 "control --reload-rules",
                 "trigger --action=change --subsystem-match=input --subsystem-match=hidraw",
                 "trigger --action=change --subsystem-match=misc --sysname-match=uinput",
+                "trigger --action=bind --subsystem-match=hid \
+                 --property-match=DRIVER=logitech-hidpp-device",
             ],
         "postinst with udev running: udevadm {:?}",
         udevadm_calls(run)?

@@ -226,8 +226,12 @@ impl Daemon {
             nodes,
             hidraw,
             thumb_node,
+            bpf,
             ..
         } = mouse;
+        // Kernel mode reads hidraw only while setting up: after each read, close it once the
+        // session needs it no more.
+        let kernel_mode = matches!(bpf, super::kernel_path::Bpf::Active(_));
         let Hidraw::Open(dev) = hidraw else {
             return;
         };
@@ -236,7 +240,7 @@ impl Daemon {
         match dev.on_readable(monotonic_now(), performer) {
             Ok(scroll) => {
                 let mut rearm = dev.deadline() != before;
-                let mut sync = false;
+                let mut sync = kernel_mode;
                 if dev.session().phase() != phase {
                     // What `pawl status` shows of the gesture button changed.
                     *devices_changed = true;

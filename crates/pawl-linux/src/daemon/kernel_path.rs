@@ -27,7 +27,8 @@
 //! handed to the user, touches `/run/pawl` (a plain directory: the bpffs mounted below it
 //! comes and goes with the last device, and inotify on a mount point's directory does not
 //! see the mount's contents), and the daemon watches `/run/pawl` with inotify
-//! (`IN_ATTRIB`, and `IN_CREATE` on `/run` until `/run/pawl` exists). Every event makes
+//! (`IN_ATTRIB` — the loader sets both times — or `IN_MODIFY`, and `IN_CREATE` on `/run`
+//! until `/run/pawl` exists). Every event makes
 //! each mouse's paths be decided again.
 
 use std::os::fd::OwnedFd;
@@ -341,6 +342,7 @@ impl Daemon {
             (
                 ANNOUNCE_DIR,
                 inotify::WatchFlags::ATTRIB
+                    | inotify::WatchFlags::MODIFY
                     | inotify::WatchFlags::CREATE
                     | inotify::WatchFlags::ONLYDIR,
             )

@@ -376,6 +376,8 @@ impl Daemon {
             dev.set_thumb_wheel(routes.thumb_mode, monotonic_now());
         }
         *thumb_node = target;
+        // Kernel mode: a thumb-wheel write above may have reopened hidraw.
+        self.sync_kernel(m);
         self.rearm();
     }
 }
@@ -760,6 +762,67 @@ mod tests {
             "grab + virtual device; HID++ raw XY while the gesture button is held"
         );
         assert_eq!(text("buttons"), "grab + virtual device");
+    }
+
+    #[test]
+    fn the_mode_line_says_kernel_mode_or_why_not() {
+        let lines = |kernel: KernelOffers, attachment| {
+            let routes = paths::decide(&Inputs {
+                wants: paths::Wants {
+                    hidpp: true,
+                    thumb_wheel: true,
+                    buttons_need_grab: false,
+                    kernel_mode: true,
+                },
+                pointers: &[Pointer {
+                    transform_scroll: true,
+                    grabbed: true,
+                }],
+                endpoint: Endpoint::Open(Session::Diverted),
+                kernel,
+                attachment,
+            });
+            let ctx = Context {
+                hidraw: "hidraw3",
+                failure: None,
+                thumb_node: None,
+                hid: "0005:046D:B034.0003".into(),
+                bpf_failure: None,
+            };
+            path_lines(&routes, &["event5".into()], &ctx)
+                .into_iter()
+                .map(|l| (l.part, l.carrier, l.text))
+                .collect::<Vec<_>>()
+        };
+        let bpf = KernelOffers {
+            hidraw: true,
+            hid_bpf: true,
+            loader: true,
+        };
+        let on = lines(bpf, Attachment::Attached);
+        assert_eq!(
+            on[0],
+            (
+                "mode".into(),
+                Carrier::Bpf,
+                "kernel mode: pawl's HID-BPF program on 0005:046D:B034.0003 (nothing grabbed)"
+                    .into()
+            )
+        );
+        let wheel = on.iter().find(|l| l.0 == "wheel").unwrap();
+        assert_eq!(wheel.1, Carrier::Bpf);
+        let gesture = &on[1];
+        assert_eq!(gesture.1, Carrier::Bpf);
+        assert!(gesture.2.contains("kernel program's ring"), "{}", gesture.2);
+        let off = lines(bpf, Attachment::NotAttached);
+        assert_eq!(off[0].1, Carrier::Grab);
+        assert!(
+            off[0].2.starts_with(
+                "grab mode (not kernel mode: no program attached to 0005:046D:B034.0003"
+            ),
+            "{}",
+            off[0].2
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::evdev::{EvdevNode, Frame, NodeInfo};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{
-    UNIT, attach_pass_through, detach, hires_mouse, hires_values, needs_hid_bpf,
+    UNIT, attach_pass_through, detach, hires_mouse, hires_values, loader_add, needs_hid_bpf,
 };
 use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_UP};
@@ -109,13 +109,18 @@ impl KernelRig {
     /// Checks what kernel mode means for this mouse: its pointer node not grabbed, the
     /// program's transform on with the HID++ feature indexes the setup learned, the
     /// gesture button diverted, and no hidraw node open in pawl.
-    fn check_kernel_mode(&self) -> anyhow::Result<()> {
+    fn check_kernel_mode(&mut self) -> anyhow::Result<()> {
+        // Released in the same decision that went into kernel mode, just after its log line.
         let node = EvdevNode::open(&self.source.path)?;
-        ensure!(
-            node.is_free_to_grab()?,
-            "pawl grabbed the MX Master's node in kernel mode; log: {}",
-            self.pawl.log()
-        );
+        let deadline = Instant::now() + T_EVENT;
+        while !node.is_free_to_grab()? {
+            ensure!(
+                Instant::now() < deadline,
+                "pawl grabbed the MX Master's node in kernel mode; log: {}",
+                self.pawl.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let s = self.settings()?;
         ensure!(
             s.flags & FLAG_WHEEL != 0,
@@ -135,17 +140,26 @@ impl KernelRig {
             self.dev.gesture_diverted(),
             "the gesture button is not diverted"
         );
-        let hidraw: Vec<_> = self
-            .pawl
-            .open_files()?
-            .into_iter()
-            .filter(|p| p.to_string_lossy().contains("hidraw"))
-            .collect();
-        ensure!(
-            hidraw.is_empty(),
-            "pawl keeps {hidraw:?} open in kernel mode"
-        );
-        Ok(())
+        // A request after setup (the thumb wheel set native on leaving grab mode) reopens
+        // hidraw until its reply: answered here, then it must be closed again.
+        let deadline = Instant::now() + T_EVENT;
+        loop {
+            let hidraw: Vec<_> = self
+                .pawl
+                .open_files()?
+                .into_iter()
+                .filter(|p| p.to_string_lossy().contains("hidraw"))
+                .collect();
+            if hidraw.is_empty() {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "pawl keeps {hidraw:?} open in kernel mode; log: {}",
+                self.pawl.log()
+            );
+            self.dev.pump(Duration::from_millis(20))?;
+        }
     }
 
     /// Stops pawl (SIGTERM) and checks that it left the mouse as it found it: the program
@@ -274,7 +288,7 @@ pub fn kernel_mode_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Resu
 /// comes out inverted, REL_WHEEL_HI_RES −8).
 pub fn kernel_mode_survives_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;
-    let rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
     rig.check_kernel_mode()?;
     let KernelRig {
         dev,
@@ -297,7 +311,8 @@ pub fn kernel_mode_survives_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     }
     let (dev, source, second, _) = hires_mouse(ctx)?;
     ensure!(second != hid, "the reconnected mouse kept HID name {hid}");
-    attach_pass_through(ctx, &second)?;
+    // As udev runs it at bind, with pawl running.
+    loader_add(ctx, &second)?;
     let mut rig = KernelRig {
         dev,
         source,

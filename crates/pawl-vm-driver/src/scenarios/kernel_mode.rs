@@ -135,8 +135,9 @@ fn attach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::format_err!("{e}"))
 }
 
-/// The loader's `add <name> --uid 0` alone; checks that it left the wheel pass-through.
-pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+/// The loader's `add <name> --uid 0` alone, as udev runs it (a running pawl may write the
+/// settings at once).
+pub(crate) fn loader_add(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
     let (status, text) = loader(&["add", name, "--uid", "0"])?;
     ctx.notes
         .push(format!("loader add {name}: status {status}: {text}"));
@@ -144,6 +145,12 @@ pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<(
         status == 0,
         "the loader failed with status {status}: {text}"
     );
+    Ok(())
+}
+
+/// [`loader_add`] with no pawl running; checks that it left the wheel pass-through.
+pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
+    loader_add(ctx, name)?;
     let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
     let s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
     ensure!(
