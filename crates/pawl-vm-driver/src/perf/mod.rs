@@ -8,16 +8,20 @@
 //! program starts, so no device appears while anything is measured. logid needs a system
 //! bus: `--peers` also holds `dbus-daemon`, started before the programs (its own process,
 //! not counted as logid's). Then:
+//! 0. with no program running yet, the kernel-side cost of pawl's HID-BPF program
+//!    ([`kernel_cost`]: `PERF-KCOST` lines) on a mouse of its own;
 //! 1. every program starts and must forward a sentinel motion (else `PERF-TOOL … status=
 //!    unavailable note=<why>` and it is left out);
 //! 2. after [`SETTLE`], strict idle for `--idle-secs` (default 150) with all programs at
 //!    once;
-//! 3. program by program: movement, gesture-held, scroll, stress ([`workloads`]).
+//! 3. program by program: movement, gesture-held (not in kernel mode), gesture-drag (the
+//!    programs that divert the gesture button), scroll, stress ([`workloads`]).
 //!
 //! Output lines (the host parses them from the serial console): `PERF-ENV key=value…`,
 //! `PERF-TOOL tool=… status=ok|unavailable [note=…]`, one `PERF tool=… workload=… …` per
 //! measurement ([`workloads::Row::print`]), `PERF-STOP tool=… status=…`, and `PERF-END`.
 
+mod kernel_cost;
 mod procfs;
 mod tools;
 mod workloads;
@@ -59,7 +63,7 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|&k| {
             let bin = match k {
-                Kind::Pawl | Kind::PawlHidppOff => opts.pawl.clone(),
+                Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel => opts.pawl.clone(),
                 Kind::Logiops => peers.join("logid"),
                 Kind::Forwarder => peers.join("forwarder"),
                 Kind::Kanata => peers.join("kanata"),
@@ -94,6 +98,13 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     // All mice first: nothing appears in /dev/input once the programs run.
     let mut mice = Vec::new();
     for (seq, (kind, bin)) in bins.iter().enumerate() {
+        if *kind == Kind::PawlKernel && !pawl_bpf::attach::has_hid_bpf() {
+            println!(
+                "PERF-TOOL tool={} status=unavailable note=the kernel has no HID-BPF (struct hid_bpf_ops)",
+                kind.name()
+            );
+            continue;
+        }
         if !bin.is_file() {
             println!(
                 "PERF-TOOL tool={} status=unavailable note=no binary at {} (see the host's build log)",
@@ -105,6 +116,15 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         let (mouse, source) = tools::create_mouse(*kind, &opts.recordings, seq)?;
         mice.push((*kind, bin.clone(), mouse, source));
     }
+    let cost_mouse = kernel_cost::CostMouse::create(&opts.recordings)?;
+    println!("# kernel cost: the HID-BPF program attached vs not, before any program runs");
+    kernel_cost::run(
+        &cost_mouse,
+        kernel_cost::CostPlan {
+            motion: plan.movement / 6,
+            wheel: plan.scroll / 2,
+        },
+    );
 
     let mut running: Vec<Tool> = Vec::new();
     for (kind, bin, mouse, source) in mice {
@@ -115,8 +135,15 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         };
         match Tool::start(kind, &bin, &work.join(kind.name()), mouse, source) {
             Ok(tool) => {
+                let workaround = if kind == Kind::PawlKernel
+                    && tools::STATS_PIN_WORKAROUND.load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    " workaround=stats-pin-0600"
+                } else {
+                    ""
+                };
                 println!(
-                    "PERF-TOOL tool={} status=ok source={} version={version}",
+                    "PERF-TOOL tool={} status=ok source={} version={version}{workaround}",
                     kind.name(),
                     tool.source.path.display()
                 );
@@ -152,9 +179,10 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     for tool in &mut running {
         let name = tool.kind.name();
         type Workload = fn(&mut Tool, &Plan) -> anyhow::Result<workloads::Row>;
-        let steps: [(&str, Workload); 5] = [
+        let steps: [(&str, Workload); 6] = [
             ("movement", |t, p| workloads::movement(t, p.movement)),
             ("gesture-held", |t, p| workloads::gesture_held(t, p.held)),
+            ("gesture-drag", |t, p| workloads::gesture_drag(t, p.held)),
             ("scroll", |t, p| workloads::scroll(t, p.scroll)),
             ("stress", |t, p| {
                 workloads::stress(t, p.stress_motion, p.stress_wheel, Contention::Yielding)
@@ -164,6 +192,15 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             }),
         ];
         for (workload, f) in steps {
+            // A drag arrives as HID++ notifications only where the button is diverted.
+            if workload == "gesture-drag" && !tool.kind.diverts_gesture() {
+                continue;
+            }
+            // The 3S's gesture button in kernel mode is the diverted one (gesture-drag);
+            // the plain-button variant is grab mode's.
+            if workload == "gesture-held" && tool.kind == Kind::PawlKernel {
+                continue;
+            }
             println!("# {name}: {workload}");
             // Each workload starts from a program that forwards (a failed one may have left
             // it stuck).

@@ -36,6 +36,13 @@ pub enum Kind {
     Pawl,
     /// `pawl run` with `[hidpp] enabled = false`: the pointer node grabbed, no hidraw.
     PawlHidppOff,
+    /// `pawl run` (defaults) in kernel mode: pawl's HID-BPF program attached to the mouse
+    /// by the loader (`pawl-kernel-attach add <HID> --uid <pawl's>`, as the udev rule does)
+    /// before pawl starts; the wheel is transformed in the kernel, the gesture's HID++
+    /// notifications reach pawl through the program's ring, and pawl grabs nothing, so the
+    /// output is the mouse's own node. Only on a kernel with HID-BPF; a pawl that grabs
+    /// the mouse anyway (no kernel mode in the daemon) is reported unavailable.
+    PawlKernel,
     /// `contrib/perf/forwarder.c`.
     Forwarder,
     /// kanata, `linux-dev` on the mouse, nothing mapped.
@@ -50,9 +57,10 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in measurement order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Pawl,
         Kind::PawlHidppOff,
+        Kind::PawlKernel,
         Kind::Forwarder,
         Kind::Kanata,
         Kind::Xremap,
@@ -64,6 +72,7 @@ impl Kind {
         match self {
             Kind::Pawl => "pawl",
             Kind::PawlHidppOff => "pawl-hidpp-off",
+            Kind::PawlKernel => "pawl-kernel",
             Kind::Forwarder => "c-forwarder",
             Kind::Kanata => "kanata",
             Kind::Xremap => "xremap",
@@ -74,7 +83,13 @@ impl Kind {
     /// Whether this is pawl (with either configuration): pawl's rules apply to its
     /// output, and its failures fail the run.
     pub fn is_pawl(self) -> bool {
-        matches!(self, Kind::Pawl | Kind::PawlHidppOff)
+        matches!(self, Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel)
+    }
+
+    /// Whether the program diverts the gesture button (0x00C3, with raw XY) over HID++,
+    /// so that a gesture drag arrives as HID++ notifications.
+    pub fn diverts_gesture(self) -> bool {
+        matches!(self, Kind::Pawl | Kind::PawlKernel | Kind::Logiops)
     }
 
     /// The user and group the program runs as (`None`: root). The programs that find
@@ -85,6 +100,7 @@ impl Kind {
             Kind::Pawl => Some((2001, 2001)),
             Kind::PawlHidppOff => Some((2002, 2002)),
             Kind::Logiops => Some((2003, 2003)),
+            Kind::PawlKernel => Some((2004, 2004)),
             Kind::Forwarder | Kind::Kanata | Kind::Xremap => None,
         }
     }
@@ -323,6 +339,73 @@ impl Tool {
     ) -> anyhow::Result<Tool> {
         std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
         let (mut proc, out_node, keyboard) = match kind {
+            Kind::PawlKernel => {
+                let name = crate::perf::kernel_cost::hid_name(&source)?;
+                let uid = kind.user().map_or(0, |(u, _)| u).to_string();
+                let text = crate::perf::kernel_cost::loader(&["add", &name, "--uid", &uid])?;
+                println!("# pawl-kernel: loader add {name} --uid {uid}: {text}");
+                stats_pin_workaround(&name)?;
+                let mut pawl = Pawl::start_as(
+                    bin,
+                    work,
+                    &PawlOptions {
+                        config: PAWL_CONFIG,
+                        desktop: "GNOME",
+                        run_args: &[],
+                        debug: false,
+                    },
+                    kind.user(),
+                )?;
+                let keyboard = pawl.wait_keyboard(T_DEVICE)?;
+                // In kernel mode pawl grabs nothing (a clone of the mouse that stays means
+                // grab mode) and says when the mouse's setup is done and hidraw closed.
+                let phys = crate::pawl::clone_phys(&source);
+                let deadline = Instant::now() + T_DEVICE;
+                let mut clone_since: Option<Instant> = None;
+                loop {
+                    let cloned = evdev::scan().iter().any(|n| n.phys == phys);
+                    if !cloned && pawl.log().contains(KERNEL_MODE_SET_UP) {
+                        break;
+                    }
+                    let now = Instant::now();
+                    clone_since = if cloned {
+                        clone_since.or(Some(now))
+                    } else {
+                        None
+                    };
+                    let grabbed = clone_since.is_some_and(|t| now >= t + KERNEL_MODE_GRACE);
+                    if grabbed || now >= deadline {
+                        let _ = pawl.terminate(Duration::from_secs(5));
+                        let log: Vec<String> = pawl
+                            .log()
+                            .lines()
+                            .filter(|l| !l.contains("cannot open /dev/"))
+                            .map(String::from)
+                            .collect();
+                        let why = if grabbed {
+                            format!(
+                                "it grabbed the mouse (its clone {phys:?} appeared although the program was attached)"
+                            )
+                        } else {
+                            format!("it did not log {KERNEL_MODE_SET_UP:?} within {T_DEVICE:?}")
+                        };
+                        bail!(
+                            "pawl did not run in kernel mode: {why}; log (other users' devices left out): {}",
+                            log.join(" | ")
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let mut proc = Proc::Pawl(pawl);
+                if let Err(e) = wait_diverted_by(&mouse, || match &mut proc {
+                    Proc::Pawl(p) => p.try_exit(),
+                    Proc::Other { child, .. } => Ok(child.try_wait()?),
+                }) {
+                    proc.stop();
+                    return Err(e);
+                }
+                (proc, source.clone(), Some(keyboard))
+            }
             Kind::Pawl | Kind::PawlHidppOff => {
                 let config = if kind == Kind::Pawl {
                     PAWL_CONFIG
@@ -588,13 +671,78 @@ fn spawn_as(
         .with_context(|| format!("cannot start {}", bin.display()))
 }
 
+/// A harness workaround, printed as `# pawl-kernel: workaround: …` and named in the report:
+/// the loader hands the user the program's stats pin read-only (0400), but
+/// `pawl_bpf::pins::KernelDevice::open` opens every pin read-write (`bpf_obj_get` without
+/// `BPF_F_RDONLY`), so an unprivileged pawl's open fails with EACCES and it falls back to
+/// HID++ without kernel mode. Until one of the two changes, the stats pin is made 0600 for
+/// pawl's user here (a no-op once the loader does so itself).
+fn stats_pin_workaround(name: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let pin = pawl_bpf::pins::device_dir(Path::new(pawl_bpf::pins::PIN_ROOT), name)
+        .join(pawl_bpf::pins::STATS);
+    let mode = std::fs::metadata(&pin)
+        .with_context(|| format!("stat {}", pin.display()))?
+        .permissions()
+        .mode()
+        & 0o777;
+    if mode & 0o200 == 0 {
+        std::fs::set_permissions(&pin, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("chmod {}", pin.display()))?;
+        println!(
+            "# pawl-kernel: workaround: {} was {mode:o} (pawl opens every pin read-write): made 600",
+            pin.display()
+        );
+        STATS_PIN_WORKAROUND.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Whether [`stats_pin_workaround`] changed the pin (reported on `PERF-TOOL`).
+pub static STATS_PIN_WORKAROUND: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// How long a clone of the kernel-mode mouse may stay before it counts as grab mode.
+const KERNEL_MODE_GRACE: Duration = Duration::from_secs(3);
+
+/// What pawl's daemon logs once a mouse's kernel-mode setup is done (the gesture button
+/// diverted, hidraw closed; `crates/pawl-linux`'s kernel path).
+const KERNEL_MODE_SET_UP: &str = "hidraw closed (kernel mode";
+
+/// Waits until the gesture button (0x00C3) of `mouse` is diverted over HID++; fails when
+/// `exited` says the program exited, or after `T_DEVICE`.
+fn wait_diverted_by(
+    mouse: &HidMouse,
+    mut exited: impl FnMut() -> anyhow::Result<Option<std::process::ExitStatus>>,
+) -> anyhow::Result<()> {
+    let hidpp = mouse.hidpp().context("the mouse speaks no HID++")?;
+    let deadline = Instant::now() + T_DEVICE;
+    loop {
+        let diverted = hidpp
+            .lock()
+            .emu
+            .reporting(CID_GESTURE_BUTTON)
+            .is_some_and(|r| r.divert);
+        if diverted {
+            return Ok(());
+        }
+        if let Some(s) = exited()? {
+            bail!("exited ({s}) before diverting the gesture button");
+        }
+        if Instant::now() >= deadline {
+            bail!("the gesture button (0x00C3) not diverted within {T_DEVICE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Waits until the program diverted the gesture button (0x00C3) of `mouse` over HID++
 /// (logid does once it has set the device up); fails at once when it exits.
 fn wait_diverted(child: &mut Child, work: &Path, mouse: &HidMouse) -> anyhow::Result<()> {
     let hidpp = mouse.hidpp().context("the mouse speaks no HID++")?;
     // logid probes every feature of the device first (tens of requests, each a round
     // trip through the emulator under TCG).
-    let limit = T_DEVICE * 2;
+    let limit = T_DEVICE * 4;
     let deadline = Instant::now() + limit;
     loop {
         let diverted = hidpp

@@ -8,7 +8,10 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use pawl_evdev::codes::{BTN_FORWARD, EV_KEY, EV_REL, REL_WHEEL, REL_WHEEL_HI_RES};
+use pawl_hidpp::controls::CID_GESTURE_BUTTON;
+use pawl_hidpp::emulator::Motion;
 
 use crate::evdev::Frame;
 use crate::hid::GESTURE_BUTTON;
@@ -133,7 +136,7 @@ pub fn motion_at(i: usize) -> (i32, i32) {
 }
 
 /// Vertical wheel detents of scroll frame `i`: 100 notches one way, 100 the other.
-fn notch_at(i: usize) -> i8 {
+pub fn notch_at(i: usize) -> i8 {
     if (i / 100).is_multiple_of(2) { -1 } else { 1 }
 }
 
@@ -180,7 +183,11 @@ fn measured(
 /// host stalls it) would otherwise catch up with reports back to back — which pawl's
 /// scroll burst rule (`pawl_engine::scroll::BURST_US`) rightly clamps, and which no real
 /// wheel at 120 Hz produces.
-fn paced(n: usize, hz: f64, mut f: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<()> {
+pub fn paced(
+    n: usize,
+    hz: f64,
+    mut f: impl FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let start = Instant::now();
     let min_gap = Duration::from_secs_f64(0.5 / hz);
     let mut last: Option<Instant> = None;
@@ -308,6 +315,78 @@ pub fn gesture_held(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
     Ok(row)
 }
 
+/// Gesture drag: the gesture button as the MX Master 3S sends it once a program diverted
+/// it (0x1B04 with raw XY): a diverted-buttons notification (0x00C3 down), `n` raw-XY
+/// notifications of 1 px right (below the 220 px threshold) at 200 Hz, a diverted-buttons
+/// notification (none held). Only for the programs that divert the button
+/// ([`Kind::diverts_gesture`]). Nothing may reach the pointer (the notifications are not
+/// pointer motion); pawl must fire no action and keep running.
+pub fn gesture_drag(tool: &mut Tool, n: usize) -> anyhow::Result<Row> {
+    let hidpp = tool
+        .mouse
+        .hidpp()
+        .cloned()
+        .context("the mouse speaks no HID++")?;
+    let send = |t: &Tool, m: &pawl_hidpp::report::Message| {
+        let (bytes, len) = m.encode();
+        t.mouse.uhid().input(&bytes[..len])
+    };
+    let (got, mut row) = measured(
+        tool,
+        "gesture-drag",
+        n + 2,
+        // Nothing is expected out: the workload ends when the output stays quiet.
+        |_| false,
+        |t| {
+            let down = hidpp
+                .lock()
+                .emu
+                .set_held(CID_GESTURE_BUTTON, true)
+                .context("the gesture button is not diverted")?;
+            send(t, &down)?;
+            std::thread::sleep(Duration::from_secs_f64(1.0 / MOTION_HZ));
+            paced(n, MOTION_HZ, |_| {
+                let m = hidpp.lock().emu.motion(1, 0);
+                match m {
+                    Motion::RawXy(m) => send(t, &m),
+                    Motion::Hid => anyhow::bail!("raw XY is not enabled for the gesture button"),
+                }
+            })?;
+            std::thread::sleep(Duration::from_secs_f64(1.0 / MOTION_HZ));
+            let up = hidpp
+                .lock()
+                .emu
+                .set_held(CID_GESTURE_BUTTON, false)
+                .context("the gesture button is not diverted")?;
+            send(t, &up)
+        },
+    )?;
+    let motions = got.frames.iter().filter_map(motion_of).count();
+    row.extra.push(("motion_out", motions.to_string()));
+    row.check = (|| -> anyhow::Result<()> {
+        no_drop(got.dropped)?;
+        anyhow::ensure!(
+            motions == 0,
+            "{motions} pointer motion frames out for a diverted drag"
+        );
+        if tool.kind.is_pawl() {
+            let kb = tool
+                .keyboard
+                .as_mut()
+                .expect("pawl has a keyboard")
+                .drain()?;
+            let fired: Vec<_> = kb.iter().flatten().filter(|e| e.type_ == EV_KEY).collect();
+            anyhow::ensure!(fired.is_empty(), "an action fired: {fired:?}");
+        }
+        if let Some(s) = tool.exited()? {
+            anyhow::bail!("exited ({s})");
+        }
+        Ok(())
+    })()
+    .map_err(|e| format!("{e:#}"));
+    Ok(row)
+}
+
 /// The vertical wheel values of a frame: `(hi-res, lo-res)`, `None` when it has neither.
 fn wheel_of(f: &Frame) -> Option<(Option<i32>, Option<i32>)> {
     let find = |code| {
@@ -380,9 +459,12 @@ fn check_scroll(
 /// How the stress writers compete with the program under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Contention {
-    /// The writer threads run at nice 19: they take only the CPU the program and the
-    /// output's reader leave, as hardware input does (a mouse does not compete with the
-    /// daemon for the CPU). Nothing may be lost.
+    /// The writer threads run under `SCHED_IDLE`: they take only the CPU the program and
+    /// the output's reader leave, as hardware input does (a mouse does not compete with
+    /// the daemon for the CPU): a woken normal task preempts an idle-policy one at once.
+    /// Nice 19 no longer does that on the EEVDF scheduler (Linux 6.6+): a running task
+    /// keeps its slice (run to parity), in which a writer at TCG speed fills the grabbed
+    /// device's evdev buffer before the program runs. Nothing may be lost.
     Yielding,
     /// The writer threads at the program's priority: two greedy writers against one
     /// reader on the VM's single vCPU: whether the grabbed device's evdev buffer in the
@@ -408,8 +490,9 @@ pub fn stress(tool: &mut Tool, n: usize, m: usize, contention: Contention) -> an
     };
     let writer_nice = |c: Contention| {
         if c == Contention::Yielding {
-            // SAFETY: setpriority on the calling thread's own id.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: sched_setscheduler on the calling thread's own id with a valid param.
+            unsafe { libc::sched_setscheduler(libc::gettid(), libc::SCHED_IDLE, &param) };
         }
     };
     let (got, mut row) = measured(
