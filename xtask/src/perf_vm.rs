@@ -1117,9 +1117,6 @@ fn render(
             format!(" **not measured**: {}", short_note(note))
         }
         None => " **not measured** (no result from the VM)".into(),
-        Some((t, _)) if t.get("workaround").map(String::as_str) == Some("stats-pin-0600") => {
-            " **Harness workaround in this run**: the loader hands pawl's user the program's stats pin read-only (0400) while `pawl_bpf::pins::KernelDevice::open` opens every pin read-write, so an unprivileged pawl gets EACCES and falls back to HID++ without kernel mode; the driver made the stats pin 0600 after the loader's `add` (`perf/tools.rs`, `stats_pin_workaround`) — everything else is as a user's machine would run it.".into()
-        }
         _ => String::new(),
     };
     let _ = writeln!(

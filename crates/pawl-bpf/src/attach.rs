@@ -110,14 +110,48 @@ fn failed(step: &str, e: impl fmt::Display) -> Failure {
 }
 
 /// Whether the running kernel (or one of its modules: `hid` is a module on Debian) has
-/// `struct hid_bpf_ops` in its BTF.
+/// `struct hid_bpf_ops` in its BTF: the name in a BTF string section. Reads `hid` and
+/// `vmlinux` first (where hid-core is), then the other modules, each through one 64 KiB
+/// buffer ([`contains`]), so the daemon's memory never holds a whole BTF file (vmlinux's is
+/// about 6 MB).
 pub fn has_hid_bpf() -> bool {
-    let Ok(dir) = fs::read_dir(SYSFS_BTF) else {
+    let needle = b"\0hid_bpf_ops\0";
+    let found = |p: &Path| fs::File::open(p).is_ok_and(|f| contains(f, needle).unwrap_or(false));
+    let dir = Path::new(SYSFS_BTF);
+    if ["hid", "vmlinux"].iter().any(|m| found(&dir.join(m))) {
+        return true;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
         return false;
     };
-    let needle = b"\0hid_bpf_ops\0";
-    dir.flatten()
-        .any(|e| fs::read(e.path()).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)))
+    entries
+        .flatten()
+        .filter(|e| e.file_name() != "hid" && e.file_name() != "vmlinux")
+        .any(|e| found(&e.path()))
+}
+
+/// Whether `needle` (non-empty, at most 1 KiB) occurs in what `r` yields, read through one
+/// 64 KiB buffer (a match across two reads is found: the last `needle.len() − 1` bytes are
+/// kept). Errors: the reader's.
+pub fn contains(mut r: impl io::Read, needle: &[u8]) -> io::Result<bool> {
+    const BUF: usize = 64 * 1024;
+    assert!(!needle.is_empty() && needle.len() <= 1024);
+    let mut buf = vec![0u8; BUF];
+    let mut kept = 0;
+    loop {
+        let n = match r.read(&mut buf[kept..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let end = kept + n;
+        if buf[..end].windows(needle.len()).any(|w| w == needle) {
+            return Ok(true);
+        }
+        kept = (needle.len() - 1).min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
 }
 
 /// Refuses `exe` unless it and every directory above it are owned by root and not writable
@@ -524,6 +558,36 @@ pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Yields at most `step` bytes a read.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_btf_name_is_found_across_read_boundaries_and_only_whole() {
+        let needle = b"\0hid_bpf_ops\0";
+        for at in [0, 65_530, 65_536 - 13, 65_536, 200_000 - needle.len()] {
+            let mut data = vec![b'a'; 200_000];
+            data[at..at + needle.len()].copy_from_slice(needle);
+            assert!(contains(io::Cursor::new(&data), needle).unwrap(), "at {at}");
+            assert!(
+                contains(Trickle(&data, 7), needle).unwrap(),
+                "at {at}, 7 a read"
+            );
+        }
+        // The name without its terminators (`hid_bpf_ops_x`) is another type.
+        let data = b"\0hid_bpf_ops_x\0".repeat(10_000);
+        assert!(!contains(Trickle(&data, 4096), needle).unwrap());
+        assert!(!contains(io::empty(), needle).unwrap());
+    }
 
     #[test]
     fn the_seat_user_is_the_active_uid_of_seat0() {

@@ -127,13 +127,15 @@ impl KernelDevice {
             return Err(PinError::BadName(name.to_owned()));
         }
         let dir = device_dir(root, name);
-        let open = |pin: &str| {
+        // The stats pin is the seat user's read-only (0400): opened with BPF_F_RDONLY, as a
+        // read-write open of it fails with EACCES for anyone but root.
+        let open = |pin: &str, flags: u32| {
             let p = dir.join(pin);
-            MapHandle::from_pinned_path(&p).map_err(|e| PinError::Open(p, e))
+            MapHandle::from_pinned_path_with_file_flags(&p, flags).map_err(|e| PinError::Open(p, e))
         };
-        let settings = open(SETTINGS)?;
-        let stats = open(STATS)?;
-        let ring = open(RING)?;
+        let settings = open(SETTINGS, 0)?;
+        let stats = open(STATS, libbpf_rs::libbpf_sys::BPF_F_RDONLY)?;
+        let ring = open(RING, 0)?;
         let shape = |m: &MapHandle, pin: &str, ty: libbpf_rs::MapType, value: u32, n: u32| {
             let ok = m.map_type() == ty
                 && (ty == libbpf_rs::MapType::RingBuf

@@ -324,3 +324,29 @@ fn bit(bits: &[u8], n: u16) -> bool {
     bits.get(n as usize / 8)
         .is_some_and(|b| b & (1 << (n % 8)) != 0)
 }
+
+/// The `/dev/hidrawN` nodes of the HID device behind the evdev node `event` (the kernel
+/// makes them right after the evdev nodes; waits up to `timeout` for one).
+pub fn hidraw_of(event: &Path, timeout: Duration) -> anyhow::Result<Vec<PathBuf>> {
+    let name = event.file_name().context("evdev node without a name")?;
+    let dir = Path::new("/sys/class/input")
+        .join(name)
+        .join("device/device/hidraw");
+    let deadline = Instant::now() + timeout;
+    loop {
+        let nodes: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| Path::new("/dev").join(e.file_name()))
+            .filter(|p| p.exists())
+            .collect();
+        if !nodes.is_empty() {
+            return Ok(nodes);
+        }
+        if Instant::now() >= deadline {
+            bail!("no hidraw node under {} within {timeout:?}", dir.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -172,6 +172,12 @@ impl Daemon {
             return true;
         };
         if !kernel {
+            // Only an active attachment is left: a failed one keeps its reason, so the
+            // decision that follows (and `pawl status`) still sees why kernel mode is not
+            // used, and the node it no longer carries is grabbed.
+            if !matches!(mouse.bpf, Bpf::Active(_)) {
+                return true;
+            }
             if let Bpf::Active(k) = std::mem::take(&mut mouse.bpf) {
                 let off = pass_through(
                     k.written

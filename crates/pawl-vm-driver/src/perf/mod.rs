@@ -135,15 +135,8 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         };
         match Tool::start(kind, &bin, &work.join(kind.name()), mouse, source) {
             Ok(tool) => {
-                let workaround = if kind == Kind::PawlKernel
-                    && tools::STATS_PIN_WORKAROUND.load(std::sync::atomic::Ordering::Relaxed)
-                {
-                    " workaround=stats-pin-0600"
-                } else {
-                    ""
-                };
                 println!(
-                    "PERF-TOOL tool={} status=ok source={} version={version}{workaround}",
+                    "PERF-TOOL tool={} status=ok source={} version={version}",
                     kind.name(),
                     tool.source.path.display()
                 );

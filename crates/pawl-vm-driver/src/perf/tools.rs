@@ -217,7 +217,7 @@ pub fn create_mouse(
     let source = mouse.wait_node(T_DEVICE)?;
     if let Some((uid, gid)) = kind.user() {
         let mut nodes = vec![source.path.clone()];
-        nodes.extend(hidraw_of(&source.path, T_DEVICE)?);
+        nodes.extend(crate::evdev::hidraw_of(&source.path, T_DEVICE)?);
         for n in &nodes {
             std::os::unix::fs::chown(n, Some(uid), Some(gid))
                 .with_context(|| format!("chown {}", n.display()))?;
@@ -226,32 +226,6 @@ pub fn create_mouse(
         }
     }
     Ok((mouse, source))
-}
-
-/// The `/dev/hidrawN` nodes of the HID device behind the evdev node `event` (the kernel
-/// makes them right after the evdev nodes; waits up to `timeout` for one).
-fn hidraw_of(event: &Path, timeout: Duration) -> anyhow::Result<Vec<PathBuf>> {
-    let name = event.file_name().context("evdev node without a name")?;
-    let dir = Path::new("/sys/class/input")
-        .join(name)
-        .join("device/device/hidraw");
-    let deadline = Instant::now() + timeout;
-    loop {
-        let nodes: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| Path::new("/dev").join(e.file_name()))
-            .filter(|p| p.exists())
-            .collect();
-        if !nodes.is_empty() {
-            return Ok(nodes);
-        }
-        if Instant::now() >= deadline {
-            bail!("no hidraw node under {} within {timeout:?}", dir.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Adds root and every [`Kind::user`] to `/etc/passwd` and `/etc/group` (the initramfs has
@@ -344,7 +318,6 @@ impl Tool {
                 let uid = kind.user().map_or(0, |(u, _)| u).to_string();
                 let text = crate::perf::kernel_cost::loader(&["add", &name, "--uid", &uid])?;
                 println!("# pawl-kernel: loader add {name} --uid {uid}: {text}");
-                stats_pin_workaround(&name)?;
                 let mut pawl = Pawl::start_as(
                     bin,
                     work,
@@ -670,37 +643,6 @@ fn spawn_as(
         .spawn()
         .with_context(|| format!("cannot start {}", bin.display()))
 }
-
-/// A harness workaround, printed as `# pawl-kernel: workaround: …` and named in the report:
-/// the loader hands the user the program's stats pin read-only (0400), but
-/// `pawl_bpf::pins::KernelDevice::open` opens every pin read-write (`bpf_obj_get` without
-/// `BPF_F_RDONLY`), so an unprivileged pawl's open fails with EACCES and it falls back to
-/// HID++ without kernel mode. Until one of the two changes, the stats pin is made 0600 for
-/// pawl's user here (a no-op once the loader does so itself).
-fn stats_pin_workaround(name: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let pin = pawl_bpf::pins::device_dir(Path::new(pawl_bpf::pins::PIN_ROOT), name)
-        .join(pawl_bpf::pins::STATS);
-    let mode = std::fs::metadata(&pin)
-        .with_context(|| format!("stat {}", pin.display()))?
-        .permissions()
-        .mode()
-        & 0o777;
-    if mode & 0o200 == 0 {
-        std::fs::set_permissions(&pin, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("chmod {}", pin.display()))?;
-        println!(
-            "# pawl-kernel: workaround: {} was {mode:o} (pawl opens every pin read-write): made 600",
-            pin.display()
-        );
-        STATS_PIN_WORKAROUND.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-    Ok(())
-}
-
-/// Whether [`stats_pin_workaround`] changed the pin (reported on `PERF-TOOL`).
-pub static STATS_PIN_WORKAROUND: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
 
 /// How long a clone of the kernel-mode mouse may stay before it counts as grab mode.
 const KERNEL_MODE_GRACE: Duration = Duration::from_secs(3);

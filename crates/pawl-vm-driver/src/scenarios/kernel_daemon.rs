@@ -19,7 +19,8 @@ use crate::evdev::{EvdevNode, Frame, NodeInfo};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{
-    UNIT, attach_pass_through, detach, hires_mouse, hires_values, loader_add, needs_hid_bpf,
+    UNIT, attach_pass_through, attach_pass_through_for, detach, hires_mouse, hires_values,
+    loader_add, needs_hid_bpf,
 };
 use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_UP};
@@ -35,6 +36,9 @@ const HIDRAW_CLOSED: &str = "hidraw closed (kernel mode";
 const KERNEL_MODE_ON: &str = "kernel mode (pawl's HID-BPF program";
 /// What pawl logs when a HID++ endpoint vanished.
 const GONE: &str = "gone";
+/// The seat user (uid, gid) pawl runs as where a scenario runs it unprivileged (no entry in
+/// the initramfs's passwd: pawl needs none).
+const SEAT_USER: (u32, u32) = (2005, 2005);
 /// Gesture travel, px (threshold 220).
 const DRAG: i16 = 400;
 
@@ -55,10 +59,37 @@ impl KernelRig {
     /// Creates the mouse, attaches the program (pass-through), starts pawl with `config`
     /// and answers its HID++ setup until pawl logs `until` (`n` times).
     fn start(ctx: &mut Ctx, config: &str, until: &str) -> anyhow::Result<KernelRig> {
+        KernelRig::start_as(ctx, config, until, None, 0)
+    }
+
+    /// [`KernelRig::start`] with pawl as seat user `user` (uid, gid) instead of root, as on
+    /// a user's machine: the loader pins for that user (`--uid`), and the user gets what
+    /// the udev rule's `uaccess` would give it (the mouse's evdev and hidraw nodes,
+    /// `/dev/uinput`). The pins are made for `pins_uid` (the seat user the loader saw).
+    fn start_as(
+        ctx: &mut Ctx,
+        config: &str,
+        until: &str,
+        user: Option<(u32, u32)>,
+        pins_uid: u32,
+    ) -> anyhow::Result<KernelRig> {
+        use std::os::unix::fs::PermissionsExt;
         let (dev, source, hid, _phys) = hires_mouse(ctx)?;
-        attach_pass_through(ctx, &hid)?;
+        attach_pass_through_for(ctx, &hid, pins_uid)?;
+        if let Some((uid, gid)) = user {
+            let mut nodes = vec![source.path.clone()];
+            nodes.extend(crate::evdev::hidraw_of(&source.path, T_DEVICE)?);
+            for n in &nodes {
+                std::os::unix::fs::chown(n, Some(uid), Some(gid))
+                    .with_context(|| format!("chown {}", n.display()))?;
+                std::fs::set_permissions(n, PermissionsExt::from_mode(0o600))
+                    .with_context(|| format!("chmod {}", n.display()))?;
+            }
+            std::fs::set_permissions("/dev/uinput", PermissionsExt::from_mode(0o666))
+                .context("chmod /dev/uinput")?;
+        }
         let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
-        let mut pawl = Pawl::start(
+        let mut pawl = Pawl::start_as(
             &ctx.pawl,
             &dir,
             &PawlOptions {
@@ -67,6 +98,7 @@ impl KernelRig {
                 run_args: &[],
                 debug: ctx.pawl_debug,
             },
+            user,
         )?;
         let keyboard = pawl.wait_keyboard(T_DEVICE)?;
         let mut rig = KernelRig {
@@ -255,10 +287,18 @@ pub fn kernel_mode_motion_never_wakes_pawl(ctx: &mut Ctx) -> anyhow::Result<()> 
 /// gesture button and dragging right (raw-XY notifications, through the program's ring)
 /// fires desktop-left by default (inverted): GNOME Super+Page_Up. The notifications were
 /// dropped by the program (never reached the driver or the pointer: no REL_X on the
-/// kernel's node) and went to the ring.
+/// kernel's node) and went to the ring. pawl runs as an unprivileged seat user
+/// ([`SEAT_USER`]) with the pins the loader made for it (settings and ring 0600, stats
+/// 0400), as on a user's machine.
 pub fn kernel_mode_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;
-    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    let mut rig = KernelRig::start_as(
+        ctx,
+        DEFAULT_CONFIG,
+        HIDRAW_CLOSED,
+        Some(SEAT_USER),
+        SEAT_USER.0,
+    )?;
     rig.check_kernel_mode()?;
     let mut reader = EvdevNode::open(&rig.source.path)?;
     let _ = reader.drain()?;
@@ -404,6 +444,59 @@ pub fn kernel_mode_falls_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
     ensure!(
         mode.contains(want),
         "the mode line does not say {want:?}: {mode}"
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `kernel_mode_another_users_pins_fall_back_to_grab`: the program is attached with its
+/// pins for another seat user (root here: as after a user switch, when the loader ran for
+/// the user before), so this user's pawl cannot open them (EACCES on the 0700 directory).
+/// pawl runs grab mode instead — the MX Master's node grabbed, its wheel transformed by
+/// pawl's clone (one detent up comes out inverted, −120 v120), the gesture fires — and
+/// `pawl status`'s reason (the log's warning) names the pins it could not open; the
+/// program is left pass-through.
+pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start_as(
+        ctx,
+        DEFAULT_CONFIG,
+        "diverted 0x00C3 gesture button with raw XY",
+        Some(SEAT_USER),
+        0,
+    )?;
+    ensure!(
+        rig.pawl
+            .log()
+            .contains("kernel mode unavailable: cannot open /run/pawl/bpf/"),
+        "pawl did not say why kernel mode is unavailable; log: {}",
+        rig.pawl.log()
+    );
+    let node = EvdevNode::open(&rig.source.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl neither runs kernel mode nor grabs the MX Master; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    drop(node);
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
+    rig.dev.mouse.wheel(1)?;
+    let frames = clone.frames(1, T_EVENT)?;
+    let total = crate::scenarios::rig::hires_total(&frames);
+    ensure!(
+        total == -120,
+        "one detent through pawl's clone: Σ hi-res {total} (want -120): {frames:?}"
+    );
+    ensure!(
+        rig.settings()?.flags == 0,
+        "the program transforms the wheel too (twice in all)"
     );
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;

@@ -138,7 +138,13 @@ fn attach(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
 /// The loader's `add <name> --uid 0` alone, as udev runs it (a running pawl may write the
 /// settings at once).
 pub(crate) fn loader_add(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
-    let (status, text) = loader(&["add", name, "--uid", "0"])?;
+    loader_add_for(ctx, name, 0)
+}
+
+/// The loader's `add <name> --uid <uid>`: the pins for seat user `uid`.
+pub(crate) fn loader_add_for(ctx: &mut Ctx, name: &str, uid: u32) -> anyhow::Result<()> {
+    let uid = uid.to_string();
+    let (status, text) = loader(&["add", name, "--uid", &uid])?;
     ctx.notes
         .push(format!("loader add {name}: status {status}: {text}"));
     ensure!(
@@ -150,7 +156,12 @@ pub(crate) fn loader_add(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
 
 /// [`loader_add`] with no pawl running; checks that it left the wheel pass-through.
 pub(crate) fn attach_pass_through(ctx: &mut Ctx, name: &str) -> anyhow::Result<()> {
-    loader_add(ctx, name)?;
+    attach_pass_through_for(ctx, name, 0)
+}
+
+/// [`attach_pass_through`] with the pins for seat user `uid`.
+pub(crate) fn attach_pass_through_for(ctx: &mut Ctx, name: &str, uid: u32) -> anyhow::Result<()> {
+    loader_add_for(ctx, name, uid)?;
     let kd = KernelDevice::open(name).map_err(|e| anyhow::format_err!("{e}"))?;
     let s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
     ensure!(

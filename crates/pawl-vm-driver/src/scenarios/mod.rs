@@ -315,6 +315,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "kernel_mode_falls_back_to_grab",
         run: kernel_daemon::kernel_mode_falls_back_to_grab,
     },
+    Scenario {
+        name: "kernel_mode_another_users_pins_fall_back_to_grab",
+        run: kernel_daemon::kernel_mode_another_users_pins_fall_back_to_grab,
+    },
     // Swipe style, read from the virtual touchpad's evdev node.
     Scenario {
         name: "swipe_gesture_touchpad_frames_follow_the_drag",
