@@ -844,3 +844,77 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
     );
     detach(ctx, &name)
 }
+
+/// `kernel_mode_glide_settings_from_the_map_are_bounded`: the settings map is the seat
+/// user's to write, so the program bounds what a glide may cost the kernel as the config
+/// validates it: a decay of 1.0 (65536 in Q16: a tail that would never end) and an
+/// interval of 0 µs (ticks back to back in a kernel worker) run as decay 0.99 (64881) and
+/// 4 ms. Every step and tick the program traces after a flick equals the engine's with
+/// those bounds, no tick comes before the engine's 4 ms deadline, evdev shows the same
+/// values, and the tail ends as the engine's does.
+pub fn kernel_mode_glide_settings_from_the_map_are_bounded(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use pawl_engine::config::{Inertia, ScrollSettings};
+    needs_hid_bpf()?;
+    let (dev, info, name, _phys) = hires_mouse(ctx)?;
+    attach(ctx, &name)?;
+    let kd = KernelDevice::open(&name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let settings = ScrollSettings {
+        inertia: Inertia::Glide {
+            decay: 0.85,
+            interval_us: 16_000,
+        },
+        ..ScrollSettings::default()
+    };
+    let mut hostile = pawl_bpf::maps::Settings {
+        flags: FLAG_WHEEL | FLAG_TRACE,
+        ..pawl_bpf::maps::Settings::new(&ScrollParams::new(&settings), UNIT as u32)
+    };
+    hostile.scroll.glide_decay_q16 = 65_536;
+    hostile.scroll.glide_interval_us = 0;
+    kd.write_settings(&hostile)
+        .map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut bounded = ScrollParams::new(&settings).with_quantum(UNIT as u32);
+    bounded.glide_decay_q16 = 64_881;
+    bounded.glide_interval_us = 4_000;
+    let mut node = EvdevNode::open(&info.path)?;
+    let mut engine = ScrollAxis::default();
+    let (mut traces, mut frames) = (Vec::new(), Vec::new());
+    flick(&dev, 8)?;
+    collect(
+        &kd,
+        &mut node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(600),
+        |_| false,
+    )?;
+    let (want, ticks, late) = replay_with_ticks(&mut engine, &bounded, &traces)?;
+    ensure!(
+        ticks >= 10,
+        "a tail of {ticks} ticks after the flick: {traces:?}"
+    );
+    ensure!(
+        engine.next_deadline().is_none(),
+        "the program's tail stopped (or was still running after {T_EVENT:?}), the engine's \
+         is due at {:?}; {} traces",
+        engine.next_deadline(),
+        traces.len()
+    );
+    let hires = hires_values(&frames);
+    ensure!(
+        hires == want,
+        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
+    );
+    let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
+    let span = tick_times.last().copied().unwrap_or(0) - tick_times.first().copied().unwrap_or(0);
+    ctx.notes.push(format!(
+        "decay 65536 / interval 0 written: a tail of {ticks} ticks over {span} µs (bounded \
+         to 0.99 / 4 ms), at most {late} µs after the engine's deadline"
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    ensure!(
+        hires_values(&node.drain()?).is_empty(),
+        "wheel events after the tail"
+    );
+    detach(ctx, &name)
+}
