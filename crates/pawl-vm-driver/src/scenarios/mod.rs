@@ -283,6 +283,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode::kernel_mode_glide_tail_comes_from_the_kernel,
     },
     Scenario {
+        name: "kernel_mode_glide_settings_from_the_map_are_bounded",
+        run: kernel_mode::kernel_mode_glide_settings_from_the_map_are_bounded,
+    },
+    Scenario {
         name: "kernel_mode_gesture_notifications_reach_the_ring_not_hidraw",
         run: kernel_mode::kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
     },
@@ -306,6 +310,14 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "kernel_mode_gesture_right_switches_desktop",
         run: kernel_daemon::kernel_mode_gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab",
+        run: kernel_daemon::kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab,
+    },
+    Scenario {
+        name: "kernel_mode_wireless_reconnect_rediverts_from_the_ring",
+        run: kernel_daemon::kernel_mode_wireless_reconnect_rediverts_from_the_ring,
     },
     Scenario {
         name: "kernel_mode_survives_reconnect",
