@@ -487,11 +487,12 @@ fn prog_counts(fd: i32) -> (u32, u32) {
     (info.verified_insns, info.xlated_prog_len / 8)
 }
 
-/// Tells a running pawl that an attachment is complete: touches the mtime of `root`'s
+/// Tells a running pawl that an attachment is complete (or, from `remove` and
+/// `--detach`, that one is gone): touches the mtime of `root`'s
 /// parent (`/run/pawl`, a plain directory that stays while bpffs mounts under it come and
 /// go), which pawl's daemon watches with inotify (`IN_ATTRIB`, `IN_MODIFY`). Done last, after every pin
 /// is made and handed to the user, so the daemon never sees a half-made directory.
-fn announce(root: &Path) {
+pub fn announce(root: &Path) {
     if let Some(parent) = root.parent()
         && let Ok(f) = fs::File::open(parent)
     {

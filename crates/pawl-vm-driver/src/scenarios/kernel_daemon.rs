@@ -631,3 +631,55 @@ pub fn kernel_mode_wireless_reconnect_rediverts_from_the_ring(ctx: &mut Ctx) -> 
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
     rig.stop_and_check_restored()
 }
+
+/// `kernel_mode_follows_a_replaced_or_removed_attachment`: with pawl running in kernel
+/// mode, the loader attaches again to the same HID device (a second bind: the package's
+/// postinst on an upgrade, `add` by hand): pawl notices (the loader's announcement), opens
+/// the new program's pins and writes its settings (the transform on, the 0x1B04 index),
+/// and the gesture works through the new ring. Then the loader detaches it with the mouse
+/// still there (`remove`, as the package's prerm does with `--detach`): pawl goes back to
+/// grab mode (the node grabbed, hidraw watched again) and the gesture still works.
+pub fn kernel_mode_follows_a_replaced_or_removed_attachment(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let hid = rig.hid.clone();
+    loader_add(ctx, &hid)?;
+    let deadline = Instant::now() + T_EVENT;
+    while rig.settings()?.flags & FLAG_WHEEL == 0 {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl never wrote the new program's settings: {:?}; log: {}",
+            rig.settings()?,
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    rig.check_kernel_mode()?;
+    let before = rig.stats()?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let stats = rig.stats()?;
+    ensure!(
+        stats.ring_records > before.ring_records,
+        "the gesture did not come through the new program's ring: {before:?} -> {stats:?}"
+    );
+
+    detach(ctx, &hid)?;
+    let node = EvdevNode::open(&rig.source.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl stayed in kernel mode after the program was detached; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    rig.dev.pump(Duration::from_millis(200))?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}

@@ -320,6 +320,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_daemon::kernel_mode_wireless_reconnect_rediverts_from_the_ring,
     },
     Scenario {
+        name: "kernel_mode_follows_a_replaced_or_removed_attachment",
+        run: kernel_daemon::kernel_mode_follows_a_replaced_or_removed_attachment,
+    },
+    Scenario {
         name: "kernel_mode_survives_reconnect",
         run: kernel_daemon::kernel_mode_survives_reconnect,
     },
