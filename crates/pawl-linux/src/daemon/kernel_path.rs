@@ -394,6 +394,7 @@ impl Daemon {
             }
             self.watch_pins();
         }
+        let mut regrab = false;
         for m in 0..self.mice.len() {
             // Pins replaced (the loader attached again: a bind, the package's postinst) or
             // gone (`remove`, `--detach`, the package's prerm): the maps held are a
@@ -418,6 +419,23 @@ impl Daemon {
                 mouse.bpf = Bpf::Idle;
             }
             self.apply_paths(m);
+            // Out of kernel mode for good (detached): its carried nodes are grabbed again
+            // by the rescan below, as a reload does.
+            if stale
+                && let Some(mouse) = self.mice[m].as_ref()
+                && !matches!(mouse.bpf, Bpf::Active(_))
+            {
+                let carried: Vec<usize> = (0..mouse.nodes.len())
+                    .filter(|&n| matches!(mouse.nodes[n], super::Slot::Carried(_)))
+                    .collect();
+                for n in carried {
+                    self.take_node(m, n, "kernel mode ended");
+                    regrab = true;
+                }
+            }
+        }
+        if regrab {
+            self.rescan(super::Trigger::Reload);
         }
     }
 

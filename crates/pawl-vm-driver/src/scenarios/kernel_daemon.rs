@@ -518,6 +518,15 @@ pub fn kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab(
         json.contains(r#""part":"mode","path":"bpf""#),
         "pawl status --json in kernel mode: {json}"
     );
+    let out = devices(ctx, &mut rig)?;
+    ensure!(
+        out.lines().any(|l| l.contains("mode:")
+            && l.contains("kernel mode: pawl's HID-BPF program on")
+            && l.contains(&rig.hid)),
+        "pawl devices in kernel mode has no kernel-mode line for {}: {out}",
+        rig.hid
+    );
+    println!("# pawl devices in kernel mode:\n{out}");
     let mut node = EvdevNode::open(&rig.source.path)?;
     let got = one_unit_up(&mut rig, &mut node)?;
     ensure!(got == vec![-UNIT], "one unit up in kernel mode: {got:?}");
@@ -585,7 +594,7 @@ pub fn kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab(
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
     let json = status_json(ctx, &mut rig)?;
     ensure!(
-        json.contains(r#""part":"mode","path":"grab""#) && json.contains("kernel mode off"),
+        json.contains(r#""part":"mode","path":"grab","reason":"kernel-mode-off""#),
         "pawl status --json after kernel_mode = \"off\": {json}"
     );
     ctx.notes
