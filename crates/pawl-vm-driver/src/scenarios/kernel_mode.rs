@@ -87,10 +87,15 @@ fn kernel_release() -> String {
 
 /// Runs the loader with `args`; returns `(exit status, stdout + stderr)`.
 fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
-    let out = Command::new(LOADER)
+    loader_at(Path::new(LOADER), args)
+}
+
+/// Runs the loader at `exe` with `args`; returns `(exit status, stdout + stderr)`.
+fn loader_at(exe: &Path, args: &[&str]) -> anyhow::Result<(i32, String)> {
+    let out = Command::new(exe)
         .args(args)
         .output()
-        .with_context(|| format!("run {LOADER}"))?;
+        .with_context(|| format!("run {}", exe.display()))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -917,4 +922,44 @@ pub fn kernel_mode_glide_settings_from_the_map_are_bounded(ctx: &mut Ctx) -> any
         "wheel events after the tail"
     );
     detach(ctx, &name)
+}
+
+/// `kernel_mode_loader_refuses_a_copy_a_user_can_write`: run as root (as udev would if a
+/// rule pointed at it), a copy of the loader under a directory others can write (`/tmp`,
+/// as `~/.cargo/bin` is its user's) refuses with status 4 and pins nothing; the installed
+/// loader refuses a device name with path characters (status 2, a usage error). Any kernel:
+/// the trust check comes before everything else.
+pub fn kernel_mode_loader_refuses_a_copy_a_user_can_write(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = ctx.subdir("writable-bin")?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))?;
+    let copy = dir.join("pawl-kernel-attach");
+    std::fs::copy(LOADER, &copy).context("copy the loader")?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))?;
+    let name = "0005:046D:B034.00FE";
+    let (status, text) = loader_at(&copy, &["add", name, "--uid", "0"])?;
+    ctx.notes.push(format!(
+        "copy in {}: status {status}: {text}",
+        dir.display()
+    ));
+    ensure!(
+        status == 4 && text.contains("refusing to run as root"),
+        "a copy under a world-writable directory ran: status {status}: {text}"
+    );
+    ensure!(
+        !pins::device_dir(Path::new(pins::PIN_ROOT), name).exists(),
+        "the refused copy pinned something"
+    );
+    for bad in [
+        "../../../etc/x",
+        "0005:046D:B034.00/1",
+        "0005:046D:B034.0001/../x",
+    ] {
+        let (status, text) = loader(&["add", bad])?;
+        ensure!(
+            status == 2,
+            "the loader took {bad:?}: status {status}: {text}"
+        );
+    }
+    Ok(())
 }

@@ -299,6 +299,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode::kernel_mode_unifying_child_wheel_transformed,
     },
     Scenario {
+        name: "kernel_mode_loader_refuses_a_copy_a_user_can_write",
+        run: kernel_mode::kernel_mode_loader_refuses_a_copy_a_user_can_write,
+    },
+    Scenario {
         name: "kernel_mode_loader_reports_no_hid_bpf",
         run: kernel_mode::kernel_mode_loader_reports_no_hid_bpf,
     },
