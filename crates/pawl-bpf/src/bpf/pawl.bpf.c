@@ -168,8 +168,9 @@ static __always_inline void trace(__u8 which, __u64 now_us, __s32 in, __s32 out)
 
 /* The glide's bounds as the config validates them (pawl-engine config/validate.rs:
  * glide_decay 0.05..=0.99, glide_interval_ms 4..=100): the settings map is the seat user's
- * to write, and a decay of 1.0 or more never ends a tail while an interval of 0 injects
- * back to back in a kernel worker. Values pawl writes are within and stay as they are. */
+ * to write, and a decay of 1.0 or more never ends a tail (injected reports forever), with
+ * an interval of some 25 us tens of thousands a second, from a kernel worker. Values pawl
+ * writes are within and stay as they are. */
 #define PAWL_GLIDE_DECAY_MAX_Q16 64881 /* round(0.99 * 65536) */
 #define PAWL_GLIDE_INTERVAL_MIN_US 4000
 #define PAWL_GLIDE_INTERVAL_MAX_US 100000
