@@ -196,16 +196,20 @@ pub fn seat_uid_from(text: &str) -> Option<u32> {
 }
 
 /// Makes `root` a bpffs (mounting one if it is not), with `/run/pawl` root's 0755.
+/// Refuses (before mounting anything) a `root` or parent that is a symlink, not a
+/// directory, or writable by someone else ([`check_pin_dir`]).
 pub fn ensure_bpffs(root: &Path) -> Result<(), Failure> {
     if let Some(parent) = root.parent() {
         fs::create_dir_all(parent)
             .map_err(|e| failed(&format!("mkdir {}", parent.display()), e))?;
+        check_pin_dir(parent)?;
     }
     match fs::create_dir(root) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(failed(&format!("mkdir {}", root.display()), e)),
     }
+    check_pin_dir(root)?;
     if fs_magic(root) == Some(BPF_FS_MAGIC) {
         return Ok(());
     }
@@ -228,6 +232,34 @@ pub fn ensure_bpffs(root: &Path) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// Refuses `dir` unless it is a directory itself (not a symlink to one), owned by the
+/// running user (root, for the loader) and not writable by group or others: the loader
+/// mounts on it and pins under it as root, so nobody else may have made or changed it.
+pub fn check_pin_dir(dir: &Path) -> Result<(), Failure> {
+    let m = fs::symlink_metadata(dir).map_err(|e| failed(&format!("{}", dir.display()), e))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if !m.file_type().is_dir() {
+        Some("not a directory (a symlink?)".to_owned())
+    } else if m.uid() != me {
+        Some(format!("owned by uid {}, not {me}", m.uid()))
+    } else if m.permissions().mode() & 0o022 != 0 {
+        Some(format!(
+            "writable by group or others (mode {:o})",
+            m.permissions().mode() & 0o7777
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Failure::Failed(format!(
+            "refusing to pin under {}: {why}",
+            dir.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn fs_magic(p: &Path) -> Option<i64> {
@@ -489,11 +521,12 @@ fn prog_counts(fd: i32) -> (u32, u32) {
     (info.verified_insns, info.xlated_prog_len / 8)
 }
 
-/// Tells a running pawl that an attachment is complete: touches the mtime of `root`'s
+/// Tells a running pawl that an attachment is complete (or, from `remove` and
+/// `--detach`, that one is gone): touches the mtime of `root`'s
 /// parent (`/run/pawl`, a plain directory that stays while bpffs mounts under it come and
 /// go), which pawl's daemon watches with inotify (`IN_ATTRIB`, `IN_MODIFY`). Done last, after every pin
 /// is made and handed to the user, so the daemon never sees a half-made directory.
-fn announce(root: &Path) {
+pub fn announce(root: &Path) {
     if let Some(parent) = root.parent()
         && let Ok(f) = fs::File::open(parent)
     {
@@ -538,7 +571,15 @@ pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
     for e in entries.flatten() {
         let dir_name = e.file_name().to_string_lossy().into_owned();
         match pins::hid_name_of_dir(&dir_name) {
-            Some(name) if !sysfs.join(&name).exists() => detach(root, &name)?,
+            // A directory that cannot be removed (its user put something in it) stays, and
+            // keeps no other device from being attached.
+            Some(name) if !sysfs.join(&name).exists() => match detach(root, &name) {
+                Ok(()) => {}
+                Err(e) => {
+                    eprintln!("pawl-kernel-attach: leaving {dir_name}: {e}");
+                    left += 1;
+                }
+            },
             Some(_) => left += 1,
             // bpffs's own (maps.debug, progs.debug with bpf_preload) or not ours.
             None if dir_name.ends_with(".debug") => {}
@@ -617,6 +658,39 @@ mod tests {
         } else {
             panic!("/usr/bin/env is not root's: cannot check the trusted case here");
         }
+    }
+
+    #[test]
+    fn a_pin_directory_someone_else_may_write_or_a_symlink_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        check_pin_dir(dir.path()).unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_pin_dir(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("writable by group or others"), "{e}");
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let link = dir.path().join("bpf");
+        std::os::unix::fs::symlink("/etc", &link).unwrap();
+        let e = check_pin_dir(&link).unwrap_err();
+        assert!(e.to_string().contains("not a directory"), "{e}");
+        // ensure_bpffs refuses it before mounting anything.
+        let e = ensure_bpffs(&link).unwrap_err();
+        assert!(e.to_string().contains("not a directory"), "{e}");
+    }
+
+    #[test]
+    fn a_stale_directory_that_cannot_be_removed_keeps_no_other_device_from_attaching() {
+        let root = tempfile::tempdir().unwrap();
+        let sysfs = tempfile::tempdir().unwrap();
+        // A device gone from sysfs whose directory its user filled with a directory named
+        // like a pin (unlink fails on it), and one gone with only its pins.
+        let stuck = root.path().join("0005:046D:B034_0009");
+        fs::create_dir_all(stuck.join(LINK)).unwrap();
+        let clean = root.path().join("0005:046D:B034_000A");
+        fs::create_dir(&clean).unwrap();
+        fs::write(clean.join(SETTINGS), b"").unwrap();
+        sweep(root.path(), sysfs.path()).unwrap();
+        assert!(stuck.exists(), "the stuck directory stays");
+        assert!(!clean.exists(), "the clean one is removed");
     }
 
     #[test]

@@ -109,6 +109,8 @@ impl std::error::Error for PinError {}
 #[derive(Debug)]
 pub struct KernelDevice {
     name: String,
+    /// The pin root it was opened under.
+    root: PathBuf,
     settings: MapHandle,
     stats: MapHandle,
     ring: MapHandle,
@@ -157,6 +159,7 @@ impl KernelDevice {
         shape(&ring, RING, libbpf_rs::MapType::RingBuf, 0, 0)?;
         Ok(KernelDevice {
             name: name.to_owned(),
+            root: root.to_owned(),
             settings,
             stats,
             ring,
@@ -166,6 +169,22 @@ impl KernelDevice {
     /// The HID device's sysfs name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the device's settings pin is still the map this handle holds: `false` once
+    /// the loader detached the program (the pins are gone) or attached a new one in its
+    /// place (a bind again: the package's postinst, `add` run by hand), so that the holder
+    /// opens the new pins or leaves kernel mode. One `BPF_OBJ_GET` and two map-info
+    /// queries (the map ids compared).
+    pub fn is_pinned(&self) -> bool {
+        let p = device_dir(&self.root, &self.name).join(SETTINGS);
+        let Ok(now) = MapHandle::from_pinned_path(&p) else {
+            return false;
+        };
+        match (self.settings.info(), now.info()) {
+            (Ok(held), Ok(pinned)) => held.info.id == pinned.info.id,
+            _ => false,
+        }
     }
 
     /// The program's current settings.
@@ -381,6 +400,30 @@ mod tests {
         assert_eq!(n, 0, "an empty ring has no record");
         use std::os::fd::AsRawFd;
         assert!(dev.ring_fd().as_raw_fd() >= 0);
+    }
+
+    #[test]
+    fn a_device_whose_pins_were_replaced_or_removed_is_no_longer_pinned() {
+        let Some(fs) = Bpffs::mount() else { return };
+        let name = "0005:046D:B034.000B";
+        pin_like_the_loader(fs.0.path(), name, SETTINGS_SIZE as u32);
+        let dev = KernelDevice::open_in(fs.0.path(), name).unwrap();
+        assert!(dev.is_pinned());
+        // The loader attached again: a new settings map in the old one's place.
+        let dir = device_dir(fs.0.path(), name);
+        std::fs::remove_file(dir.join(SETTINGS)).unwrap();
+        array(SETTINGS_SIZE as u32, 1)
+            .pin(dir.join(SETTINGS))
+            .unwrap();
+        assert!(!dev.is_pinned(), "a replaced settings pin");
+        assert!(
+            KernelDevice::open_in(fs.0.path(), name)
+                .unwrap()
+                .is_pinned()
+        );
+        // Detached: no pin at all.
+        std::fs::remove_file(dir.join(SETTINGS)).unwrap();
+        assert!(!dev.is_pinned(), "a removed settings pin");
     }
 
     #[test]

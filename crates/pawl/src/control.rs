@@ -397,8 +397,8 @@ pub fn mouse_text(m: &MouseRecord, head: &str, named: bool, indent: &str) -> Str
 
 /// A mouse for `--json`: `{"name", "vendor", "product" (4-digit hex), "nodes": [{"path",
 /// "state": "grabbed"|"waiting"|"not-grabbed", "clone"}], "hidraw" (or null), "paths":
-/// [{"part", "path": "grab"|"hidpp"|"kernel", "reason" (a code, e.g. "hidpp-off"),
-/// "text"}]}`.
+/// [{"part", "path": "grab"|"hidpp"|"kernel" (the kernel's node untouched)|"bpf" (kernel
+/// mode: pawl's HID-BPF program), "reason" (a code, e.g. "hidpp-off"), "text"}]}`.
 pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
     json!({
         "name": m.name,

@@ -135,6 +135,8 @@ mod linux {
                 attach::detach(&root, n)?;
             }
             attach::sweep(&root, &sysfs)?;
+            // A running pawl holding the pins leaves kernel mode (or reopens them).
+            attach::announce(&root);
             return Ok(format!("detached {}", names.join(", ")));
         }
         let name = cmd.name.as_deref().expect("parse checked");

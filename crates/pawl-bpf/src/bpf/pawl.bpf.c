@@ -166,6 +166,25 @@ static __always_inline void trace(__u8 which, __u64 now_us, __s32 in, __s32 out)
 	bump(PAWL_STAT_RING);
 }
 
+/* The glide's bounds as the config validates them (pawl-engine config/validate.rs:
+ * glide_decay 0.05..=0.99, glide_interval_ms 4..=100): the settings map is the seat user's
+ * to write, and a decay of 1.0 or more never ends a tail (injected reports forever), with
+ * an interval of some 25 us tens of thousands a second, from a kernel worker. Values pawl
+ * writes are within and stay as they are. */
+#define PAWL_GLIDE_DECAY_MAX_Q16 64881 /* round(0.99 * 65536) */
+#define PAWL_GLIDE_INTERVAL_MIN_US 4000
+#define PAWL_GLIDE_INTERVAL_MAX_US 100000
+
+static __always_inline void glide_bounds(struct pawl_scroll_params *p)
+{
+	if (p->glide_decay_q16 > PAWL_GLIDE_DECAY_MAX_Q16)
+		p->glide_decay_q16 = PAWL_GLIDE_DECAY_MAX_Q16;
+	if (p->glide_interval_us < PAWL_GLIDE_INTERVAL_MIN_US)
+		p->glide_interval_us = PAWL_GLIDE_INTERVAL_MIN_US;
+	if (p->glide_interval_us > PAWL_GLIDE_INTERVAL_MAX_US)
+		p->glide_interval_us = PAWL_GLIDE_INTERVAL_MAX_US;
+}
+
 /* One axis: device units in, device units out (the pipeline in v120, quantum = unit). */
 static __always_inline int axis(__u8 *d, const volatile struct pawl_field *f, __u32 unit,
 				struct pawl_scroll_axis *a, const struct pawl_scroll_params *settings,
@@ -178,6 +197,7 @@ static __always_inline int axis(__u8 *d, const volatile struct pawl_field *f, __
 	if (!field_get(d, f, &units) || units == 0 || unit == 0 || unit > 120)
 		return 0;
 	pawl_scroll_with_quantum(&p, unit);
+	glide_bounds(&p);
 	out = pawl_scroll_step(a, &p, invert, units * (__s32)unit, now_us, &detents);
 	/* out is a multiple of the quantum = unit. */
 	mag = out < 0 ? (__u32)0 - (__u32)out : (__u32)out;
@@ -203,6 +223,7 @@ static __always_inline int axis_tick(__u8 *d, const volatile struct pawl_field *
 	    !a->has_deadline || now_us < a->deadline)
 		return 0;
 	pawl_scroll_with_quantum(&p, unit);
+	glide_bounds(&p);
 	out = pawl_scroll_tick(a, &p, now_us, &detents);
 	mag = out < 0 ? (__u32)0 - (__u32)out : (__u32)out;
 	mag /= unit;

@@ -29,7 +29,11 @@
 //! see the mount's contents), and the daemon watches `/run/pawl` with inotify
 //! (`IN_ATTRIB` — the loader sets both times — or `IN_MODIFY`, and `IN_CREATE` on `/run`
 //! until `/run/pawl` exists). Every event makes
-//! each mouse's paths be decided again.
+//! each mouse's paths be decided again. The loader's `remove` and `--detach` announce too:
+//! a mouse whose held maps are no longer the pinned ones (detached, or attached anew by a
+//! second bind) leaves kernel mode, then reopens the new pins or goes back to grab mode.
+//! Only root can touch `/run/pawl`, so no other user can fake an announcement (and one
+//! would only make pawl look at the pins again).
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -396,13 +400,65 @@ impl Daemon {
             }
             self.watch_pins();
         }
+        let mut regrab = false;
         for m in 0..self.mice.len() {
+            // Pins replaced (the loader attached again: a bind, the package's postinst) or
+            // gone (`remove`, `--detach`, the package's prerm): the maps held are a
+            // detached program's. Leave kernel mode; the paths below reopen the new pins
+            // or grab.
+            let stale = self.mice[m]
+                .as_ref()
+                .is_some_and(|mouse| matches!(&mouse.bpf, Bpf::Active(k) if !k.dev.is_pinned()));
+            if stale {
+                log::info!(
+                    "{}: its kernel-mode pins were replaced or removed",
+                    self.mice[m]
+                        .as_ref()
+                        .and_then(|mouse| mouse.hid_name())
+                        .unwrap_or("?")
+                );
+                self.apply_kernel(m, false);
+            }
             if let Some(mouse) = self.mice[m].as_mut()
                 && matches!(mouse.bpf, Bpf::Failed { .. })
             {
                 mouse.bpf = Bpf::Idle;
             }
             self.apply_paths(m);
+            // Out of kernel mode for good (detached): its carried nodes are grabbed again
+            // by the rescan below, as a reload does.
+            if stale
+                && let Some(mouse) = self.mice[m].as_ref()
+                && !matches!(mouse.bpf, Bpf::Active(_))
+            {
+                let carried: Vec<usize> = (0..mouse.nodes.len())
+                    .filter(|&n| matches!(mouse.nodes[n], super::Slot::Carried(_)))
+                    .collect();
+                for n in carried {
+                    self.take_node(m, n, "kernel mode ended");
+                    regrab = true;
+                }
+            }
+        }
+        if regrab {
+            self.rescan(super::Trigger::Reload);
+        }
+    }
+
+    /// On a reload, before any node is grabbed again: every mouse in kernel mode that the
+    /// (new) config takes out of it gets its program pass-through now (the grab that
+    /// follows then never reads events the program also transformed).
+    pub(super) fn leave_kernel_mode_where_the_config_says_so(&mut self) {
+        for m in 0..self.mice.len() {
+            let leaving = self.mice[m].as_ref().is_some_and(|mouse| {
+                matches!(mouse.bpf, Bpf::Active(_))
+                    && !super::paths::is_kernel_mode(
+                        &mouse.routes(&self.config, self.kernel, None).0,
+                    )
+            });
+            if leaving {
+                self.apply_kernel(m, false);
+            }
         }
     }
 

@@ -545,6 +545,9 @@ impl Daemon {
         self.watch_pins();
         // HID++ first, as at startup: whether a pointer node needs its grab depends on it.
         self.reload_hidpp(&old);
+        // A mouse leaving kernel mode has its program made pass-through before `rematch`
+        // grabs its node again: events read from the grab are never transformed twice.
+        self.leave_kernel_mode_where_the_config_says_so();
         for m in 0..self.mice.len() {
             let nodes = self.mice[m].as_ref().map_or(0, |mouse| mouse.nodes.len());
             for n in 0..nodes {

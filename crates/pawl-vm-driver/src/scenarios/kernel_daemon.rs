@@ -275,7 +275,10 @@ pub fn kernel_mode_motion_never_wakes_pawl(ctx: &mut Ctx) -> anyhow::Result<()> 
         mouse == FRAMES as u64,
         "the program saw {mouse} of {FRAMES} mouse reports"
     );
-    ensure!(seen > 0, "the kernel's node delivered no motion");
+    ensure!(
+        seen == FRAMES,
+        "the kernel's node delivered {seen} of {FRAMES} motion frames"
+    );
     ensure!(
         after == before,
         "pawl woke for motion: (syscr, syscw, switches) {before:?} -> {after:?}"
@@ -500,15 +503,39 @@ pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow
 /// `pawl devices` with the rig's config (answering its HID++ query meanwhile); stdout.
 fn devices(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
     let home = ctx.subdir("devices-home")?;
+    pawl_output(ctx, rig, &["devices"], &home)
+}
+
+/// `pawl status --json` of the rig's running pawl (its runtime directory), all on one line
+/// without spaces.
+fn status_json(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
+    let work = rig
+        .pawl
+        .config_path()
+        .parent()
+        .context("config without a directory")?
+        .to_owned();
+    let out = pawl_output(ctx, rig, &["status", "--json"], &work)?;
+    Ok(out.split_whitespace().collect())
+}
+
+/// `pawl ARGS` with the rig's config and `home` as HOME and XDG dirs (answering HID++
+/// meanwhile); stdout.
+fn pawl_output(
+    ctx: &mut Ctx,
+    rig: &mut KernelRig,
+    args: &[&str],
+    home: &std::path::Path,
+) -> anyhow::Result<String> {
     let mut child = Command::new(&ctx.pawl)
         .arg("--config")
         .arg(rig.pawl.config_path())
-        .arg("devices")
+        .args(args)
         .env_clear()
         .env("PATH", "/bin")
-        .env("HOME", &home)
-        .env("XDG_RUNTIME_DIR", &home)
-        .env("XDG_CONFIG_HOME", &home)
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home)
+        .env("XDG_CONFIG_HOME", home)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -521,7 +548,7 @@ fn devices(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
         }
         if Instant::now() >= deadline {
             let _ = child.kill();
-            anyhow::bail!("pawl devices did not finish within {T_EVENT:?}");
+            anyhow::bail!("pawl {args:?} did not finish within {T_EVENT:?}");
         }
         rig.dev.pump(Duration::from_millis(10))?;
     };
@@ -531,6 +558,222 @@ fn devices(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
         .take()
         .context("stdout")?
         .read_to_string(&mut out)?;
-    ensure!(status.success(), "pawl devices exited with {status}: {out}");
+    ensure!(
+        status.success(),
+        "pawl {args:?} exited with {status}: {out}"
+    );
     Ok(out)
+}
+
+/// Writes `config` over the rig's pawl config and sends SIGHUP.
+fn reload(rig: &KernelRig, config: &str) -> anyhow::Result<()> {
+    std::fs::write(rig.pawl.config_path(), config)?;
+    // SAFETY: plain kill(2) on our own child's pid.
+    ensure!(
+        unsafe { libc::kill(rig.pawl.pid() as libc::pid_t, libc::SIGHUP) } == 0,
+        "cannot signal pawl"
+    );
+    Ok(())
+}
+
+/// One wheel unit up on the emulated mouse: the `REL_WHEEL_HI_RES` values `node` shows.
+fn one_unit_up(rig: &mut KernelRig, node: &mut EvdevNode) -> anyhow::Result<Vec<i32>> {
+    let _ = node.drain()?;
+    rig.dev.mouse.wheel_counts(1)?;
+    let got = node.frames(1, T_EVENT)?;
+    Ok(hires_values(&got))
+}
+
+/// `kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab`: in kernel mode
+/// (`pawl status --json` says `"path":"bpf"` for the mode), `invert_vertical = false`
+/// and SIGHUP reach the program's settings without leaving kernel mode (one unit up comes
+/// out +8 on the kernel's node, no longer inverted, nothing grabbed); `kernel_mode = "off"`
+/// and SIGHUP then put the mouse in grab mode: the program pass-through (flags 0, no HID++
+/// feature index), the pointer node grabbed, the wheel transformed once (one unit up
+/// inverted on pawl's clone, −8: a double transform would turn it back), the gesture still
+/// working over hidraw, and `pawl status --json` says grab mode and why.
+pub fn kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let json = status_json(ctx, &mut rig)?;
+    ensure!(
+        json.contains(r#""part":"mode","path":"bpf""#),
+        "pawl status --json in kernel mode: {json}"
+    );
+    let out = devices(ctx, &mut rig)?;
+    ensure!(
+        out.lines().any(|l| l.contains("mode:")
+            && l.contains("kernel mode: pawl's HID-BPF program on")
+            && l.contains(&rig.hid)),
+        "pawl devices in kernel mode has no kernel-mode line for {}: {out}",
+        rig.hid
+    );
+    println!("# pawl devices in kernel mode:\n{out}");
+    let mut node = EvdevNode::open(&rig.source.path)?;
+    let got = one_unit_up(&mut rig, &mut node)?;
+    ensure!(got == vec![-UNIT], "one unit up in kernel mode: {got:?}");
+
+    // 1. SIGHUP with the wheel no longer inverted: the settings follow, still kernel mode.
+    let before = rig.settings()?;
+    ensure!(before.scroll.invert_vertical == 1, "{before:?}");
+    reload(
+        &rig,
+        "[hidpp]\nenabled = true\n[scroll]\ninvert_vertical = false\n",
+    )?;
+    let deadline = Instant::now() + T_EVENT;
+    while rig.settings()?.scroll.invert_vertical != 0 {
+        ensure!(
+            Instant::now() < deadline,
+            "SIGHUP never reached the program's settings: {:?}; log: {}",
+            rig.settings()?,
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    let s = rig.settings()?;
+    ensure!(
+        s.flags & FLAG_WHEEL != 0 && s.reprog_index == before.reprog_index,
+        "after SIGHUP: {s:?} (before {before:?})"
+    );
+    ensure!(
+        node.is_free_to_grab()?,
+        "pawl grabbed the node on a reload that kept kernel mode"
+    );
+    let got = one_unit_up(&mut rig, &mut node)?;
+    ensure!(
+        got == vec![UNIT],
+        "one unit up after invert_vertical = false: {got:?}"
+    );
+
+    // 2. SIGHUP with kernel mode off: grab mode, the program pass-through.
+    reload(&rig, KERNEL_MODE_OFF)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl did not grab the MX Master after kernel_mode = \"off\"; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    let s = rig.settings()?;
+    ensure!(
+        s.flags == 0 && s.reprog_index == 0 && s.wireless_status_index == 0,
+        "grab mode left the program transforming or taking HID++: {s:?}"
+    );
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
+    rig.dev.pump(Duration::from_millis(200))?;
+    let got = one_unit_up(&mut rig, &mut clone)?;
+    ensure!(
+        got.len() == 1 && got[0] < 0,
+        "one unit up in grab mode (inverted once, by pawl): {got:?}"
+    );
+    rig.dev
+        .pump_until("gesture button diverted in grab mode", T_EVENT, |d| {
+            d.gesture_diverted()
+        })?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let json = status_json(ctx, &mut rig)?;
+    ensure!(
+        json.contains(r#""part":"mode","path":"grab","reason":"kernel-mode-off""#),
+        "pawl status --json after kernel_mode = \"off\": {json}"
+    );
+    ctx.notes
+        .push(format!("status --json in grab mode: {json}"));
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `kernel_mode_wireless_reconnect_rediverts_from_the_ring`: in kernel mode the mouse
+/// loses its diversion (it slept or reconnected, the HID device staying) and sends the
+/// 0x1D4B wireless status notification: the program copies it to the ring (hidraw is
+/// closed), pawl reopens hidraw, diverts the gesture button again, closes hidraw again,
+/// and the gesture works.
+pub fn kernel_mode_wireless_reconnect_rediverts_from_the_ring(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let wireless = rig
+        .dev
+        .emu()
+        .feature_index(pawl_hidpp::feature::WIRELESS_DEVICE_STATUS)
+        .context("no 0x1D4B")?;
+    let s = rig.settings()?;
+    ensure!(
+        s.wireless_status_index == wireless,
+        "the program looks for 0x1D4B at {}, the device has it at {wireless}",
+        s.wireless_status_index
+    );
+    let before = rig.stats()?;
+    rig.dev.emu().reset();
+    let status = rig.dev.emu().wireless_status();
+    rig.dev.send(&status)?;
+    rig.wait_log("reconnected: diverting again", 1)?;
+    rig.wait_log(HIDRAW_CLOSED, 2)?;
+    let stats = rig.stats()?;
+    ensure!(
+        stats.ring_records > before.ring_records,
+        "the notification did not reach the ring: {before:?} -> {stats:?}"
+    );
+    rig.check_kernel_mode()?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.stop_and_check_restored()
+}
+
+/// `kernel_mode_follows_a_replaced_or_removed_attachment`: with pawl running in kernel
+/// mode, the loader attaches again to the same HID device (a second bind: the package's
+/// postinst on an upgrade, `add` by hand): pawl notices (the loader's announcement), opens
+/// the new program's pins and writes its settings (the transform on, the 0x1B04 index),
+/// and the gesture works through the new ring. Then the loader detaches it with the mouse
+/// still there (`remove`, as the package's prerm does with `--detach`): pawl goes back to
+/// grab mode (the node grabbed, hidraw watched again) and the gesture still works.
+pub fn kernel_mode_follows_a_replaced_or_removed_attachment(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let mut rig = KernelRig::start(ctx, DEFAULT_CONFIG, HIDRAW_CLOSED)?;
+    rig.check_kernel_mode()?;
+    let hid = rig.hid.clone();
+    loader_add(ctx, &hid)?;
+    let deadline = Instant::now() + T_EVENT;
+    while rig.settings()?.flags & FLAG_WHEEL == 0 {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl never wrote the new program's settings: {:?}; log: {}",
+            rig.settings()?,
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    rig.check_kernel_mode()?;
+    let before = rig.stats()?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let stats = rig.stats()?;
+    ensure!(
+        stats.ring_records > before.ring_records,
+        "the gesture did not come through the new program's ring: {before:?} -> {stats:?}"
+    );
+
+    detach(ctx, &hid)?;
+    let node = EvdevNode::open(&rig.source.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl stayed in kernel mode after the program was detached; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    rig.dev.pump(Duration::from_millis(200))?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
 }

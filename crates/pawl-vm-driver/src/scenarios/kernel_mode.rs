@@ -87,10 +87,15 @@ fn kernel_release() -> String {
 
 /// Runs the loader with `args`; returns `(exit status, stdout + stderr)`.
 fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
-    let out = Command::new(LOADER)
+    loader_at(Path::new(LOADER), args)
+}
+
+/// Runs the loader at `exe` with `args`; returns `(exit status, stdout + stderr)`.
+fn loader_at(exe: &Path, args: &[&str]) -> anyhow::Result<(i32, String)> {
+    let out = Command::new(exe)
         .args(args)
         .output()
-        .with_context(|| format!("run {LOADER}"))?;
+        .with_context(|| format!("run {}", exe.display()))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -854,4 +859,118 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
         "wheel events after the tail"
     );
     detach(ctx, &name)
+}
+
+/// `kernel_mode_glide_settings_from_the_map_are_bounded`: the settings map is the seat
+/// user's to write, so the program bounds what a glide may cost the kernel as the config
+/// validates it: a decay of 1.0 (65536 in Q16: a tail that would never end, injecting
+/// reports from a kernel worker forever) and an interval of 0 µs (out of range; unbounded,
+/// the speed estimate is 0 and no tail starts) run as decay 0.99 (64881) and 4 ms. Every step and tick the program traces after a flick equals the engine's with
+/// those bounds, no tick comes before the engine's 4 ms deadline, evdev shows the same
+/// values, and the tail ends as the engine's does.
+pub fn kernel_mode_glide_settings_from_the_map_are_bounded(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use pawl_engine::config::{Inertia, ScrollSettings};
+    needs_hid_bpf()?;
+    let (dev, info, name, _phys) = hires_mouse(ctx)?;
+    attach(ctx, &name)?;
+    let kd = KernelDevice::open(&name).map_err(|e| anyhow::format_err!("{e}"))?;
+    let settings = ScrollSettings {
+        inertia: Inertia::Glide {
+            decay: 0.85,
+            interval_us: 16_000,
+        },
+        ..ScrollSettings::default()
+    };
+    let mut hostile = pawl_bpf::maps::Settings {
+        flags: FLAG_WHEEL | FLAG_TRACE,
+        ..pawl_bpf::maps::Settings::new(&ScrollParams::new(&settings), UNIT as u32)
+    };
+    hostile.scroll.glide_decay_q16 = 65_536;
+    hostile.scroll.glide_interval_us = 0;
+    kd.write_settings(&hostile)
+        .map_err(|e| anyhow::format_err!("{e}"))?;
+    let mut bounded = ScrollParams::new(&settings).with_quantum(UNIT as u32);
+    bounded.glide_decay_q16 = 64_881;
+    bounded.glide_interval_us = 4_000;
+    let mut node = EvdevNode::open(&info.path)?;
+    let mut engine = ScrollAxis::default();
+    let (mut traces, mut frames) = (Vec::new(), Vec::new());
+    flick(&dev, 8)?;
+    collect(
+        &kd,
+        &mut node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(600),
+        |_| false,
+    )?;
+    let (want, ticks, late) = replay_with_ticks(&mut engine, &bounded, &traces)?;
+    ensure!(
+        ticks >= 10,
+        "a tail of {ticks} ticks after the flick: {traces:?}"
+    );
+    ensure!(
+        engine.next_deadline().is_none(),
+        "the program's tail stopped (or was still running after {T_EVENT:?}), the engine's \
+         is due at {:?}; {} traces",
+        engine.next_deadline(),
+        traces.len()
+    );
+    let hires = hires_values(&frames);
+    ensure!(
+        hires == want,
+        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
+    );
+    let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
+    let span = tick_times.last().copied().unwrap_or(0) - tick_times.first().copied().unwrap_or(0);
+    ctx.notes.push(format!(
+        "decay 65536 / interval 0 written: a tail of {ticks} ticks over {span} µs (bounded \
+         to 0.99 / 4 ms), at most {late} µs after the engine's deadline"
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    ensure!(
+        hires_values(&node.drain()?).is_empty(),
+        "wheel events after the tail"
+    );
+    detach(ctx, &name)
+}
+
+/// `kernel_mode_loader_refuses_a_copy_a_user_can_write`: run as root (as udev would if a
+/// rule pointed at it), a copy of the loader under a directory others can write (`/tmp`,
+/// as `~/.cargo/bin` is its user's) refuses with status 4 and pins nothing; the installed
+/// loader refuses a device name with path characters (status 2, a usage error). Any kernel:
+/// the trust check comes before everything else.
+pub fn kernel_mode_loader_refuses_a_copy_a_user_can_write(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = ctx.subdir("writable-bin")?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))?;
+    let copy = dir.join("pawl-kernel-attach");
+    std::fs::copy(LOADER, &copy).context("copy the loader")?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))?;
+    let name = "0005:046D:B034.00FE";
+    let (status, text) = loader_at(&copy, &["add", name, "--uid", "0"])?;
+    ctx.notes.push(format!(
+        "copy in {}: status {status}: {text}",
+        dir.display()
+    ));
+    ensure!(
+        status == 4 && text.contains("refusing to run as root"),
+        "a copy under a world-writable directory ran: status {status}: {text}"
+    );
+    ensure!(
+        !pins::device_dir(Path::new(pins::PIN_ROOT), name).exists(),
+        "the refused copy pinned something"
+    );
+    for bad in [
+        "../../../etc/x",
+        "0005:046D:B034.00/1",
+        "0005:046D:B034.0001/../x",
+    ] {
+        let (status, text) = loader(&["add", bad])?;
+        ensure!(
+            status == 2,
+            "the loader took {bad:?}: status {status}: {text}"
+        );
+    }
+    Ok(())
 }

@@ -283,6 +283,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode::kernel_mode_glide_tail_comes_from_the_kernel,
     },
     Scenario {
+        name: "kernel_mode_glide_settings_from_the_map_are_bounded",
+        run: kernel_mode::kernel_mode_glide_settings_from_the_map_are_bounded,
+    },
+    Scenario {
         name: "kernel_mode_gesture_notifications_reach_the_ring_not_hidraw",
         run: kernel_mode::kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
     },
@@ -293,6 +297,10 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "kernel_mode_unifying_child_wheel_transformed",
         run: kernel_mode::kernel_mode_unifying_child_wheel_transformed,
+    },
+    Scenario {
+        name: "kernel_mode_loader_refuses_a_copy_a_user_can_write",
+        run: kernel_mode::kernel_mode_loader_refuses_a_copy_a_user_can_write,
     },
     Scenario {
         name: "kernel_mode_loader_reports_no_hid_bpf",
@@ -306,6 +314,18 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "kernel_mode_gesture_right_switches_desktop",
         run: kernel_daemon::kernel_mode_gesture_right_switches_desktop,
+    },
+    Scenario {
+        name: "kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab",
+        run: kernel_daemon::kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab,
+    },
+    Scenario {
+        name: "kernel_mode_wireless_reconnect_rediverts_from_the_ring",
+        run: kernel_daemon::kernel_mode_wireless_reconnect_rediverts_from_the_ring,
+    },
+    Scenario {
+        name: "kernel_mode_follows_a_replaced_or_removed_attachment",
+        run: kernel_daemon::kernel_mode_follows_a_replaced_or_removed_attachment,
     },
     Scenario {
         name: "kernel_mode_survives_reconnect",
