@@ -163,6 +163,44 @@ impl HidppMouse {
     }
 
     /// Waits until no HID++ request arrived for `quiet` (the device thread answers them).
+    /// Runs `cmd` (its stdin null, stdout and stderr captured) to its end, answering this
+    /// mouse's HID++ requests meanwhile (`pawl devices` queries the device while it
+    /// runs); fails when it takes longer than `timeout`. Returns its status, stdout and
+    /// stderr.
+    pub fn run_answering(
+        &mut self,
+        cmd: &mut std::process::Command,
+        timeout: Duration,
+    ) -> anyhow::Result<(std::process::ExitStatus, String, String)> {
+        use std::io::Read;
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("start {cmd:?}"))?;
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = child.try_wait()? {
+                break s;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                bail!("{cmd:?} did not finish within {timeout:?}");
+            }
+            self.pump(Duration::from_millis(10))?;
+        };
+        let (mut out, mut err) = (String::new(), String::new());
+        if let Some(mut o) = child.stdout.take() {
+            o.read_to_string(&mut out)?;
+        }
+        if let Some(mut e) = child.stderr.take() {
+            e.read_to_string(&mut err)?;
+        }
+        Ok((status, out, err))
+    }
+
     pub fn pump(&mut self, quiet: Duration) -> anyhow::Result<()> {
         loop {
             let since = self.shared.lock().last.elapsed();

@@ -624,49 +624,23 @@ pub fn hidpp_sighup_switches_hidpp(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// gesture button; `pawl status` shows the worker's paths per part (gesture button and
 /// thumb wheel through HID++, wheel through the grab, transformed).
 pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()> {
-    use std::io::Read;
     use std::process::{Command, Stdio};
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     rig.wait_thumb_diverted(1)?;
     let home = ctx.subdir("devices-home")?;
-    let mut child = Command::new(&ctx.pawl)
-        .arg("--config")
-        .arg(rig.pawl.config_path())
-        .arg("devices")
-        .env_clear()
-        .env("PATH", "/bin")
-        .env("HOME", &home)
-        .env("XDG_RUNTIME_DIR", &home)
-        .env("XDG_CONFIG_HOME", &home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("start pawl devices")?;
     // The emulator answers the query while `pawl devices` waits for it.
-    let deadline = Instant::now() + T_EVENT;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            anyhow::bail!("pawl devices did not finish within {T_EVENT:?}");
-        }
-        rig.dev.pump(Duration::from_millis(10))?;
-    };
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .context("stdout")?
-        .read_to_string(&mut out)?;
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .context("stderr")?
-        .read_to_string(&mut err)?;
+    let (status, out, err) = rig.dev.run_answering(
+        Command::new(&ctx.pawl)
+            .arg("--config")
+            .arg(rig.pawl.config_path())
+            .arg("devices")
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", &home)
+            .env("XDG_RUNTIME_DIR", &home)
+            .env("XDG_CONFIG_HOME", &home),
+        T_EVENT,
+    )?;
     ctx.notes
         .push(format!("$ pawl devices ({status})\n{out}{err}"));
     ensure!(out.contains("HID++:"), "no HID++ section: {out}{err}");

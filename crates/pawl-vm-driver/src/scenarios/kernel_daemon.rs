@@ -6,8 +6,7 @@
 //! on the program's ring. On a kernel without HID-BPF (and with `[hidpp] kernel_mode =
 //! "off"`) pawl runs grab mode and says why.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
@@ -527,37 +526,18 @@ fn pawl_output(
     args: &[&str],
     home: &std::path::Path,
 ) -> anyhow::Result<String> {
-    let mut child = Command::new(&ctx.pawl)
-        .arg("--config")
-        .arg(rig.pawl.config_path())
-        .args(args)
-        .env_clear()
-        .env("PATH", "/bin")
-        .env("HOME", home)
-        .env("XDG_RUNTIME_DIR", home)
-        .env("XDG_CONFIG_HOME", home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("start pawl devices")?;
-    let deadline = Instant::now() + T_EVENT;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            anyhow::bail!("pawl {args:?} did not finish within {T_EVENT:?}");
-        }
-        rig.dev.pump(Duration::from_millis(10))?;
-    };
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .context("stdout")?
-        .read_to_string(&mut out)?;
+    let (status, out, _) = rig.dev.run_answering(
+        Command::new(&ctx.pawl)
+            .arg("--config")
+            .arg(rig.pawl.config_path())
+            .args(args)
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", home)
+            .env("XDG_RUNTIME_DIR", home)
+            .env("XDG_CONFIG_HOME", home),
+        T_EVENT,
+    )?;
     ensure!(
         status.success(),
         "pawl {args:?} exited with {status}: {out}"
