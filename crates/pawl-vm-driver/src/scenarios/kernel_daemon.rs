@@ -18,8 +18,7 @@ use crate::evdev::{EvdevNode, Frame, NodeInfo};
 use crate::hidpp_emu::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{
-    UNIT, attach_pass_through, attach_pass_through_for, detach, hires_mouse, hires_values,
-    loader_add, needs_hid_bpf,
+    UNIT, attach_pass_through_for, detach, hires_mouse, hires_values, loader_add, needs_hid_bpf,
 };
 use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_UP};
@@ -33,6 +32,8 @@ const KERNEL_MODE_OFF: &str = "[hidpp]\nenabled = true\nkernel_mode = \"off\"\n"
 const HIDRAW_CLOSED: &str = "hidraw closed (kernel mode";
 /// What pawl logs when a mouse goes into kernel mode.
 const KERNEL_MODE_ON: &str = "kernel mode (pawl's HID-BPF program";
+/// What pawl logs when its HID++ setup diverted the gesture button.
+const DIVERTED: &str = "diverted 0x00C3 gesture button with raw XY";
 /// What pawl logs when a HID++ endpoint vanished.
 const GONE: &str = "gone";
 /// The seat user (uid, gid) pawl runs as where a scenario runs it unprivileged (no entry in
@@ -58,23 +59,26 @@ impl KernelRig {
     /// Creates the mouse, attaches the program (pass-through), starts pawl with `config`
     /// and answers its HID++ setup until pawl logs `until` (`n` times).
     fn start(ctx: &mut Ctx, config: &str, until: &str) -> anyhow::Result<KernelRig> {
-        KernelRig::start_as(ctx, config, until, None, 0)
+        KernelRig::start_as(ctx, config, until, None, Some(0))
     }
 
     /// [`KernelRig::start`] with pawl as seat user `user` (uid, gid) instead of root, as on
     /// a user's machine: the loader pins for that user (`--uid`), and the user gets what
     /// the udev rule's `uaccess` would give it (the mouse's evdev and hidraw nodes,
-    /// `/dev/uinput`). The pins are made for `pins_uid` (the seat user the loader saw).
+    /// `/dev/uinput`). The pins are made for `pins_uid` (the seat user the loader saw);
+    /// `None` attaches no program (a kernel without HID-BPF).
     fn start_as(
         ctx: &mut Ctx,
         config: &str,
         until: &str,
         user: Option<(u32, u32)>,
-        pins_uid: u32,
+        pins_uid: Option<u32>,
     ) -> anyhow::Result<KernelRig> {
         use std::os::unix::fs::PermissionsExt;
         let (dev, source, hid, _phys) = hires_mouse(ctx)?;
-        attach_pass_through_for(ctx, &hid, pins_uid)?;
+        if let Some(uid) = pins_uid {
+            attach_pass_through_for(ctx, &hid, uid)?;
+        }
         if let Some((uid, gid)) = user {
             let mut nodes = vec![source.path.clone()];
             nodes.extend(crate::evdev::hidraw_of(&source.path, T_DEVICE)?);
@@ -299,7 +303,7 @@ pub fn kernel_mode_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Resu
         DEFAULT_CONFIG,
         HIDRAW_CLOSED,
         Some(SEAT_USER),
-        SEAT_USER.0,
+        Some(SEAT_USER.0),
     )?;
     rig.check_kernel_mode()?;
     let mut reader = EvdevNode::open(&rig.source.path)?;
@@ -391,30 +395,7 @@ pub fn kernel_mode_falls_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
     } else {
         (DEFAULT_CONFIG, "has no HID-BPF")
     };
-    let (dev, source, hid, _phys) = hires_mouse(ctx)?;
-    if hid_bpf {
-        attach_pass_through(ctx, &hid)?;
-    }
-    let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
-    let mut pawl = Pawl::start(
-        &ctx.pawl,
-        &dir,
-        &PawlOptions {
-            config,
-            desktop: "GNOME",
-            run_args: &[],
-            debug: ctx.pawl_debug,
-        },
-    )?;
-    let keyboard = pawl.wait_keyboard(T_DEVICE)?;
-    let mut rig = KernelRig {
-        dev,
-        source,
-        hid,
-        pawl,
-        keyboard,
-    };
-    rig.wait_log("diverted 0x00C3 gesture button with raw XY", 1)?;
+    let mut rig = KernelRig::start_as(ctx, config, DIVERTED, None, hid_bpf.then_some(0))?;
     let node = EvdevNode::open(&rig.source.path)?;
     let deadline = Instant::now() + T_EVENT;
     while node.is_free_to_grab()? {
@@ -462,13 +443,7 @@ pub fn kernel_mode_falls_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// left pass-through (never a wheel transformed twice, never one not at all).
 pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;
-    let mut rig = KernelRig::start_as(
-        ctx,
-        DEFAULT_CONFIG,
-        "diverted 0x00C3 gesture button with raw XY",
-        Some(SEAT_USER),
-        0,
-    )?;
+    let mut rig = KernelRig::start_as(ctx, DEFAULT_CONFIG, DIVERTED, Some(SEAT_USER), Some(0))?;
     let node = EvdevNode::open(&rig.source.path)?;
     let deadline = Instant::now() + T_EVENT;
     while node.is_free_to_grab()? {

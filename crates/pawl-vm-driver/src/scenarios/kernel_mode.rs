@@ -702,6 +702,63 @@ fn replay_with_ticks(
     Ok((hires, ticks, late))
 }
 
+/// What [`flick_tail`] saw: the program's traces `(axis, µs, units in, units out)`, the
+/// engine's outputs (v120, what evdev showed), the ticks and the largest lateness (µs).
+struct Tail {
+    traces: Vec<(u8, u64, i32, i32)>,
+    want: Vec<i32>,
+    ticks: usize,
+    late: u64,
+}
+
+/// A flick ([`flick`], 8 reports) and its whole tail: every trace and evdev frame until
+/// the ring stays quiet for 600 ms, replayed through `engine` with `params`
+/// ([`replay_with_ticks`]). Checks that the tail has at least `min_ticks` ticks, that it
+/// ended for the engine too (no deadline left), and that evdev's `REL_WHEEL_HI_RES` values
+/// are the engine's outputs.
+fn flick_tail(
+    dev: &HidppMouse,
+    kd: &KernelDevice,
+    node: &mut EvdevNode,
+    engine: &mut ScrollAxis,
+    params: &ScrollParams,
+    min_ticks: usize,
+) -> anyhow::Result<Tail> {
+    let (mut traces, mut frames) = (Vec::new(), Vec::new());
+    flick(dev, 8)?;
+    collect(
+        kd,
+        node,
+        &mut traces,
+        &mut frames,
+        Duration::from_millis(600),
+        |_| false,
+    )?;
+    let (want, ticks, late) = replay_with_ticks(engine, params, &traces)?;
+    ensure!(
+        ticks >= min_ticks,
+        "a tail of {ticks} ticks after the flick: {traces:?}"
+    );
+    ensure!(
+        engine.next_deadline().is_none(),
+        "the program's tail stopped (or was still running after {T_EVENT:?}), the engine's \
+         is due at {:?}; {} traces",
+        engine.next_deadline(),
+        traces.len()
+    );
+    let hires = hires_values(&frames);
+    ensure!(
+        hires == want,
+        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
+    );
+    Ok(Tail {
+        traces,
+        want,
+        ticks,
+        late,
+    })
+}
+
 /// Collects traces and evdev frames until `done(traces)` or, once `quiet` has passed with
 /// nothing new, gives up waiting; returns what it saw.
 fn collect(
@@ -762,31 +819,12 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
     let before = kd.stats().map_err(|e| anyhow::format_err!("{e}"))?;
 
     // 1. A flick and its whole tail.
-    let (mut traces, mut frames) = (Vec::new(), Vec::new());
-    flick(&dev, 8)?;
-    collect(
-        &kd,
-        &mut node,
-        &mut traces,
-        &mut frames,
-        Duration::from_millis(600),
-        |_| false,
-    )?;
-    let (want, ticks, late) = replay_with_ticks(&mut engine, &params, &traces)?;
-    ensure!(
-        ticks >= 3,
-        "a tail of {ticks} ticks after the flick: {traces:?}"
-    );
-    ensure!(
-        engine.next_deadline().is_none(),
-        "the program's tail stopped, the engine's is still due at {:?}: {traces:?}",
-        engine.next_deadline()
-    );
-    let hires = hires_values(&frames);
-    ensure!(
-        hires == want,
-        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
-    );
+    let Tail {
+        traces,
+        want,
+        ticks,
+        late,
+    } = flick_tail(&dev, &kd, &mut node, &mut engine, &params, 3)?;
     let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
     let spacing: Vec<u64> = tick_times.windows(2).map(|w| w[1] - w[0]).collect();
     ctx.notes.push(format!(
@@ -894,33 +932,12 @@ pub fn kernel_mode_glide_settings_from_the_map_are_bounded(ctx: &mut Ctx) -> any
     bounded.glide_interval_us = 4_000;
     let mut node = EvdevNode::open(&info.path)?;
     let mut engine = ScrollAxis::default();
-    let (mut traces, mut frames) = (Vec::new(), Vec::new());
-    flick(&dev, 8)?;
-    collect(
-        &kd,
-        &mut node,
-        &mut traces,
-        &mut frames,
-        Duration::from_millis(600),
-        |_| false,
-    )?;
-    let (want, ticks, late) = replay_with_ticks(&mut engine, &bounded, &traces)?;
-    ensure!(
-        ticks >= 10,
-        "a tail of {ticks} ticks after the flick: {traces:?}"
-    );
-    ensure!(
-        engine.next_deadline().is_none(),
-        "the program's tail stopped (or was still running after {T_EVENT:?}), the engine's \
-         is due at {:?}; {} traces",
-        engine.next_deadline(),
-        traces.len()
-    );
-    let hires = hires_values(&frames);
-    ensure!(
-        hires == want,
-        "REL_WHEEL_HI_RES {hires:?}, the engine's {want:?}"
-    );
+    let Tail {
+        traces,
+        ticks,
+        late,
+        ..
+    } = flick_tail(&dev, &kd, &mut node, &mut engine, &bounded, 10)?;
     let tick_times: Vec<u64> = traces.iter().filter(|t| t.0 == 2).map(|t| t.1).collect();
     let span = tick_times.last().copied().unwrap_or(0) - tick_times.first().copied().unwrap_or(0);
     ctx.notes.push(format!(
