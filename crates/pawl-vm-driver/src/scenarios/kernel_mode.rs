@@ -903,9 +903,10 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
 /// user's to write, so the program bounds what a glide may cost the kernel as the config
 /// validates it: a decay of 1.0 (65536 in Q16: a tail that would never end, injecting
 /// reports from a kernel worker forever) and an interval of 0 µs (out of range; unbounded,
-/// the speed estimate is 0 and no tail starts) run as decay 0.99 (64881) and 4 ms. Every step and tick the program traces after a flick equals the engine's with
-/// those bounds, no tick comes before the engine's 4 ms deadline, evdev shows the same
-/// values, and the tail ends as the engine's does.
+/// the speed estimate is 0 and no tail starts) run as decay 0.99 (64881) and 4 ms. Every
+/// step and tick the program traces after a flick equals the engine's with those bounds, no
+/// tick comes before the engine's 4 ms deadline, evdev shows the same values, and the tail
+/// ends as the engine's does.
 pub fn kernel_mode_glide_settings_from_the_map_are_bounded(ctx: &mut Ctx) -> anyhow::Result<()> {
     use pawl_engine::config::{Inertia, ScrollSettings};
     needs_hid_bpf()?;
