@@ -93,19 +93,24 @@ impl std::fmt::Debug for KernelPath {
     }
 }
 
-/// Whether the loader attached pawl's program to HID device `name`: its ring is pinned
-/// under [`pins::PIN_ROOT`] (the last pin the loader makes before handing them over).
+/// Whether the loader attached pawl's program to HID device `name` for this user: its
+/// pin directory under [`pins::PIN_ROOT`] is there and ours (the loader makes it root's
+/// and hands it to the seat user last, after every pin), with its stats pinned.
+/// A directory of another user's is [`Attachment::OtherUser`]: that user's pawl runs kernel
+/// mode on this mouse, never two at once (`/run/pawl/bpf` is world-readable, the
+/// directory itself 0700, so its owner is visible and its pins are not).
 pub(crate) fn pinned(name: &str) -> Attachment {
+    use std::os::unix::fs::MetadataExt;
     if !pins::is_hid_name(name) {
         return Attachment::NoHidDevice;
     }
-    if pins::device_dir(Path::new(pins::PIN_ROOT), name)
-        .join(pins::STATS)
-        .exists()
-    {
-        Attachment::Attached
-    } else {
-        Attachment::NotAttached
+    let dir = pins::device_dir(Path::new(pins::PIN_ROOT), name);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() && m.uid() != rustix::process::geteuid().as_raw() => {
+            Attachment::OtherUser { uid: m.uid() }
+        }
+        Ok(m) if m.is_dir() && dir.join(pins::STATS).exists() => Attachment::Attached,
+        _ => Attachment::NotAttached,
     }
 }
 

@@ -211,6 +211,7 @@ impl Mouse {
                 Bpf::Failed { reason } => Some(reason.clone()),
                 _ => None,
             },
+            pins_uid: pins_uid(self.attachment()),
         };
         let names: Vec<String> = index
             .iter()
@@ -478,6 +479,7 @@ pub fn predict(
         thumb_node: Some(sys.node.clone()),
         hid: hid.unwrap_or_else(|| "?".into()),
         bpf_failure: None,
+        pins_uid: pins_uid(attachment),
     };
     Some(MouseSummary {
         name: sys.name.clone(),
@@ -509,6 +511,16 @@ struct Context<'a> {
     hid: String,
     /// Why its program's pins could not be opened.
     bpf_failure: Option<String>,
+    /// Who has its program's pins, when another user does.
+    pins_uid: Option<u32>,
+}
+
+/// The owner of another user's pins ([`Attachment::OtherUser`]), for the reason's text.
+fn pins_uid(attachment: Attachment) -> Option<u32> {
+    match attachment {
+        Attachment::OtherUser { uid } => Some(uid),
+        _ => None,
+    }
 }
 
 /// A pointer node of a mouse, as reported.
@@ -637,6 +649,15 @@ fn reason(why: Why, ctx: &Context) -> String {
             ctx.hid,
             ctx.bpf_failure.as_deref().unwrap_or("?")
         ),
+        Why::PinsOfAnotherUser => format!(
+            "not kernel mode: the program on {} is attached for uid {} (seat0's active user \
+             when it was attached; pawl-kernel-reseat.path hands it to the next one, and \
+             without systemd-logind `sudo {} reseat --uid UID` does)",
+            ctx.hid,
+            ctx.pins_uid
+                .map_or_else(|| "?".to_owned(), |u| u.to_string()),
+            kernel_path::LOADER
+        ),
         Why::NotHid => "not kernel mode: no HID device".into(),
         Why::KernelModeNeedsHidpp => {
             "not kernel mode: it carries the gesture button as HID++ notifications, and HID++ \
@@ -737,6 +758,7 @@ mod tests {
             thumb_node: Some("event5".into()),
             hid: "0005:046D:B034.0003".into(),
             bpf_failure: None,
+            pins_uid: None,
         };
         path_lines(&routes, &["event5".into()], &ctx)
             .into_iter()
@@ -788,6 +810,7 @@ mod tests {
                 thumb_node: None,
                 hid: "0005:046D:B034.0003".into(),
                 bpf_failure: None,
+                pins_uid: pins_uid(attachment),
             };
             path_lines(&routes, &["event5".into()], &ctx)
                 .into_iter()
@@ -822,6 +845,18 @@ mod tests {
             ),
             "{}",
             off[0].2
+        );
+        // Attached for the user who was at the seat when the mouse bound: that uid is named,
+        // and how the pins follow the seat.
+        let other = lines(bpf, Attachment::OtherUser { uid: 1001 });
+        assert_eq!(other[0].1, Carrier::Grab);
+        assert!(
+            other[0].2.starts_with(
+                "grab mode (not kernel mode: the program on 0005:046D:B034.0003 is attached \
+                 for uid 1001 (seat0's active user"
+            ) && other[0].2.contains("pawl-kernel-reseat.path"),
+            "{}",
+            other[0].2
         );
     }
 

@@ -115,7 +115,15 @@ pub enum Attachment {
     /// No pins for its HID device: the loader did not attach (udev rule not active, the
     /// device bound before it was installed, or the loader refused).
     NotAttached,
-    /// Pins there, but pawl could not open them (another user's, or not pawl's maps).
+    /// Pins there, handed to another user: `uid` owns the pin directory (the loader gives
+    /// it to seat0's active user when the mouse binds, and again on every change of that
+    /// user: `pawl-kernel-reseat.path`). That user's pawl, not this one, runs kernel mode.
+    OtherUser {
+        /// The pin directory's owner.
+        uid: u32,
+    },
+    /// Pins there and this user's, but pawl could not open them (not pawl's maps, or an
+    /// error of the kernel's).
     Failed,
     /// The mouse is no HID device (uinput, PS/2): nothing to attach to.
     NoHidDevice,
@@ -228,6 +236,9 @@ pub enum Why {
     NotAttached,
     /// Not kernel mode: the program's pins could not be opened.
     AttachmentFailed,
+    /// Not kernel mode: the program's pins are another user's (the seat user when they
+    /// were made).
+    PinsOfAnotherUser,
     /// Not kernel mode: the mouse is no HID device.
     NotHid,
     /// Not kernel mode: HID++ is not a path for this mouse, and the program carries the
@@ -269,6 +280,7 @@ impl Why {
             Why::LoaderMissing => "loader-missing",
             Why::NotAttached => "not-attached",
             Why::AttachmentFailed => "attachment-failed",
+            Why::PinsOfAnotherUser => "pins-of-another-user",
             Why::NotHid => "not-hid",
             Why::KernelModeNeedsHidpp => "kernel-mode-needs-hidpp",
             Why::ButtonsNeedGrab => "buttons-need-grab",
@@ -350,6 +362,7 @@ pub fn kernel_missing(inputs: &Inputs) -> Option<Why> {
     match inputs.attachment {
         Attachment::NoHidDevice => return Some(Why::NotHid),
         Attachment::Failed => return Some(Why::AttachmentFailed),
+        Attachment::OtherUser { .. } => return Some(Why::PinsOfAnotherUser),
         Attachment::NotAttached if !inputs.kernel.loader => return Some(Why::LoaderMissing),
         Attachment::NotAttached => return Some(Why::NotAttached),
         Attachment::Attached => {}
@@ -685,6 +698,10 @@ mod tests {
             grab(Why::AttachmentFailed)
         );
         assert_eq!(
+            mode(DEFAULTS, HID_BPF, Attachment::OtherUser { uid: 1001 }, open),
+            grab(Why::PinsOfAnotherUser)
+        );
+        assert_eq!(
             mode(DEFAULTS, HID_BPF, Attachment::NoHidDevice, open),
             grab(Why::NotHid)
         );
@@ -919,6 +936,7 @@ mod tests {
             Why::LoaderMissing,
             Why::NotAttached,
             Why::AttachmentFailed,
+            Why::PinsOfAnotherUser,
             Why::NotHid,
             Why::KernelModeNeedsHidpp,
             Why::ButtonsNeedGrab,
