@@ -226,9 +226,16 @@ pub fn ensure_bpffs(root: &Path) -> Result<(), Failure> {
         )
     };
     if r != 0 {
+        let e = io::Error::last_os_error();
+        let hint = if e.raw_os_error() == Some(libc::EPERM) {
+            " (inside systemd-udevd's sandbox no program may mount: the package's \
+             run-pawl-bpf.mount provides this bpffs; `systemctl enable --now run-pawl-bpf.mount`)"
+        } else {
+            ""
+        };
         return Err(failed(
             &format!("mount bpffs on {}", root.display()),
-            io::Error::last_os_error(),
+            format!("{e}{hint}"),
         ));
     }
     Ok(())
@@ -562,38 +569,53 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
 }
 
 /// Detaches every device under `root` whose HID device is gone from `sysfs` (a remove event
-/// that was missed), then unmounts `root` if it holds nothing.
+/// that was missed). The bpffs stays mounted: under systemd it is run-pawl-bpf.mount's, and
+/// the loader, run by udev inside systemd-udevd's sandbox, could not mount it again
+/// ([`unmount_if_empty`] is for `--detach`).
 pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
     let Ok(entries) = fs::read_dir(root) else {
         return Ok(());
     };
-    let mut left = 0;
     for e in entries.flatten() {
         let dir_name = e.file_name().to_string_lossy().into_owned();
-        match pins::hid_name_of_dir(&dir_name) {
-            // A directory that cannot be removed (its user put something in it) stays, and
-            // keeps no other device from being attached.
-            Some(name) if !sysfs.join(&name).exists() => match detach(root, &name) {
-                Ok(()) => {}
-                Err(e) => {
-                    eprintln!("pawl-kernel-attach: leaving {dir_name}: {e}");
-                    left += 1;
-                }
-            },
-            Some(_) => left += 1,
-            // bpffs's own (maps.debug, progs.debug with bpf_preload) or not ours.
-            None if dir_name.ends_with(".debug") => {}
-            None => left += 1,
-        }
-    }
-    if left == 0 && fs_magic(root) == Some(BPF_FS_MAGIC) {
-        let c = cstr(root)?;
-        // SAFETY: `c` is NUL-terminated.
-        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
-            let _ = fs::remove_dir(root);
+        // A directory that cannot be removed (its user put something in it) stays, and
+        // keeps no other device from being attached. Anything else (bpffs's own
+        // maps.debug and progs.debug with bpf_preload, a device still there) is left.
+        if let Some(name) = pins::hid_name_of_dir(&dir_name)
+            && !sysfs.join(&name).exists()
+            && let Err(e) = detach(root, &name)
+        {
+            eprintln!("pawl-kernel-attach: leaving {dir_name}: {e}");
         }
     }
     Ok(())
+}
+
+/// Unmounts the bpffs at `root` (and removes the directory) when no device directory is left
+/// in it: `--detach` (the package's prerm) leaves nothing mounted. Returns whether it did;
+/// an unmount the kernel refuses (EPERM inside a sandbox, EBUSY) leaves it mounted.
+pub fn unmount_if_empty(root: &Path) -> Result<bool, Failure> {
+    if fs_magic(root) != Some(BPF_FS_MAGIC) {
+        return Ok(false);
+    }
+    let Ok(entries) = fs::read_dir(root) else {
+        return Ok(false);
+    };
+    // bpffs's own (maps.debug, progs.debug with bpf_preload) do not count.
+    let left = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".debug"))
+        .count();
+    if left != 0 {
+        return Ok(false);
+    }
+    let c = cstr(root)?;
+    // SAFETY: `c` is NUL-terminated.
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Ok(false);
+    }
+    let _ = fs::remove_dir(root);
+    Ok(true)
 }
 
 #[cfg(test)]

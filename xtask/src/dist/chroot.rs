@@ -198,6 +198,14 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     };
     sh(run, install)?;
     check_installed(deb, run)?;
+    // Kernel mode's bpffs mount unit is enabled for every boot (no systemd runs in the
+    // chroot: deb-systemd-helper makes the link systemctl enable would).
+    let wants = run.join("etc/systemd/system/local-fs.target.wants/run-pawl-bpf.mount");
+    ensure!(
+        std::fs::symlink_metadata(&wants).is_ok_and(|m| m.file_type().is_symlink()),
+        "postinst did not enable run-pawl-bpf.mount ({} is not a link)",
+        wants.display()
+    );
     ensure!(
         udevadm_calls(run)?.is_empty(),
         "postinst ran udevadm without udev running"
@@ -395,6 +403,7 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
         "usr/lib/udev/rules.d/71-pawl-kernel-mode.rules",
         "usr/lib/udev/rules.d/70-pawl.rules",
         "usr/lib/systemd/user/pawl.service",
+        "usr/lib/systemd/system/run-pawl-bpf.mount",
         "usr/lib/modules-load.d/pawl.conf",
         "usr/share/man/man1/pawl.1.gz",
         "usr/share/bash-completion/completions/pawl",

@@ -135,6 +135,10 @@ mod linux {
                 attach::detach(&root, n)?;
             }
             attach::sweep(&root, &sysfs)?;
+            if cmd.name.is_none() {
+                // `--detach` (the package's prerm): nothing left mounted either.
+                attach::unmount_if_empty(&root)?;
+            }
             // A running pawl holding the pins leaves kernel mode (or reopens them).
             attach::announce(&root);
             return Ok(format!("detached {}", names.join(", ")));
@@ -145,7 +149,6 @@ mod linux {
         }
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
-        attach::ensure_bpffs(&root)?;
         let uid = cmd.uid.or_else(attach::seat_uid);
         let a = attach::attach(
             name,

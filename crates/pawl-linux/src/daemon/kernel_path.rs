@@ -25,8 +25,8 @@
 //!
 //! New attachments are noticed without polling: the loader, once every pin is made and
 //! handed to the user, touches `/run/pawl` (a plain directory: the bpffs mounted below it
-//! comes and goes with the last device, and inotify on a mount point's directory does not
-//! see the mount's contents), and the daemon watches `/run/pawl` with inotify
+//! may be mounted after pawl starts or unmounted by `--detach`, and inotify on a mount
+//! point's directory does not see the mount's contents), and the daemon watches `/run/pawl` with inotify
 //! (`IN_ATTRIB` — the loader sets both times — or `IN_MODIFY`, and `IN_CREATE` on `/run`
 //! until `/run/pawl` exists). Every event makes
 //! each mouse's paths be decided again. The loader's `remove` and `--detach` announce too:
