@@ -1350,6 +1350,15 @@ mod tests {
     }
 
     #[test]
+    fn set_flags_pick_boots_and_unknown_sets_are_refused() {
+        let a = parse_args(&["--set".into(), "systemd".into(), "--set=base".into()]).unwrap();
+        assert_eq!(a.sets, [Set::Systemd, Set::Base]);
+        assert!(a.filters.is_empty());
+        assert!(parse_args(&["--set".into(), "all".into()]).is_err());
+        assert!(parse_args(&["--set".into()]).is_err());
+    }
+
+    #[test]
     fn a_kernel_is_selected_by_tier_or_release_substring() {
         assert!(kernel_selected(None, "installed", Some("6.1.0-57-amd64")));
         assert!(kernel_selected(

@@ -204,6 +204,15 @@ fn loader_journal(hid: &str) -> String {
     }
 }
 
+/// How many times udevd ran the loader's `VERB HID` (its journal at debug level).
+fn loader_runs(hid: &str, verb: &str) -> usize {
+    let run = format!("Running command \"/usr/libexec/pawl/pawl-kernel-attach {verb} {hid}\"");
+    journal("systemd-udevd.service", 4000)
+        .lines()
+        .filter(|l| l.contains(&run))
+        .count()
+}
+
 fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
@@ -236,19 +245,28 @@ fn wait_pins(
     timeout: Duration,
 ) -> anyhow::Result<u32> {
     let dir = pin_dir(hid);
-    let deadline = Instant::now() + timeout;
-    loop {
+    let seen = || {
         let complete = [pins::LINK, pins::SETTINGS, pins::RING, pins::STATS]
             .iter()
             .all(|p| dir.join(p).exists());
-        if complete {
-            let owner = std::fs::metadata(&dir)?.uid();
-            if uid.is_none_or(|u| u == owner) {
+        let owner = std::fs::metadata(&dir).ok().map(|m| m.uid());
+        (complete, owner)
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (complete, owner) = seen();
+        if let (true, Some(owner)) = (complete, owner)
+            && uid.is_none_or(|u| u == owner)
+        {
+            // A hot-plug runs the loader more than once (`add` and `bind` both match once
+            // the driver is bound), each run replacing the pins: they count once udevd is
+            // done with the device's events.
+            settle()?;
+            if seen() == (true, Some(owner)) {
                 return Ok(owner);
             }
         }
         if Instant::now() >= deadline {
-            let owner = std::fs::metadata(&dir).map(|m| m.uid().to_string());
             bail!(
                 "{} {} within {timeout:?} (owner {owner:?}, want {uid:?}; /run/pawl/bpf a \
                  bpffs here: {}); udevd's journal: {}",
@@ -321,7 +339,11 @@ pub fn kernel_mode_attaches_under_systemd_udevd(ctx: &mut Ctx) -> anyhow::Result
     ctx.notes.push(installed.summary.clone());
     let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
     let owner = wait_pins(&mut dev, &hid, None, T_UDEV)?;
-    ctx.notes.push(format!("loader: {}", loader_journal(&hid)));
+    ctx.notes.push(format!(
+        "the hot-plug ran the loader's add {} time(s); its lines: {}",
+        loader_runs(&hid, "add"),
+        loader_journal(&hid)
+    ));
     ensure!(
         is_bpffs_mount(pins::PIN_ROOT),
         "{} holds pins but is no bpffs mount here",
@@ -584,8 +606,13 @@ pub fn kernel_mode_pins_follow_the_logind_seat_user(ctx: &mut Ctx) -> anyhow::Re
     let owner = wait_pins(&mut dev, &hid, None, T_UDEV)?;
     ensure!(owner == 0, "pins of uid {owner} with no seat session");
 
+    let t = Instant::now();
     let login = Autologin::start("tty1", user)?;
     wait_seat0(&mut dev, uid)?;
+    ctx.notes.push(format!(
+        "autologin on tty1 to ACTIVE_UID={uid}: {:.1} s",
+        t.elapsed().as_secs_f64()
+    ));
     let mut nodes: Vec<PathBuf> = vec![info.path.clone()];
     nodes.extend(evdev::hidraw_of(&info.path, T_DEVICE)?);
     nodes.push(PathBuf::from("/dev/uinput"));
