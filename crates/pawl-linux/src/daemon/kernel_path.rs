@@ -96,19 +96,27 @@ impl std::fmt::Debug for KernelPath {
 /// Whether the loader attached pawl's program to HID device `name` for this user: its
 /// pin directory under [`pins::PIN_ROOT`] is there and ours (the loader makes it root's
 /// and hands it to the seat user last, after every pin), with its stats pinned.
-/// A directory of another user's is [`Attachment::OtherUser`]: that user's pawl runs kernel
-/// mode on this mouse, never two at once (`/run/pawl/bpf` is world-readable, the
-/// directory itself 0700, so its owner is visible and its pins are not).
+/// A directory of another user's (root's too, for a pawl not run as root) is
+/// [`Attachment::OtherUser`]: that user's pawl runs kernel mode on this mouse, never two at
+/// once (`/run/pawl/bpf` is root's 0755, so the owner seen is the loader's doing; the
+/// directory itself is 0700, so its pins are out of reach).
 pub(crate) fn pinned(name: &str) -> Attachment {
+    pinned_in(
+        Path::new(pins::PIN_ROOT),
+        name,
+        rustix::process::geteuid().as_raw(),
+    )
+}
+
+/// [`pinned`] under `root` for a pawl running with effective uid `euid`.
+fn pinned_in(root: &Path, name: &str, euid: u32) -> Attachment {
     use std::os::unix::fs::MetadataExt;
     if !pins::is_hid_name(name) {
         return Attachment::NoHidDevice;
     }
-    let dir = pins::device_dir(Path::new(pins::PIN_ROOT), name);
+    let dir = pins::device_dir(root, name);
     match std::fs::symlink_metadata(&dir) {
-        Ok(m) if m.is_dir() && m.uid() != rustix::process::geteuid().as_raw() => {
-            Attachment::OtherUser { uid: m.uid() }
-        }
+        Ok(m) if m.is_dir() && m.uid() != euid => Attachment::OtherUser { uid: m.uid() },
         Ok(m) if m.is_dir() && dir.join(pins::STATS).exists() => Attachment::Attached,
         _ => Attachment::NotAttached,
     }
@@ -493,4 +501,34 @@ fn open(name: &str) -> Result<KernelPath, String> {
         unit_v120,
         written: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    #[test]
+    fn pins_are_ours_another_users_or_not_there_by_their_directorys_owner() {
+        let root = tempfile::tempdir().unwrap();
+        let name = "0005:046D:B034.0003";
+        let me = std::fs::metadata(root.path()).unwrap().uid();
+        assert_eq!(pinned_in(root.path(), name, me), Attachment::NotAttached);
+        let dir = pins::device_dir(root.path(), name);
+        std::fs::create_dir(&dir).unwrap();
+        // Being made (no stats pin yet): not attached, for its owner.
+        assert_eq!(pinned_in(root.path(), name, me), Attachment::NotAttached);
+        std::fs::write(dir.join(pins::STATS), b"").unwrap();
+        assert_eq!(pinned_in(root.path(), name, me), Attachment::Attached);
+        // Seen by anyone else, the directory is its owner's, pins or not.
+        assert_eq!(
+            pinned_in(root.path(), name, me + 1),
+            Attachment::OtherUser { uid: me }
+        );
+        assert_eq!(
+            pinned_in(root.path(), "not a hid name", me),
+            Attachment::NoHidDevice
+        );
+    }
 }

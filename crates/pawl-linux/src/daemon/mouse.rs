@@ -649,15 +649,24 @@ fn reason(why: Why, ctx: &Context) -> String {
             ctx.hid,
             ctx.bpf_failure.as_deref().unwrap_or("?")
         ),
-        Why::PinsOfAnotherUser => format!(
-            "not kernel mode: the program on {} is attached for uid {} (seat0's active user \
-             when it was attached; pawl-kernel-reseat.path hands it to the next one, and \
-             without systemd-logind `sudo {} reseat --uid UID` does)",
-            ctx.hid,
-            ctx.pins_uid
-                .map_or_else(|| "?".to_owned(), |u| u.to_string()),
-            kernel_path::LOADER
-        ),
+        Why::PinsOfAnotherUser => match ctx.pins_uid {
+            Some(0) => format!(
+                "not kernel mode: the program on {} is attached for uid 0, root only (nobody \
+                 was at seat0 when it was attached, e.g. at boot; pawl-kernel-reseat.path \
+                 hands it to the user who logs in, and without systemd-logind `sudo {} \
+                 reseat --uid UID` does)",
+                ctx.hid,
+                kernel_path::LOADER
+            ),
+            uid => format!(
+                "not kernel mode: the program on {} is attached for uid {} (seat0's active \
+                 user when it was attached; pawl-kernel-reseat.path hands it to the next \
+                 one, and without systemd-logind `sudo {} reseat --uid UID` does)",
+                ctx.hid,
+                uid.map_or_else(|| "?".to_owned(), |u| u.to_string()),
+                kernel_path::LOADER
+            ),
+        },
         Why::NotHid => "not kernel mode: no HID device".into(),
         Why::KernelModeNeedsHidpp => {
             "not kernel mode: it carries the gesture button as HID++ notifications, and HID++ \
@@ -857,6 +866,15 @@ mod tests {
             ) && other[0].2.contains("pawl-kernel-reseat.path"),
             "{}",
             other[0].2
+        );
+        // Root's pins (attached before anyone logged in): said so, not "seat0's user".
+        let root = lines(bpf, Attachment::OtherUser { uid: 0 });
+        assert!(
+            root[0]
+                .2
+                .contains("attached for uid 0, root only (nobody was at seat0"),
+            "{}",
+            root[0].2
         );
     }
 

@@ -440,7 +440,8 @@ pub fn kernel_mode_falls_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// the user before), so this user's pawl cannot reach them (the 0700 directory). pawl runs
 /// grab mode instead — the MX Master's node grabbed, its wheel transformed by pawl's clone
 /// (one detent up comes out inverted, −120 v120), the gesture fires — and the program is
-/// left pass-through (never a wheel transformed twice, never one not at all).
+/// left pass-through (never a wheel transformed twice, never one not at all). Its
+/// `pawl status --json`, run as that user, says why: `pins-of-another-user`, uid 0.
 pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow::Result<()> {
     needs_hid_bpf()?;
     let mut rig = KernelRig::start_as(ctx, DEFAULT_CONFIG, DIVERTED, Some(SEAT_USER), Some(0))?;
@@ -469,6 +470,13 @@ pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow
     );
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    // pawl says why, as its user sees it: the pins are uid 0's.
+    let json = status_json_as(ctx, &mut rig, Some(SEAT_USER))?;
+    ensure!(
+        json.contains(r#""part":"mode","path":"grab","reason":"pins-of-another-user""#)
+            && json.contains("isattachedforuid0"),
+        "pawl status --json with root's pins: {json}"
+    );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
@@ -477,42 +485,54 @@ pub fn kernel_mode_another_users_pins_fall_back_to_grab(ctx: &mut Ctx) -> anyhow
 /// `pawl devices` with the rig's config (answering its HID++ query meanwhile); stdout.
 fn devices(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
     let home = ctx.subdir("devices-home")?;
-    pawl_output(ctx, rig, &["devices"], &home)
+    pawl_output(ctx, rig, &["devices"], &home, None)
 }
 
 /// `pawl status --json` of the rig's running pawl (its runtime directory), all on one line
 /// without spaces.
 fn status_json(ctx: &mut Ctx, rig: &mut KernelRig) -> anyhow::Result<String> {
+    status_json_as(ctx, rig, None)
+}
+
+/// [`status_json`] run as `user` (uid, gid), the user the rig's pawl runs as.
+fn status_json_as(
+    ctx: &mut Ctx,
+    rig: &mut KernelRig,
+    user: Option<(u32, u32)>,
+) -> anyhow::Result<String> {
     let work = rig
         .pawl
         .config_path()
         .parent()
         .context("config without a directory")?
         .to_owned();
-    let out = pawl_output(ctx, rig, &["status", "--json"], &work)?;
+    let out = pawl_output(ctx, rig, &["status", "--json"], &work, user)?;
     Ok(out.split_whitespace().collect())
 }
 
-/// `pawl ARGS` with the rig's config and `home` as HOME and XDG dirs (answering HID++
-/// meanwhile); stdout.
+/// `pawl ARGS` with the rig's config and `home` as HOME and XDG dirs, as `user` (root
+/// when `None`), answering HID++ meanwhile; stdout.
 fn pawl_output(
     ctx: &mut Ctx,
     rig: &mut KernelRig,
     args: &[&str],
     home: &std::path::Path,
+    user: Option<(u32, u32)>,
 ) -> anyhow::Result<String> {
-    let (status, out, _) = rig.dev.run_answering(
-        Command::new(&ctx.pawl)
-            .arg("--config")
-            .arg(rig.pawl.config_path())
-            .args(args)
-            .env_clear()
-            .env("PATH", "/bin")
-            .env("HOME", home)
-            .env("XDG_RUNTIME_DIR", home)
-            .env("XDG_CONFIG_HOME", home),
-        T_EVENT,
-    )?;
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&ctx.pawl);
+    cmd.arg("--config")
+        .arg(rig.pawl.config_path())
+        .args(args)
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home)
+        .env("XDG_CONFIG_HOME", home);
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
+    }
+    let (status, out, _) = rig.dev.run_answering(&mut cmd, T_EVENT)?;
     ensure!(
         status.success(),
         "pawl {args:?} exited with {status}: {out}"
