@@ -331,6 +331,22 @@ pub fn kernel_mode_attaches_under_systemd_udevd(ctx: &mut Ctx) -> anyhow::Result
         allows("bpf"),
         allows("mount")
     ));
+    // udevd's capabilities and seccomp mode (what a RUN program inherits).
+    let creds = props
+        .lines()
+        .find_map(|l| l.strip_prefix("MainPID="))
+        .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .map(|st| {
+            st.lines()
+                .filter(|l| {
+                    l.starts_with("Cap") || l.starts_with("Seccomp") || l.starts_with("NoNewPrivs")
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default();
+    ctx.notes
+        .push(format!("systemd-udevd's credentials: {creds}"));
     ensure!(
         props.contains("PrivateMounts=yes") && props.contains("ActiveState=active"),
         "systemd-udevd.service is not running in its sandbox: {props}"
@@ -504,14 +520,15 @@ fn wait_acl(dev: &mut HidppMouse, nodes: &[PathBuf], user: &str) -> anyhow::Resu
 }
 
 /// `pawl status --json` as `uid` for the pawl whose runtime directory is `work`, on one line
-/// without spaces.
+/// without spaces; `None` while that pawl does not answer yet (`pawl status` exits 3 with
+/// state `stopped` until the daemon's status socket is up).
 fn status_json_as(
     ctx: &Ctx,
     dev: &mut HidppMouse,
     pawl: &Pawl,
     work: &Path,
     uid: u32,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Option<String>> {
     use std::os::unix::process::CommandExt;
     let (status, out, err) = dev.run_answering(
         Command::new(&ctx.pawl)
@@ -527,25 +544,32 @@ fn status_json_as(
             .gid(uid),
         T_EVENT,
     )?;
+    let json: String = out.split_whitespace().collect();
+    if status.code() == Some(3) && json.contains(r#""state":"stopped""#) {
+        return Ok(None);
+    }
     ensure!(
         status.success(),
         "pawl status --json exited with {status}: {out}{err}"
     );
-    Ok(out.split_whitespace().collect())
+    Ok(Some(json))
 }
 
 /// Waits until the pawl at `work` reports `want` in `pawl status --json`.
 fn wait_status(
     ctx: &Ctx,
     dev: &mut HidppMouse,
-    pawl: &Pawl,
+    pawl: &mut Pawl,
     work: &Path,
     uid: u32,
     want: &str,
 ) -> anyhow::Result<String> {
     let deadline = Instant::now() + T_UDEV;
     loop {
-        let json = status_json_as(ctx, dev, pawl, work, uid)?;
+        if let Some(st) = pawl.try_exit()? {
+            bail!("pawl exited with {st}; log: {}", tail(&pawl.log(), 15));
+        }
+        let json = status_json_as(ctx, dev, pawl, work, uid)?.unwrap_or_default();
         if json.contains(want) {
             return Ok(json);
         }
@@ -632,10 +656,12 @@ pub fn kernel_mode_pins_follow_the_logind_seat_user(ctx: &mut Ctx) -> anyhow::Re
         },
         Some((uid, uid)),
     )?;
+    // Its virtual keyboard: /dev/uinput opened through the seat user's ACL.
+    pawl.wait_keyboard(T_DEVICE)?;
     let json = wait_status(
         ctx,
         &mut dev,
-        &pawl,
+        &mut pawl,
         &work,
         uid,
         r#""part":"mode","path":"bpf""#,
@@ -664,7 +690,7 @@ pub fn kernel_mode_pins_follow_the_logind_seat_user(ctx: &mut Ctx) -> anyhow::Re
     wait_seat0(&mut dev, uid2)?;
     wait_pins(&mut dev, &hid, Some(uid2), T_UDEV)
         .context("after the seat switch to tty2 (the reseat units)")?;
-    let json = wait_status(ctx, &mut dev, &pawl, &work, uid, "pins-of-another-user")?;
+    let json = wait_status(ctx, &mut dev, &mut pawl, &work, uid, "pins-of-another-user")?;
     ctx.notes
         .push(format!("status as uid {uid} after the switch: {json}"));
     ensure!(
