@@ -521,7 +521,7 @@ fn wait_acl(dev: &mut HidppMouse, nodes: &[PathBuf], user: &str) -> anyhow::Resu
 
 /// `pawl status --json` as `uid` for the pawl whose runtime directory is `work`, on one line
 /// without spaces; `None` while that pawl does not answer yet (`pawl status` exits 3 with
-/// state `stopped` until the daemon's status socket is up).
+/// state `stopped`, then 4 with `starting`, until the daemon's status socket is up).
 fn status_json_as(
     ctx: &Ctx,
     dev: &mut HidppMouse,
@@ -545,7 +545,9 @@ fn status_json_as(
         T_EVENT,
     )?;
     let json: String = out.split_whitespace().collect();
-    if status.code() == Some(3) && json.contains(r#""state":"stopped""#) {
+    let not_yet = (status.code() == Some(3) && json.contains(r#""state":"stopped""#))
+        || (status.code() == Some(4) && json.contains(r#""state":"starting""#));
+    if not_yet {
         return Ok(None);
     }
     ensure!(
