@@ -244,43 +244,29 @@ mod linux {
         ))
     }
 
+    /// How many times `reseat` follows seat0's active user when it changed again while
+    /// attachments were being replaced (a second switch during the run: the path unit's
+    /// start of the service, already running, would not run it again).
+    const RESEAT_ROUNDS: usize = 3;
+
     /// `reseat`: replaces every attachment [`attach::reseat_plan`] names for the target
     /// (`--uid`, else seat0's active user, else root), one after the other; a device that
-    /// fails is reported and the others are still done.
+    /// fails is reported and the others are still done. Without `--uid`, seat0's user is
+    /// read again at the end, and the round repeated for a new one.
     fn reseat(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
-        // Devices gone without a remove event are detached, not handed over.
-        attach::sweep(&root, &sysfs)?;
-        let target = cmd.uid.or_else(attach::seat_uid).filter(|&u| u != 0);
-        let whose = target.map_or("root's".to_owned(), |u| format!("uid {u}'s"));
-        let dirs = attach::seated(&root, &sysfs);
-        let plan = attach::reseat_plan(&dirs, target);
-        if dirs.is_empty() {
-            return Ok("nothing to reseat: nothing is attached".into());
-        }
-        if plan.is_empty() {
-            return Ok(format!("nothing to reseat: every attachment is {whose}"));
-        }
-        if !attach::has_hid_bpf() {
-            return Err(Failure::NoHidBpf.into());
-        }
-        attach::ensure_bpffs(&root)?;
-        let opts = AttachOptions {
-            root,
-            sysfs,
-            uid: target,
-            unit_v120: None,
-            drop_caps: true,
-        };
-        let for_whom = target.map_or("root only (no seat user)".to_owned(), |u| {
-            format!("uid {u}")
-        });
+        let seat_user = || cmd.uid.or_else(attach::seat_uid).filter(|&u| u != 0);
+        let mut target = seat_user();
         let mut done = Vec::new();
         let mut failed = Vec::new();
-        for name in &plan {
-            match attach::attach(name, &opts) {
-                Ok(_) => done.push(format!("reseated {name} for {for_whom}")),
-                Err(f) => failed.push(format!("reseat {name}: {f}")),
+        for _ in 0..RESEAT_ROUNDS {
+            if let Some(nothing) = reseat_for(target, &root, &sysfs, &mut done, &mut failed)? {
+                done.push(nothing);
             }
+            let now = seat_user();
+            if now == target {
+                break;
+            }
+            target = now;
         }
         if failed.is_empty() {
             return Ok(done.join("\n"));
@@ -289,11 +275,57 @@ mod linux {
             println!("pawl-kernel-attach: {line}");
         }
         Err(Failure::Failed(format!(
-            "{} of {} attachments not reseated: {}",
+            "{} attachment(s) not reseated: {}",
             failed.len(),
-            plan.len(),
             failed.join("; ")
         ))
         .into())
+    }
+
+    /// One round of `reseat` for `target` (`None`: root only): a line for each device
+    /// replaced in `done`, for each that failed in `failed`; `Some(why)` when there was
+    /// nothing to replace. Errors: the sweep's, or no HID-BPF when something is to be
+    /// replaced.
+    fn reseat_for(
+        target: Option<u32>,
+        root: &Path,
+        sysfs: &Path,
+        done: &mut Vec<String>,
+        failed: &mut Vec<String>,
+    ) -> Result<Option<String>, Stop> {
+        // Devices gone without a remove event are detached, not handed over.
+        attach::sweep(root, sysfs)?;
+        let dirs = attach::seated(root, sysfs);
+        let plan = attach::reseat_plan(&dirs, target);
+        if dirs.is_empty() {
+            return Ok(Some("nothing to reseat: nothing is attached".into()));
+        }
+        if plan.is_empty() {
+            let whose = target.map_or("root's".to_owned(), |u| format!("uid {u}'s"));
+            return Ok(Some(format!(
+                "nothing to reseat: every attachment is {whose}"
+            )));
+        }
+        if !attach::has_hid_bpf() {
+            return Err(Failure::NoHidBpf.into());
+        }
+        attach::ensure_bpffs(root)?;
+        let opts = AttachOptions {
+            root: root.to_owned(),
+            sysfs: sysfs.to_owned(),
+            uid: target,
+            unit_v120: None,
+            drop_caps: true,
+        };
+        let for_whom = target.map_or("root only (no seat user)".to_owned(), |u| {
+            format!("uid {u}")
+        });
+        for name in &plan {
+            match attach::attach(name, &opts) {
+                Ok(_) => done.push(format!("reseated {name} for {for_whom}")),
+                Err(f) => failed.push(format!("reseat {name}: {f}")),
+            }
+        }
+        Ok(None)
     }
 }
