@@ -11,7 +11,10 @@
 //! the purge the file tree equals the one before the install (apt's and dpkg's own logs
 //! and caches aside). No udev runs in a chroot, so the maintainer scripts' udev branch is
 //! skipped on install; then, with `/run/udev` made and a `udevadm` that records its
-//! calls, the test checks which calls postinst and postrm make. `/proc` (pawl finds its own executable there) and `/dev/pts` (apt's log)
+//! calls, the test checks which calls postinst and postrm make. The same for systemd:
+//! install must enable `pawl-kernel-reseat.path` (its `paths.target.wants` link) without
+//! calling systemctl; with `/run/systemd/system` made and a recording `systemctl`,
+//! postinst must reload and start it, prerm stop it; the purge must leave no link. `/proc` (pawl finds its own executable there) and `/dev/pts` (apt's log)
 //! are mounted for the test and unmounted after it, whatever happened.
 
 use std::collections::BTreeMap;
@@ -154,6 +157,22 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     );
     write_root(&udevadm, "#!/bin/sh\necho \"$*\" >> /tmp/udevadm.log\n")?;
     util::run(util::as_root("chmod").arg("755").arg(&udevadm))?;
+    // The same for systemctl: the maintainer scripts (and deb-systemd-helper and
+    // deb-systemd-invoke, which run it) call it only where systemd runs
+    // (`/run/systemd/system`). deb-systemd-invoke starts a unit only if `is-enabled` says
+    // so: it answers `enabled`.
+    let systemctl = run.join("usr/bin/systemctl");
+    ensure!(
+        !systemctl.exists() && !run.join("run/systemd").exists(),
+        "minbase has no systemd, yet {} or /run/systemd exists",
+        systemctl.display()
+    );
+    write_root(
+        &systemctl,
+        "#!/bin/sh\necho \"$*\" >> /tmp/systemctl.log\n\
+         case \"$*\" in *is-enabled*) echo enabled ;; esac\n",
+    )?;
+    util::run(util::as_root("chmod").arg("755").arg(&systemctl))?;
     // The package's dependencies (libelf1 for the kernel-mode loader, beyond minbase) are
     // installed before the snapshot: purging pawl leaves them, as apt leaves every
     // dependency until `autoremove`; what is compared is the package's own footprint.
@@ -202,8 +221,34 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         udevadm_calls(run)?.is_empty(),
         "postinst ran udevadm without udev running"
     );
+    ensure!(
+        calls(run, "systemctl")?.is_empty(),
+        "postinst ran systemctl without systemd running"
+    );
+    check_reseat_enabled(run, true)?;
     util::run(util::as_root("mkdir").arg(run.join("run/udev")))?;
-    sh(run, "/var/lib/dpkg/info/pawl.postinst configure 0.1.0-1")?;
+    util::run(
+        util::as_root("mkdir")
+            .arg("-p")
+            .arg(run.join("run/systemd/system")),
+    )?;
+    // As dpkg runs it (deb-systemd-helper refuses to run otherwise).
+    sh(
+        run,
+        "DPKG_MAINTSCRIPT_PACKAGE=pawl /var/lib/dpkg/info/pawl.postinst configure 0.1.0-1",
+    )?;
+    // Already enabled: nothing changes (no reload by deb-systemd-helper); systemd loads
+    // the units and the path unit starts.
+    ensure!(
+        systemctl_actions(run)?
+            == [
+                "--system daemon-reload",
+                "--quiet --system start pawl-kernel-reseat.path"
+            ],
+        "postinst with systemd running: systemctl {:?}",
+        calls(run, "systemctl")?
+    );
+    util::run(util::as_root("rm").arg(run.join("tmp/systemctl.log")))?;
     ensure!(
         udevadm_calls(run)?
             == [
@@ -257,8 +302,21 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         "postrm with udev running: udevadm {:?}",
         udevadm_calls(run)?
     );
+    // prerm stops the units first; postrm has systemd forget them (deb-systemd-helper
+    // reloads too, after masking and purging); nothing starts anything.
+    let actions = systemctl_actions(run)?;
+    ensure!(
+        actions.first().map(String::as_str)
+            == Some("stop pawl-kernel-reseat.path pawl-kernel-reseat.service")
+            && actions.iter().any(|a| a == "--system daemon-reload")
+            && !actions.iter().any(|a| a.contains("start ")),
+        "prerm and postrm with systemd running: systemctl {actions:?}"
+    );
+    check_reseat_enabled(run, false)?;
     util::run(util::as_root("rm").arg("-r").arg(run.join("run/udev")))?;
+    util::run(util::as_root("rm").arg("-r").arg(run.join("run/systemd")))?;
     util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
+    util::run(util::as_root("rm").arg(run.join("tmp/systemctl.log")))?;
     let after = snapshot(run)?;
     compare(&before, &after)
 }
@@ -306,11 +364,61 @@ fn cargo_install(root: &Path, work: &Path) -> anyhow::Result<()> {
 
 /// The argument lists the fake udevadm was called with, oldest first.
 fn udevadm_calls(run: &Path) -> anyhow::Result<Vec<String>> {
-    match std::fs::read_to_string(run.join("tmp/udevadm.log")) {
+    calls(run, "udevadm")
+}
+
+/// The argument lists the fake `tool` (udevadm, systemctl) was called with, oldest first.
+fn calls(run: &Path, tool: &str) -> anyhow::Result<Vec<String>> {
+    match std::fs::read_to_string(run.join(format!("tmp/{tool}.log"))) {
         Ok(log) => Ok(log.lines().map(String::from).collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The fake systemctl's calls that act (deb-systemd-invoke's `is-enabled` and
+/// `is-active` queries left out).
+fn systemctl_actions(run: &Path) -> anyhow::Result<Vec<String>> {
+    Ok(calls(run, "systemctl")?
+        .into_iter()
+        .filter(|c| !c.contains("is-enabled") && !c.contains("is-active"))
+        .collect())
+}
+
+/// The reseat path unit's enablement, the link `deb-systemd-helper enable` makes for its
+/// `WantedBy=paths.target`: present and pointing at the packaged unit (`enabled`), or
+/// absent (after the purge).
+fn check_reseat_enabled(run: &Path, enabled: bool) -> anyhow::Result<()> {
+    const UNIT: &str = "pawl-kernel-reseat.path";
+    let link = run.join("etc/systemd/system/paths.target.wants").join(UNIT);
+    match std::fs::read_link(&link) {
+        Ok(to) => {
+            ensure!(enabled, "{} is left after the purge", link.display());
+            // deb-systemd-helper links to the unit where it found it: /lib/systemd/system
+            // is /usr/lib/systemd/system on merged /usr (bookworm's only layout).
+            let to = to.to_string_lossy().into_owned();
+            ensure!(
+                [
+                    format!("/lib/systemd/system/{UNIT}"),
+                    format!("/usr/lib/systemd/system/{UNIT}")
+                ]
+                .contains(&to)
+                    && run.join("usr/lib/systemd/system").join(UNIT).is_file(),
+                "{} points at {to}, not the packaged unit",
+                link.display()
+            );
+            eprintln!("{UNIT} is enabled: {} -> {to}", link.display());
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            ensure!(
+                !enabled,
+                "the package did not enable {UNIT}: no {}",
+                link.display()
+            );
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(link.display().to_string())),
+    }
+    Ok(())
 }
 
 /// `pawl X.Y.Z (commit)` without the `pawl `: what this checkout's build prints.
@@ -395,6 +503,8 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
         "usr/lib/udev/rules.d/71-pawl-kernel-mode.rules",
         "usr/lib/udev/rules.d/70-pawl.rules",
         "usr/lib/systemd/user/pawl.service",
+        "usr/lib/systemd/system/pawl-kernel-reseat.path",
+        "usr/lib/systemd/system/pawl-kernel-reseat.service",
         "usr/lib/modules-load.d/pawl.conf",
         "usr/share/man/man1/pawl.1.gz",
         "usr/share/bash-completion/completions/pawl",
