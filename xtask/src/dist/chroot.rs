@@ -157,22 +157,14 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     );
     write_root(&udevadm, "#!/bin/sh\necho \"$*\" >> /tmp/udevadm.log\n")?;
     util::run(util::as_root("chmod").arg("755").arg(&udevadm))?;
-    // The same for systemctl: the maintainer scripts (and deb-systemd-helper and
-    // deb-systemd-invoke, which run it) call it only where systemd runs
-    // (`/run/systemd/system`). deb-systemd-invoke starts a unit only if `is-enabled` says
-    // so: it answers `enabled`.
+    // No systemd either: deb-systemd-helper makes the enablement links itself, as on a
+    // machine without systemd (with a systemctl it has `systemctl preset` make them).
     let systemctl = run.join("usr/bin/systemctl");
     ensure!(
         !systemctl.exists() && !run.join("run/systemd").exists(),
         "minbase has no systemd, yet {} or /run/systemd exists",
         systemctl.display()
     );
-    write_root(
-        &systemctl,
-        "#!/bin/sh\necho \"$*\" >> /tmp/systemctl.log\n\
-         case \"$*\" in *is-enabled*) echo enabled ;; esac\n",
-    )?;
-    util::run(util::as_root("chmod").arg("755").arg(&systemctl))?;
     // The package's dependencies (libelf1 for the kernel-mode loader, beyond minbase) are
     // installed before the snapshot: purging pawl leaves them, as apt leaves every
     // dependency until `autoremove`; what is compared is the package's own footprint.
@@ -221,17 +213,9 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         udevadm_calls(run)?.is_empty(),
         "postinst ran udevadm without udev running"
     );
-    ensure!(
-        calls(run, "systemctl")?.is_empty(),
-        "postinst ran systemctl without systemd running"
-    );
     check_reseat_enabled(run, true)?;
     util::run(util::as_root("mkdir").arg(run.join("run/udev")))?;
-    util::run(
-        util::as_root("mkdir")
-            .arg("-p")
-            .arg(run.join("run/systemd/system")),
-    )?;
+    fake_systemd(run, true)?;
     // As dpkg runs it (deb-systemd-helper refuses to run otherwise).
     sh(
         run,
@@ -248,7 +232,8 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         "postinst with systemd running: systemctl {:?}",
         calls(run, "systemctl")?
     );
-    util::run(util::as_root("rm").arg(run.join("tmp/systemctl.log")))?;
+    // `pawl service install` below must find no systemctl.
+    fake_systemd(run, false)?;
     ensure!(
         udevadm_calls(run)?
             == [
@@ -295,6 +280,7 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     util::run(util::as_root("rm").arg("-rf").arg(run.join("root/.config")))?;
     util::run(util::as_root("rm").arg("-rf").arg(run.join("root/target")))?;
 
+    fake_systemd(run, true)?;
     sh(run, purge)?;
     // remove and purge each reload the rules (the rule is gone); nothing else.
     ensure!(
@@ -314,9 +300,8 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     );
     check_reseat_enabled(run, false)?;
     util::run(util::as_root("rm").arg("-r").arg(run.join("run/udev")))?;
-    util::run(util::as_root("rm").arg("-r").arg(run.join("run/systemd")))?;
     util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
-    util::run(util::as_root("rm").arg(run.join("tmp/systemctl.log")))?;
+    fake_systemd(run, false)?;
     let after = snapshot(run)?;
     compare(&before, &after)
 }
@@ -373,6 +358,36 @@ fn calls(run: &Path, tool: &str) -> anyhow::Result<Vec<String>> {
         Ok(log) => Ok(log.lines().map(String::from).collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Makes systemd look running in the chroot (`on`): `/run/systemd/system` and a
+/// `/usr/bin/systemctl` that records its calls in `/tmp/systemctl.log` (deb-systemd-invoke
+/// starts a unit only if `is-enabled` says so: it answers `enabled`); or removes all three
+/// again. Made only after the snapshot of the tree before the install, and removed before
+/// the one after the purge.
+fn fake_systemd(run: &Path, on: bool) -> anyhow::Result<()> {
+    let systemctl = run.join("usr/bin/systemctl");
+    if on {
+        write_root(
+            &systemctl,
+            "#!/bin/sh\necho \"$*\" >> /tmp/systemctl.log\n\
+             case \"$*\" in *is-enabled*) echo enabled ;; esac\n",
+        )?;
+        util::run(util::as_root("chmod").arg("755").arg(&systemctl))?;
+        util::run(
+            util::as_root("mkdir")
+                .arg("-p")
+                .arg(run.join("run/systemd/system")),
+        )
+    } else {
+        util::run(
+            util::as_root("rm")
+                .arg("-rf")
+                .arg(&systemctl)
+                .arg(run.join("run/systemd"))
+                .arg(run.join("tmp/systemctl.log")),
+        )
     }
 }
 

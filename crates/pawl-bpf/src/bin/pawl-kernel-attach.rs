@@ -154,6 +154,10 @@ mod linux {
         let sysfs = PathBuf::from(attach::SYSFS_HID);
         let run_dir = root.parent().expect("PIN_ROOT has a parent").to_owned();
         if cmd.verb == Verb::Add {
+            // Before anything is made: on a kernel without HID-BPF the loader leaves no trace.
+            if !attach::has_hid_bpf() {
+                return Err(Failure::NoHidBpf.into());
+            }
             std::fs::create_dir_all(&run_dir)
                 .map_err(|e| Failure::Failed(format!("mkdir {}: {e}", run_dir.display())))?;
         } else if !run_dir.exists() {
@@ -195,9 +199,6 @@ mod linux {
 
     fn add(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
         let name = cmd.name.as_deref().expect("parse checked");
-        if !attach::has_hid_bpf() {
-            return Err(Failure::NoHidBpf.into());
-        }
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
         attach::ensure_bpffs(&root)?;
