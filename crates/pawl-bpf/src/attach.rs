@@ -1,7 +1,8 @@
 //! What `pawl-kernel-attach` does, as functions: check that the kernel has HID-BPF, that the
 //! running executable is root's, find the device's layout, load the program for it with
 //! only CAP_BPF + CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
-//! of that on remove.
+//! of that on remove; which attachments `reseat` replaces for a new seat user
+//! ([`reseat_plan`]), and the lock every command holds ([`lock`]).
 
 use std::ffi::CString;
 use std::fmt;
