@@ -329,4 +329,47 @@ mod linux {
         }
         Ok(None)
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn args(a: &[&str]) -> Vec<String> {
+            a.iter().map(|s| s.to_string()).collect()
+        }
+
+        fn usage(a: &[&str]) -> String {
+            match parse(&args(a)) {
+                Err(Stop::Usage(why)) => why,
+                Err(Stop::Failure(f)) => panic!("{a:?}: a failure, not a usage error: {f}"),
+                Ok(_) => panic!("{a:?} was accepted"),
+            }
+        }
+
+        #[test]
+        fn reseat_takes_only_a_uid() {
+            let cmd = parse(&args(&["reseat"])).ok().unwrap();
+            assert!(cmd.verb == Verb::Reseat && cmd.uid.is_none() && cmd.name.is_none());
+            let cmd = parse(&args(&["reseat", "--uid", "1000"])).ok().unwrap();
+            assert_eq!(cmd.uid, Some(1000));
+            assert!(usage(&["reseat", "0005:046D:B034.0003"]).contains("unexpected"));
+            assert!(usage(&["reseat", "--unit", "8"]).contains("unexpected"));
+            assert!(usage(&["reseat", "--uid"]).contains("--uid needs a number"));
+        }
+
+        #[test]
+        fn add_and_remove_need_a_device_and_only_add_takes_a_unit() {
+            assert!(usage(&["add"]).contains("no HID device name"));
+            assert!(usage(&["remove"]).contains("no HID device name"));
+            assert!(usage(&["remove", "0005:046D:B034.0003", "--uid", "1"]).contains("unexpected"));
+            let cmd = parse(&args(&["add", "0005:046D:B034.0003", "--unit", "8"]))
+                .ok()
+                .unwrap();
+            assert!(cmd.verb == Verb::Add && cmd.unit == Some(8));
+            assert!(usage(&["add", "0005:046D:B034.0003", "--unit", "121"]).contains("1..=120"));
+            let cmd = parse(&args(&["--detach"])).ok().unwrap();
+            assert!(cmd.verb == Verb::Detach && cmd.name.is_none());
+            assert!(usage(&["attach"]).contains("unknown command"));
+        }
+    }
 }
