@@ -190,9 +190,46 @@ pub fn check_trusted(exe: &Path) -> Result<(), Failure> {
 pub const SEAT0_STATE: &str = "/run/systemd/seats/seat0";
 
 /// The uid of the active session on seat0 (`ACTIVE_UID=` in [`SEAT0_STATE`]), `None`
-/// without one (no logind, nobody logged in, or the file unreadable).
+/// without one (no logind, nobody logged in, or the file unreadable or untrusted, see
+/// [`seat_uid_in`]).
 pub fn seat_uid() -> Option<u32> {
-    seat_uid_from(&fs::read_to_string(SEAT0_STATE).ok()?)
+    seat_uid_in(Path::new(SEAT0_STATE))
+}
+
+/// The most of a seat state file [`seat_uid_in`] reads, bytes. logind's file is a few
+/// hundred bytes (a dozen `KEY=value` lines); a longer one is not logind's.
+pub const SEAT_STATE_MAX: u64 = 16 * 1024;
+
+/// [`seat_uid`] from the state file at `path`. The loader reads it as root, so it reads
+/// only what logind would have written there: a regular file (opened with `O_NOFOLLOW |
+/// O_NONBLOCK`, so a symlink is not followed and a FIFO or device never blocks or is read;
+/// the type checked on the opened file), owned by root or the running user, writable by
+/// nobody else, of at most [`SEAT_STATE_MAX`] bytes. Anything else is `None`: nobody at
+/// the seat (root-only pins), never a hang or another file's contents.
+pub fn seat_uid_in(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = file.metadata().ok()?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_file()
+        || (m.uid() != 0 && m.uid() != me)
+        || m.permissions().mode() & 0o022 != 0
+        || m.len() > SEAT_STATE_MAX
+    {
+        return None;
+    }
+    let mut text = Vec::new();
+    file.take(SEAT_STATE_MAX + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > SEAT_STATE_MAX {
+        return None;
+    }
+    seat_uid_from(&String::from_utf8_lossy(&text))
 }
 
 /// [`seat_uid`] from the file's text.
@@ -818,6 +855,44 @@ mod tests {
             "# This is private data. Do not parse.\nIS_SEAT0=1\nACTIVE=c2\nACTIVE_UID=1000\n";
         assert_eq!(seat_uid_from(text), Some(1000));
         assert_eq!(seat_uid_from("IS_SEAT0=1\n"), None);
+        assert_eq!(seat_uid_from("ACTIVE_UID=-1\nACTIVE_UID=x\n"), None);
+        assert_eq!(seat_uid_from("\u{0}\u{1}garbage"), None);
+    }
+
+    #[test]
+    fn the_seat_file_is_read_only_when_a_bounded_regular_file_nobody_else_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("seat0");
+        fs::write(&good, "IS_SEAT0=1\nACTIVE_UID=2005\n").unwrap();
+        fs::set_permissions(&good, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(seat_uid_in(&good), Some(2005));
+        // Not followed: a symlink, even to a good file.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        assert_eq!(seat_uid_in(&link), None);
+        // A FIFO nobody writes to: neither blocks nor is read.
+        let fifo = dir.path().join("fifo");
+        let c = cstr(&fifo).unwrap();
+        // SAFETY: `c` is NUL-terminated.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f2 = fifo.clone();
+        std::thread::spawn(move || tx.send(seat_uid_in(&f2)).unwrap());
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        assert_eq!(got, Ok(None), "reading a FIFO blocked or returned a uid");
+        // Too long: ACTIVE_UID at the start, but the file is not logind's.
+        let huge = dir.path().join("huge");
+        let mut text = b"ACTIVE_UID=2005\n".to_vec();
+        text.resize(SEAT_STATE_MAX as usize + 1, b'#');
+        fs::write(&huge, &text).unwrap();
+        fs::set_permissions(&huge, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(seat_uid_in(&huge), None);
+        // Writable by others.
+        fs::set_permissions(&good, fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(seat_uid_in(&good), None);
+        // A directory, and nothing at all.
+        assert_eq!(seat_uid_in(dir.path()), None);
+        assert_eq!(seat_uid_in(&dir.path().join("absent")), None);
     }
 
     #[test]
