@@ -232,12 +232,17 @@ pub fn seat_uid_in(path: &Path) -> Option<u32> {
     seat_uid_from(&String::from_utf8_lossy(&text))
 }
 
-/// [`seat_uid`] from the file's text.
+/// [`seat_uid`] from the file's text. `4294967295` is no uid (it is `(uid_t)-1`, which
+/// `chown` takes as "leave the owner": pins "handed" to it would stay root's).
 pub fn seat_uid_from(text: &str) -> Option<u32> {
     text.lines()
         .find_map(|l| l.strip_prefix("ACTIVE_UID="))
         .and_then(|v| v.trim().parse().ok())
+        .filter(|&u| u != NO_UID)
 }
+
+/// `(uid_t)-1`: not a user (`chown` leaves the owner unchanged for it).
+pub const NO_UID: u32 = u32::MAX;
 
 /// Makes `root` a bpffs (mounting one if it is not), with `/run/pawl` root's 0755.
 /// Refuses (before mounting anything) a `root` or parent that is a symlink, not a
@@ -857,6 +862,7 @@ mod tests {
         assert_eq!(seat_uid_from("IS_SEAT0=1\n"), None);
         assert_eq!(seat_uid_from("ACTIVE_UID=-1\nACTIVE_UID=x\n"), None);
         assert_eq!(seat_uid_from("\u{0}\u{1}garbage"), None);
+        assert_eq!(seat_uid_from("ACTIVE_UID=4294967295\n"), None);
     }
 
     #[test]

@@ -121,7 +121,13 @@ mod linux {
             };
             match a.as_str() {
                 "--uid" if matches!(verb, Verb::Add | Verb::Reseat) => {
-                    cmd.uid = Some(value("--uid")?);
+                    let uid = value("--uid")?;
+                    if uid == attach::NO_UID {
+                        return Err(Stop::Usage(
+                            "--uid 4294967295 is (uid_t)-1, not a user".into(),
+                        ));
+                    }
+                    cmd.uid = Some(uid);
                 }
                 "--unit" if verb == Verb::Add => {
                     let u = value("--unit")?;
@@ -358,6 +364,11 @@ mod linux {
             assert!(usage(&["reseat", "0005:046D:B034.0003"]).contains("unexpected"));
             assert!(usage(&["reseat", "--unit", "8"]).contains("unexpected"));
             assert!(usage(&["reseat", "--uid"]).contains("--uid needs a number"));
+            assert!(usage(&["reseat", "--uid", "4294967295"]).contains("not a user"));
+            assert!(
+                usage(&["add", "0005:046D:B034.0003", "--uid", "4294967295"])
+                    .contains("not a user")
+            );
         }
 
         #[test]
