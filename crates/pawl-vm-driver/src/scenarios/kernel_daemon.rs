@@ -822,12 +822,12 @@ fn reseat(ctx: &mut Ctx) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The owner of `/run/pawl/bpf/<hid>/` (`lstat`).
+/// The owner of `hid`'s pin directory under `/run/pawl/bpf` (`lstat`).
 fn pins_owner(hid: &str) -> anyhow::Result<u32> {
     use std::os::unix::fs::MetadataExt;
-    let dir = format!("{}/{hid}", pawl_bpf::pins::PIN_ROOT);
+    let dir = pawl_bpf::pins::device_dir(std::path::Path::new(pawl_bpf::pins::PIN_ROOT), hid);
     Ok(std::fs::symlink_metadata(&dir)
-        .with_context(|| format!("lstat {dir}"))?
+        .with_context(|| format!("lstat {}", dir.display()))?
         .uid())
 }
 
@@ -1075,7 +1075,10 @@ pub fn kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         ensure!(
-            dirs.iter().filter(|d| d.contains(&hid)).count() == 1,
+            dirs.iter()
+                .filter(|d| pawl_bpf::pins::hid_name_of_dir(d).as_deref() == Some(hid.as_str()))
+                .count()
+                == 1,
             "round {round}: pin directories {dirs:?}"
         );
     }
