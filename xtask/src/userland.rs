@@ -1,5 +1,6 @@
 //! The VM's Debian userland: a root file system made with `debootstrap` (bookworm, minbase)
-//! plus udev, libinput's tools, sway, kmod and seatd, cached under
+//! plus udev, libinput's tools, sway, kmod, seatd and — for the systemd boot — systemd,
+//! dbus, libpam-systemd (logind sessions) and acl, cached under
 //! `target/vm-userland/root-<key>/` (the key is a hash of [`recipe`], so a changed package
 //! list builds a new root) and booted as the guest's root over virtio 9p, read-only.
 //!
@@ -20,12 +21,32 @@ use crate::util;
 const SUITE: &str = "bookworm";
 
 /// Installed into the root with `--no-install-recommends`: systemd-udevd with its rules and
-/// hwdb, `libinput` (debug-events, quirks), the compositor, `modprobe`, the seat daemon.
-const PACKAGES: &[&str] = &["udev", "libinput-tools", "sway", "kmod", "seatd"];
+/// hwdb, `libinput` (debug-events, quirks), the compositor, `modprobe`, the seat daemon;
+/// for the systemd boot (`--set systemd`): systemd as PID 1 with its units (udevd's
+/// sandbox, logind), the system bus logind needs, `pam_systemd` (a login on a VT becomes a
+/// logind session on seat0) and `getfacl` (the uaccess ACLs). The userland boot's shell
+/// init starts none of the latter.
+const PACKAGES: &[&str] = &[
+    "udev",
+    "libinput-tools",
+    "sway",
+    "kmod",
+    "seatd",
+    "systemd",
+    "dbus",
+    "libpam-systemd",
+    "acl",
+];
 
-/// The plain user sway runs as (sway refuses to run as root); the scenarios know it as
-/// `pawl-vm-driver`'s `scenarios::userland::USER`.
-const USER: (&str, u32) = ("pawl", 1000);
+/// The plain users: the first is the one sway runs as (sway refuses to run as root), known
+/// to `pawl-vm-driver` as `scenarios::userland::USER`; the second takes seat0 over in the
+/// systemd boot's seat switch (`scenarios::seat::SECOND_USER`).
+const USERS: &[(&str, u32)] = &[("pawl", 1000), ("pawl2", 1001)];
+
+/// Empty root-owned (0755) directories made in the root: mount points the systemd boot's
+/// initramfs puts a tmpfs on (the root is read-only), e.g. `/usr/libexec/pawl`, where the
+/// kernel-mode loader goes as the package installs it.
+pub(crate) const MOUNT_POINTS: &[&str] = &["usr/libexec/pawl"];
 
 /// Mount point of the per-run share (binaries, recordings, `/init` of the userland) inside
 /// the root; created when the root is built.
@@ -45,10 +66,14 @@ const PRUNE: &[&str] = &[
 /// Everything that decides the root's content; its hash names the cache directory.
 fn recipe() -> String {
     format!(
-        "suite={SUITE} variant=minbase packages={} user={}:{} share=/{SHARE_MOUNT} prune={} v=1",
+        "suite={SUITE} variant=minbase packages={} users={} share=/{SHARE_MOUNT} mounts={} prune={} v=2",
         PACKAGES.join(","),
-        USER.0,
-        USER.1,
+        USERS
+            .iter()
+            .map(|(n, u)| format!("{n}:{u}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        MOUNT_POINTS.join(","),
         PRUNE.join(",")
     )
 }
@@ -117,15 +142,18 @@ pub(crate) fn ensure_root(target: &Path) -> anyhow::Result<PathBuf> {
         PACKAGES.join(" "),
         t.elapsed().as_secs_f64()
     );
-    let (name, uid) = USER;
-    util::run(util::privileged("chroot").arg(&tmp).args([
-        "useradd",
-        "-m",
-        "-u",
-        &uid.to_string(),
-        "-U",
-        name,
-    ]))?;
+    for (name, uid) in USERS {
+        util::run(util::privileged("chroot").arg(&tmp).args([
+            "useradd",
+            "-m",
+            "-s",
+            "/bin/sh",
+            "-u",
+            &uid.to_string(),
+            "-U",
+            name,
+        ]))?;
+    }
     util::run(
         util::privileged("chroot")
             .arg(&tmp)
@@ -136,9 +164,19 @@ pub(crate) fn ensure_root(target: &Path) -> anyhow::Result<PathBuf> {
     }
     util::run(util::privileged("rm").arg("-f").arg(&policy))?;
     util::run(util::privileged("mkdir").arg(tmp.join(SHARE_MOUNT)))?;
+    for m in MOUNT_POINTS {
+        util::run(
+            util::privileged("mkdir")
+                .args(["-p", "-m", "755"])
+                .arg(tmp.join(m)),
+        )?;
+    }
     ensure!(
-        tmp.join("usr/bin/sway").is_file() && tmp.join("usr/bin/libinput").is_file(),
-        "the root at {} lacks sway or libinput after the install",
+        tmp.join("usr/bin/sway").is_file()
+            && tmp.join("usr/bin/libinput").is_file()
+            && tmp.join("lib/systemd/systemd").is_file()
+            && tmp.join("lib/systemd/systemd-logind").is_file(),
+        "the root at {} lacks sway, libinput, systemd or logind after the install",
         tmp.display()
     );
     util::run(util::privileged("mv").arg(&tmp).arg(&root))?;

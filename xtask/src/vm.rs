@@ -5,7 +5,7 @@
 //! `vm-test [<kernel release>]: N of M scenarios passed`. It fails on any `FAIL` line, a
 //! missing result, or a timeout.
 //!
-//! Each kernel gets up to two boots:
+//! Each kernel gets up to three boots (`--set base|userland|systemd` picks some):
 //! - the base scenarios boot an initramfs holding busybox, the HID/input modules, static
 //!   `pawl` and `pawl-vm-driver` binaries and the recordings;
 //! - the userland scenarios (udev, libinput, sway reading pawl's output) boot a Debian root
@@ -13,7 +13,14 @@
 //!   with a second 9p share at `/pawl-vm` holding the binaries, the recordings,
 //!   `contrib/70-pawl.rules` and the userland's init; a tiny initramfs loads the modules
 //!   (the root has none for these kernels) and switches to it. If that root cannot be built,
-//!   the run fails (it never skips).
+//!   the run fails (it never skips);
+//! - on the HID-BPF tier only, the systemd scenarios (kernel mode under what a user's
+//!   machine runs) boot the same root with systemd as PID 1: its initramfs also mounts
+//!   tmpfs on the places the read-only root must have writable (`/run`, `/tmp`, `/var/…`,
+//!   `/usr/libexec/pawl` with the loader), writes the boot's units into
+//!   `/run/systemd/system` and execs `/lib/systemd/systemd --unit=pawl-vm.target`; the
+//!   driver runs from `pawl-vm.service` after `multi-user.target` (udevd's real unit and
+//!   coldplug, dbus, logind, getty@tty1) and powers off.
 //!
 //! `--kernel K` (or `PAWL_VM_KERNEL=K`) runs one kernel: `installed`, `hid-bpf`, or a
 //! substring of a release (`6.1`, `7.3`). Filters select scenarios by name on every kernel.
@@ -84,6 +91,9 @@ const USERLAND_MEMORY_MB: &str = "1024";
 enum Set {
     Base,
     Userland,
+    /// The Debian root booted with systemd as PID 1 (udevd's real sandbox, logind): the
+    /// kernel-mode scenarios that need them; the HID-BPF tier only.
+    Systemd,
     All,
 }
 
@@ -92,16 +102,27 @@ impl Set {
         match self {
             Set::Base => "base",
             Set::Userland => "userland",
+            Set::Systemd => "systemd",
             Set::All => "all",
         }
     }
+
+    /// `--set` `flag`'s set (`all` is `PAWL_VM_USERLAND_ALL`'s, not a flag).
+    fn from_flag(flag: &str) -> anyhow::Result<Set> {
+        [Set::Base, Set::Userland, Set::Systemd]
+            .into_iter()
+            .find(|s| s.flag() == flag)
+            .with_context(|| format!("--set {flag}: want base, userland or systemd"))
+    }
 }
 
-/// `vm-test`'s arguments: filters and the kernel selection.
+/// `vm-test`'s arguments: filters, the kernel selection and the boots (`--set`, repeatable;
+/// none: every set).
 #[derive(Debug, Default)]
 struct Args {
     filters: Vec<String>,
     kernel: Option<String>,
+    sets: Vec<Set>,
 }
 
 fn parse_args(args: &[String]) -> anyhow::Result<Args> {
@@ -117,6 +138,11 @@ fn parse_args(args: &[String]) -> anyhow::Result<Args> {
             out.kernel = Some(it.next().context("--kernel needs a value")?.clone());
         } else if let Some(k) = a.strip_prefix("--kernel=") {
             out.kernel = Some(k.to_owned());
+        } else if a == "--set" {
+            out.sets
+                .push(Set::from_flag(it.next().context("--set needs a value")?)?);
+        } else if let Some(k) = a.strip_prefix("--set=") {
+            out.sets.push(Set::from_flag(k)?);
         } else {
             ensure!(
                 !a.is_empty()
@@ -166,7 +192,7 @@ impl KernelResult {
 }
 
 /// `cargo xtask vm-test --help`.
-const VM_TEST_USAGE: &str = "usage: cargo xtask vm-test [--kernel K] [FILTER...]
+const VM_TEST_USAGE: &str = "usage: cargo xtask vm-test [--kernel K] [--set S] [FILTER...]
 
 Boots each kernel in QEMU and runs the scenarios whose name contains a FILTER (lowercase
 letters, digits and _; none: every scenario), printing one
@@ -174,9 +200,11 @@ letters, digits and _; none: every scenario), printing one
 
   --kernel K   one kernel: installed, hid-bpf, or a release substring such as 7.3
                (also PAWL_VM_KERNEL)
+  --set S      one boot (repeatable): base (initramfs), userland (Debian root, shell init),
+               systemd (Debian root, systemd as PID 1; HID-BPF kernel only)
 
 Environment: PAWL_VM_VERBOSE=1 prints what each scenario saw, PAWL_VM_DEBUG=1 runs pawl
-with --debug, PAWL_VM_TIMEOUT_SECS (default 600) bounds each VM run. Serial logs: target/vm-test/<release>/serial.log (serial-userland.log).";
+with --debug, PAWL_VM_TIMEOUT_SECS (default 600) bounds each VM run. Serial logs: target/vm-test/<release>/serial.log (serial-userland.log, serial-systemd.log).";
 
 /// Runs the VM tests; `args` are `--kernel K` and scenario name filters (substrings).
 pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
@@ -234,6 +262,13 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
             Set::Userland,
             list_scenarios(&driver, Set::Userland, &args.filters)?,
         ));
+        boots.push((
+            Set::Systemd,
+            list_scenarios(&driver, Set::Systemd, &args.filters)?,
+        ));
+    }
+    if !args.sets.is_empty() {
+        boots.retain(|(set, _)| args.sets.contains(set));
     }
     boots.retain(|(_, names)| !names.is_empty());
     ensure!(!boots.is_empty(), "no scenario matches {:?}", args.filters);
@@ -269,7 +304,17 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
             problems: Vec::new(),
             wall: Duration::ZERO,
         };
+        let hid_bpf = hid_bpf_release.as_deref() == Some(kernel.version.as_str());
         for (set, expected) in &boots {
+            // The systemd boot's scenarios are all kernel mode: it runs where HID-BPF is
+            // (its scenarios are not counted elsewhere).
+            if *set == Set::Systemd && !hid_bpf {
+                eprintln!(
+                    "vm-test [{}]: the systemd boot runs on the HID-BPF tier only",
+                    kernel.version
+                );
+                continue;
+            }
             let run = match set {
                 Set::Base => base_boot(
                     kernel,
@@ -280,7 +325,7 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
                     &out_dir,
                     timeout,
                 ),
-                Set::Userland | Set::All => match &debian_root {
+                Set::Userland | Set::Systemd | Set::All => match &debian_root {
                     Ok(debian_root) => userland_boot(
                         kernel,
                         debian_root,
@@ -299,11 +344,7 @@ pub fn vm_test(args: &[String]) -> anyhow::Result<()> {
             };
             let (passed, problems) = match run {
                 Ok(run) => {
-                    let judged = judge(
-                        &run,
-                        expected,
-                        hid_bpf_release.as_deref() == Some(kernel.version.as_str()),
-                    );
+                    let judged = judge(&run, expected, hid_bpf);
                     if judged.1.is_empty() {
                         result.skipped += run
                             .results
@@ -710,6 +751,114 @@ echo "pawl-vm: driver exit status $?"
 /pawl-vm/busybox poweroff -f
 "#;
 
+/// The systemd boot's `/init` in its initramfs: as [`USERLAND_INITRAMFS_INIT`], then tmpfs
+/// where the read-only root needs writable places (`/run` — systemd skips mounting an
+/// already mounted one —, `/tmp`, `/var/…`, and `/usr/libexec/pawl`, where the loader goes
+/// root-owned as the package installs it), the boot's units in `/run/systemd/system`, and
+/// systemd as PID 1 starting `pawl-vm.target` (multi-user plus the driver's service).
+const SYSTEMD_INITRAMFS_INIT: &str = r#"#!/bin/sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo 1 > /proc/sys/kernel/printk
+for m in $(cat /etc/pawl-vm/modules); do
+    insmod "/lib/modules/$m" || echo "pawl-vm: insmod $m failed"
+done
+opts=trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro
+mkdir -p /newroot
+mount -t 9p -o $opts root /newroot || echo "pawl-vm: cannot mount the 9p root"
+mount -t 9p -o $opts share /newroot/pawl-vm || echo "pawl-vm: cannot mount the 9p share"
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run
+for d in tmp var/tmp; do
+    mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /newroot/$d
+done
+for d in var/log var/lib/systemd var/cache usr/libexec/pawl; do
+    mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/$d
+done
+cp /newroot/pawl-vm/pawl-kernel-attach /newroot/usr/libexec/pawl/
+chmod 755 /newroot/usr/libexec/pawl/pawl-kernel-attach
+mkdir -p /newroot/run/systemd/system
+cp -a /newroot/pawl-vm/systemd/. /newroot/run/systemd/system/
+echo "pawl-vm: initramfs done at $(cut -d' ' -f1 /proc/uptime) s of uptime"
+mount --move /dev /newroot/dev
+umount /sys
+umount /proc
+exec switch_root /newroot /lib/systemd/systemd --unit=pawl-vm.target --show-status=false --log-level=warning
+"#;
+
+/// The systemd boot's units, written to `/run/systemd/system` by its initramfs: the target
+/// PID 1 starts, the driver's service (after multi-user: logind, dbus, udevd and the
+/// coldplug are up; its output on the serial console), and masks: no getty on the serial
+/// console (it would print between result lines), and the two once-after-an-update
+/// services that write into `/etc` (read-only here; on an installed system they do not run
+/// on an ordinary boot either).
+const SYSTEMD_UNITS: &[(&str, &str)] = &[
+    (
+        "pawl-vm.target",
+        "[Unit]
+Description=pawl VM scenarios
+Requires=multi-user.target
+Wants=pawl-vm.service
+After=multi-user.target
+AllowIsolate=yes
+",
+    ),
+    (
+        "pawl-vm.service",
+        "[Unit]
+Description=pawl-vm-driver: the systemd boot's scenarios, then power off
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/pawl-vm/run-driver
+StandardInput=null
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+TTYReset=no
+TTYVHangup=no
+",
+    ),
+];
+
+/// Units the systemd boot masks (see [`SYSTEMD_UNITS`]).
+const SYSTEMD_MASKED: &[&str] = &[
+    "serial-getty@ttyS0.service",
+    "systemd-hwdb-update.service",
+    "ldconfig.service",
+];
+
+/// The systemd boot's driver script (`pawl-vm.service`'s `ExecStart`): the driver, its
+/// status, power off.
+const SYSTEMD_RUN_DRIVER: &str = r#"#!/bin/sh
+echo "pawl-vm: systemd reached multi-user at $(cut -d' ' -f1 /proc/uptime) s of uptime"
+echo "pawl-vm: driver starting"
+/pawl-vm/pawl-vm-driver --pawl /pawl-vm/pawl --recordings /pawl-vm/recordings --work /tmp/pawl-vm $(cat /pawl-vm/args)
+echo "pawl-vm: driver exit status $?"
+/pawl-vm/busybox poweroff -f
+"#;
+
+/// `contrib/` files the systemd boot's share carries: the udev rules and pawl's units, which
+/// its scenarios install where the package does.
+fn contrib_for_systemd(project: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = project.join("contrib");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&dir).with_context(|| format!("read {}", dir.display()))? {
+        let path = e?.path();
+        let wanted = path
+            .extension()
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| matches!(x, "rules" | "service" | "mount" | "path"));
+        if wanted && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// The userland boot: a tiny initramfs (busybox, modules) that switches to the Debian
 /// `root` over 9p; the binaries, recordings, the udev rule and the init come from a share
 /// written fresh into `out_dir/share` (the cached root stays as built).
@@ -727,8 +876,18 @@ fn userland_boot(
     out_dir: &Path,
     timeout: Duration,
 ) -> anyhow::Result<Run> {
-    let share = out_dir.join("share");
-    let initramfs = out_dir.join("initramfs-userland.cpio");
+    // The systemd boot's files apart from the userland boot's (both may run per kernel).
+    let suffix = if set == Set::Systemd {
+        "systemd"
+    } else {
+        "userland"
+    };
+    let share = out_dir.join(if set == Set::Systemd {
+        "share-systemd"
+    } else {
+        "share"
+    });
+    let initramfs = out_dir.join(format!("initramfs-{suffix}.cpio"));
     util::step(
         &format!("userland share and initramfs ({})", kernel.version),
         || {
@@ -746,6 +905,30 @@ fn userland_boot(
                 &project.join("contrib/70-pawl.rules"),
                 "contrib/70-pawl.rules",
             )?;
+            if set == Set::Systemd {
+                copy(
+                    &pawl.with_file_name("pawl-kernel-attach"),
+                    "pawl-kernel-attach",
+                )?;
+                for f in contrib_for_systemd(project)? {
+                    let name = f.file_name().unwrap_or_default().to_string_lossy();
+                    copy(&f, &format!("contrib/{name}"))?;
+                }
+                let units = share.join("systemd");
+                std::fs::create_dir_all(&units)?;
+                for (name, text) in SYSTEMD_UNITS {
+                    std::fs::write(units.join(name), text)?;
+                }
+                for name in SYSTEMD_MASKED {
+                    std::os::unix::fs::symlink("/dev/null", units.join(name))?;
+                }
+                let run = share.join("run-driver");
+                std::fs::write(&run, SYSTEMD_RUN_DRIVER)?;
+                std::fs::set_permissions(
+                    &run,
+                    std::os::unix::fs::PermissionsExt::from_mode(0o755),
+                )?;
+            }
             for (name, data) in recording_files(recordings)? {
                 std::fs::write(share.join("recordings").join(name), data)?;
             }
@@ -769,7 +952,12 @@ fn userland_boot(
             ] {
                 c.dir(d, 0o755);
             }
-            c.file("init", 0o755, USERLAND_INITRAMFS_INIT.as_bytes());
+            let init = if set == Set::Systemd {
+                SYSTEMD_INITRAMFS_INIT
+            } else {
+                USERLAND_INITRAMFS_INIT
+            };
+            c.file("init", 0o755, init.as_bytes());
             c.file("bin/busybox", 0o755, &std::fs::read("/bin/busybox")?);
             c.symlink("bin/sh", "busybox");
             let wanted: Vec<&str> = USERLAND_MODULES.iter().chain(MODULES).copied().collect();
@@ -793,7 +981,7 @@ fn userland_boot(
             Ok(())
         },
     )?;
-    let serial_log = out_dir.join("serial-userland.log");
+    let serial_log = out_dir.join(format!("serial-{suffix}.log"));
     let virtfs = |path: &Path, tag: &str| {
         format!(
             "local,path={},mount_tag={tag},security_model=passthrough,readonly=on",
@@ -1159,6 +1347,15 @@ mod tests {
         assert_eq!(a.filters, ["udev"]);
         assert!(parse_args(&["Bad-Filter".into()]).is_err());
         assert!(parse_args(&["--kernel".into()]).is_err());
+    }
+
+    #[test]
+    fn set_flags_pick_boots_and_unknown_sets_are_refused() {
+        let a = parse_args(&["--set".into(), "systemd".into(), "--set=base".into()]).unwrap();
+        assert_eq!(a.sets, [Set::Systemd, Set::Base]);
+        assert!(a.filters.is_empty());
+        assert!(parse_args(&["--set".into(), "all".into()]).is_err());
+        assert!(parse_args(&["--set".into()]).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! `# ` (a scenario's notes when it fails, or always with `--verbose`). The exit status is non-zero when any scenario failed.
 //!
 //! Usage: `pawl-vm-driver [--pawl BIN] [--recordings DIR] [--work DIR] [--pawl-debug]
-//! [--verbose] [--list] [--set base|userland|all] [FILTER...]`;
+//! [--verbose] [--list] [--set base|userland|systemd|all] [FILTER...]`;
 //! a filter that is a scenario's full name runs that scenario, any other runs every scenario
 //! whose name contains it (all run without filters).
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
@@ -17,7 +17,9 @@
 //!
 //! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions; `--set userland`
 //! selects [`scenarios::userland::SCENARIOS`] instead (udev, libinput and sway reading
-//! pawl's output: they need the Debian userland boot), `--set all` both (default `base`).
+//! pawl's output: they need the Debian userland boot), `--set systemd`
+//! [`scenarios::seat::SCENARIOS`] (kernel mode under systemd-udevd.service and logind: the
+//! Debian root with systemd as PID 1), `--set all` base and userland (default `base`).
 //!
 //! `--perf [FLAGS]` (last) runs the measurements of `cargo xtask perf-vm` instead ([`perf`]).
 
@@ -99,8 +101,9 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     let table: Vec<scenarios::Scenario> = match set.as_str() {
         "base" => scenarios::SCENARIOS.to_vec(),
         "userland" => scenarios::userland::SCENARIOS.to_vec(),
+        "systemd" => scenarios::seat::SCENARIOS.to_vec(),
         "all" => [scenarios::SCENARIOS, scenarios::userland::SCENARIOS].concat(),
-        other => bail!("--set {other}: want base, userland or all"),
+        other => bail!("--set {other}: want base, userland, systemd or all"),
     };
     let selected = scenarios::select_from(&table, &filters);
     if list {

@@ -25,6 +25,8 @@ mod compositor;
 mod libinput;
 mod udev;
 pub mod userland;
+// The systemd boot (`--set systemd`): kernel mode under systemd-udevd.service and logind.
+pub mod seat;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;

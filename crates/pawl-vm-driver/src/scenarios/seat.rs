@@ -1,0 +1,733 @@
+//! Kernel mode under what a user's machine runs (`--set systemd`: the Debian root booted
+//! with systemd as PID 1, `cargo xtask vm-test`'s HID-BPF tier only): the real
+//! `systemd-udevd.service` with its sandbox (`PrivateMounts=yes`, a `SystemCallFilter=`
+//! without `@mount`) runs `contrib/71-pawl-kernel-mode.rules`' loader; the real
+//! systemd-logind (with dbus) makes seat0's sessions from autologins on the VTs and turns
+//! `70-pawl.rules`' `uaccess` into ACLs.
+//!
+//! pawl's files are installed where the package puts them: the loader root-owned at
+//! `/usr/libexec/pawl/` (the boot's initramfs puts it there, on a tmpfs over the read-only
+//! root), the rules in `/run/udev/rules.d/` (udev reads it like `/etc/udev/rules.d`),
+//! pawl's system units from `contrib/` in `/run/systemd/system/`, enabled and started as
+//! the package's postinst would (`systemctl daemon-reload`, `enable --now`).
+//!
+//! Every scenario here needs HID-BPF (`SKIP … needs HID-BPF` elsewhere; xtask boots this
+//! set only on the HID-BPF tier).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use pawl_bpf::maps::FLAG_WHEEL;
+use pawl_bpf::pins::{self, KernelDevice};
+
+use crate::evdev::{self, EvdevNode, NodeInfo};
+use crate::hidpp_emu::HidppMouse;
+use crate::pawl::{Pawl, PawlOptions};
+use crate::scenarios::kernel_mode::{hires_mouse, needs_hid_bpf};
+use crate::scenarios::userland::{SHARE, USER, output, settle};
+use crate::scenarios::{Ctx, Scenario, T_DEVICE, T_EVENT};
+
+/// Every scenario of the systemd boot, in run order.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "kernel_mode_attaches_under_systemd_udevd",
+        run: kernel_mode_attaches_under_systemd_udevd,
+    },
+    Scenario {
+        name: "kernel_mode_attaches_a_mouse_present_at_boot",
+        run: kernel_mode_attaches_a_mouse_present_at_boot,
+    },
+    Scenario {
+        name: "kernel_mode_pins_follow_the_logind_seat_user",
+        run: kernel_mode_pins_follow_the_logind_seat_user,
+    },
+];
+
+/// The second plain user of the root (`xtask/src/userland.rs` `USERS`): the one who takes
+/// seat0 over on tty2.
+pub const SECOND_USER: (&str, u32) = ("pawl2", 1001);
+
+/// pawl's udev rules, as the package installs them (`contrib/` in the share).
+const RULES: &[&str] = &["70-pawl.rules", "71-pawl-kernel-mode.rules"];
+/// Where udev reads runtime rules.
+const RULES_DIR: &str = "/run/udev/rules.d";
+/// Where systemd reads runtime units (the boot's own units are there too).
+const UNIT_DIR: &str = "/run/systemd/system";
+/// pawl's system units the package installs and enables, when `contrib/` has them: the
+/// bpffs mount of the pins, the reseat trigger (the service it starts is installed, not
+/// enabled: the path unit starts it).
+const SYSTEM_UNITS: &[(&str, bool)] = &[
+    ("run-pawl-bpf.mount", true),
+    ("pawl-kernel-reseat.path", true),
+    ("pawl-kernel-reseat.service", false),
+];
+/// systemd-logind's state file of seat0 (`ACTIVE_UID=` the active session's user).
+const SEAT0: &str = "/run/systemd/seats/seat0";
+/// How long udevd (under TCG) gets to run the loader after a uevent.
+const T_UDEV: Duration = Duration::from_secs(30);
+/// How long a VT autologin gets to become logind's active session (agetty, login, PAM,
+/// `user@UID.service` under TCG).
+const T_LOGIN: Duration = Duration::from_secs(60);
+
+/// pawl's rules and system units installed (and the units started) as the package does;
+/// removed again when dropped.
+struct Installed {
+    files: Vec<PathBuf>,
+    enabled: Vec<String>,
+    /// What was installed and what `contrib/` lacked, for the notes.
+    summary: String,
+}
+
+impl Installed {
+    fn package() -> anyhow::Result<Installed> {
+        let mut inst = Installed {
+            files: Vec::new(),
+            enabled: Vec::new(),
+            summary: String::new(),
+        };
+        let contrib = Path::new(SHARE).join("contrib");
+        let mut copy = |name: &str, dir: &str| -> anyhow::Result<bool> {
+            let from = contrib.join(name);
+            if !from.is_file() {
+                return Ok(false);
+            }
+            std::fs::create_dir_all(dir)?;
+            let to = Path::new(dir).join(name);
+            std::fs::copy(&from, &to).with_context(|| format!("copy {}", from.display()))?;
+            inst.files.push(to);
+            Ok(true)
+        };
+        for r in RULES {
+            ensure!(
+                copy(r, RULES_DIR)?,
+                "contrib/{r} is not in the share ({SHARE}/contrib)"
+            );
+        }
+        let mut units = Vec::new();
+        let mut missing = Vec::new();
+        for (unit, enable) in SYSTEM_UNITS {
+            if copy(unit, UNIT_DIR)? {
+                units.push((*unit, *enable));
+            } else {
+                missing.push(*unit);
+            }
+        }
+        inst.summary = format!(
+            "installed {} and units {:?}; not in contrib/: {missing:?}",
+            RULES.join(", "),
+            units.iter().map(|(u, _)| *u).collect::<Vec<_>>()
+        );
+        output(Command::new("systemctl").arg("daemon-reload"))?;
+        for (unit, enable) in units {
+            if enable {
+                output(Command::new("systemctl").args(["enable", "--runtime", "--now", unit]))
+                    .with_context(|| format!("systemctl enable --runtime --now {unit}"))?;
+                inst.enabled.push(unit.to_owned());
+            }
+        }
+        // udevd logs a RUN program's stdout and stderr at debug level only: the loader's
+        // own words, for a failure's reason.
+        output(Command::new("udevadm").args(["control", "--log-level=debug"]))?;
+        // As the postinst: reload the rules, give the seat user what they tag now.
+        output(Command::new("udevadm").args(["control", "--reload-rules"]))?;
+        output(Command::new("udevadm").args([
+            "trigger",
+            "--settle",
+            "--action=change",
+            "--subsystem-match=input",
+            "--subsystem-match=hidraw",
+        ]))?;
+        output(Command::new("udevadm").args([
+            "trigger",
+            "--settle",
+            "--action=change",
+            "--subsystem-match=misc",
+            "--sysname-match=uinput",
+        ]))?;
+        Ok(inst)
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        for unit in self.enabled.iter().rev() {
+            let _ = Command::new("systemctl")
+                .args(["disable", "--runtime", "--now", unit])
+                .output();
+        }
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        let _ = Command::new("systemctl").arg("daemon-reload").output();
+        let _ = Command::new("udevadm")
+            .args(["control", "--reload-rules", "--log-level=info"])
+            .output();
+    }
+}
+
+/// The last `lines` lines of `journalctl -b -u UNIT` (for a failure's reason).
+fn journal(unit: &str, lines: u32) -> String {
+    Command::new("journalctl")
+        .args([
+            "-b",
+            "--no-pager",
+            "-o",
+            "cat",
+            "-n",
+            &lines.to_string(),
+            "-u",
+            unit,
+        ])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|e| format!("(journalctl: {e})"))
+}
+
+/// The loader's lines about HID device `hid` in udevd's journal (at debug level udevd logs
+/// a RUN program's output, `'…'(out)` / `'…'(err)`, and its exit).
+fn loader_journal(hid: &str) -> String {
+    let all = journal("systemd-udevd.service", 2000);
+    let lines: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains(hid) && l.contains("pawl-kernel-attach"))
+        .collect();
+    if lines.is_empty() {
+        format!(
+            "no loader line in udevd's journal; its tail: {}",
+            tail(&all, 15)
+        )
+    } else {
+        tail(&lines.join("\n"), 12)
+    }
+}
+
+/// How many times udevd ran the loader's `VERB HID` (its journal at debug level).
+fn loader_runs(hid: &str, verb: &str) -> usize {
+    let run = format!("Running command \"/usr/libexec/pawl/pawl-kernel-attach {verb} {hid}\"");
+    journal("systemd-udevd.service", 4000)
+        .lines()
+        .filter(|l| l.contains(&run))
+        .count()
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Whether `path` is a bpffs mount point in this (the host's) mount namespace.
+fn is_bpffs_mount(path: &str) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let fstype = f.iter().position(|x| *x == "-").and_then(|i| f.get(i + 1));
+            f.get(4) == Some(&path) && fstype == Some(&"bpf")
+        })
+}
+
+/// The pin directory of `hid`, `/run/pawl/bpf/<HID with _>`.
+fn pin_dir(hid: &str) -> PathBuf {
+    pins::device_dir(Path::new(pins::PIN_ROOT), hid)
+}
+
+/// Waits until `hid`'s pins (link, settings, ring, stats) are in its pin directory, seen
+/// from here, and owned by `uid` (`None`: any owner); answers the mouse's HID++ meanwhile.
+/// Fails with udevd's journal lines of the loader.
+fn wait_pins(
+    dev: &mut HidppMouse,
+    hid: &str,
+    uid: Option<u32>,
+    timeout: Duration,
+) -> anyhow::Result<u32> {
+    let dir = pin_dir(hid);
+    let seen = || {
+        let complete = [pins::LINK, pins::SETTINGS, pins::RING, pins::STATS]
+            .iter()
+            .all(|p| dir.join(p).exists());
+        let owner = std::fs::metadata(&dir).ok().map(|m| m.uid());
+        (complete, owner)
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (complete, owner) = seen();
+        if let (true, Some(owner)) = (complete, owner)
+            && uid.is_none_or(|u| u == owner)
+        {
+            // A hot-plug runs the loader more than once (`add` and `bind` both match once
+            // the driver is bound), each run replacing the pins: they count once udevd is
+            // done with the device's events.
+            settle()?;
+            if seen() == (true, Some(owner)) {
+                return Ok(owner);
+            }
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "{} {} within {timeout:?} (owner {owner:?}, want {uid:?}; /run/pawl/bpf a \
+                 bpffs here: {}); udevd's journal: {}",
+                dir.display(),
+                if complete {
+                    "has the wrong owner"
+                } else {
+                    "has no complete pins"
+                },
+                is_bpffs_mount(pins::PIN_ROOT),
+                loader_journal(hid)
+            );
+        }
+        dev.pump(Duration::from_millis(50))?;
+    }
+}
+
+/// Waits until `hid`'s pin directory is gone (the rule's `remove` ran the loader).
+fn wait_unpinned(hid: &str) -> anyhow::Result<()> {
+    let dir = pin_dir(hid);
+    let deadline = Instant::now() + T_UDEV;
+    while dir.exists() {
+        ensure!(
+            Instant::now() < deadline,
+            "{} is still there {T_UDEV:?} after the mouse went; udevd's journal: {}",
+            dir.display(),
+            loader_journal(hid)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// `kernel_mode_attaches_under_systemd_udevd`: with pawl's rules and units installed as
+/// the package does, an MX Master 3S hot-plugged (bound by the real hid-logitech-hidpp)
+/// gets pawl's program from the loader that systemd-udevd.service — in its real sandbox —
+/// runs: the pins appear under `/run/pawl/bpf/<HID>/` in the host's mount namespace (where
+/// pawl looks), root's with no seat session, the program pass-through; unplugged, the pins
+/// go.
+pub fn kernel_mode_attaches_under_systemd_udevd(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let props = output(Command::new("systemctl").args([
+        "show",
+        "systemd-udevd.service",
+        "-p",
+        "PrivateMounts,SystemCallFilter,ActiveState,MainPID",
+    ]))?;
+    // The filter is an allow list (bookworm: @system-service @module @raw-io bpf): no
+    // mount(2) for a RUN program.
+    let filter = props
+        .lines()
+        .find_map(|l| l.strip_prefix("SystemCallFilter="))
+        .unwrap_or("");
+    let allows = |call: &str| filter.split(' ').any(|c| c == call);
+    ctx.notes.push(format!(
+        "systemd-udevd.service: {}; SystemCallFilter allows bpf: {}, mount: {}",
+        props
+            .lines()
+            .filter(|l| !l.starts_with("SystemCallFilter="))
+            .collect::<Vec<_>>()
+            .join("; "),
+        allows("bpf"),
+        allows("mount")
+    ));
+    // udevd's capabilities and seccomp mode (what a RUN program inherits).
+    let creds = props
+        .lines()
+        .find_map(|l| l.strip_prefix("MainPID="))
+        .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .map(|st| {
+            st.lines()
+                .filter(|l| {
+                    l.starts_with("Cap") || l.starts_with("Seccomp") || l.starts_with("NoNewPrivs")
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default();
+    ctx.notes
+        .push(format!("systemd-udevd's credentials: {creds}"));
+    ensure!(
+        props.contains("PrivateMounts=yes") && props.contains("ActiveState=active"),
+        "systemd-udevd.service is not running in its sandbox: {props}"
+    );
+    let installed = Installed::package()?;
+    ctx.notes.push(installed.summary.clone());
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    let owner = wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    ctx.notes.push(format!(
+        "the hot-plug ran the loader's add {} time(s); its lines: {}",
+        loader_runs(&hid, "add"),
+        loader_journal(&hid)
+    ));
+    ensure!(
+        is_bpffs_mount(pins::PIN_ROOT),
+        "{} holds pins but is no bpffs mount here",
+        pins::PIN_ROOT
+    );
+    ensure!(
+        owner == 0,
+        "the pins are uid {owner}'s with no seat session"
+    );
+    let kd = KernelDevice::open(&hid).map_err(|e| anyhow::format_err!("{e}"))?;
+    let s = kd.settings().map_err(|e| anyhow::format_err!("{e}"))?;
+    ensure!(
+        s.flags & FLAG_WHEEL == 0,
+        "the loader enabled the transform with no pawl running: {s:?}"
+    );
+    drop(kd);
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// `kernel_mode_attaches_a_mouse_present_at_boot`: an MX Master 3S bound before pawl's rules
+/// are installed gets no program; what systemd-udev-trigger does at boot (`udevadm trigger
+/// --action=add` over the hid subsystem: coldplug sends `add`, not `bind`) then has udevd
+/// run the loader, and the pins appear.
+pub fn kernel_mode_attaches_a_mouse_present_at_boot(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    // Every uevent of the new device handled before the rules exist.
+    settle()?;
+    let installed = Installed::package()?;
+    ctx.notes.push(installed.summary.clone());
+    // The installation's own triggers are `change` (input, hidraw, misc): nothing attached.
+    dev.pump(Duration::from_millis(500))?;
+    ensure!(
+        !pin_dir(&hid).exists(),
+        "{} exists before any hid uevent replayed",
+        pin_dir(&hid).display()
+    );
+    let trigger = Command::new("udevadm")
+        .args(["trigger", "--action=add", "--subsystem-match=hid"])
+        .spawn()
+        .context("udevadm trigger")?;
+    let mut trigger = trigger;
+    let deadline = Instant::now() + T_UDEV;
+    while trigger.try_wait()?.is_none() {
+        ensure!(Instant::now() < deadline, "udevadm trigger did not finish");
+        dev.pump(Duration::from_millis(20))?;
+    }
+    wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    ctx.notes.push(format!("loader: {}", loader_journal(&hid)));
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// `ACTIVE_UID=` of seat0 in logind's state file, `None` without an active session.
+fn seat0_uid() -> Option<u32> {
+    pawl_bpf::attach::seat_uid_from(&std::fs::read_to_string(SEAT0).ok()?)
+}
+
+/// Waits until seat0's active session is `uid`'s.
+fn wait_seat0(dev: &mut HidppMouse, uid: u32) -> anyhow::Result<()> {
+    let deadline = Instant::now() + T_LOGIN;
+    while seat0_uid() != Some(uid) {
+        if Instant::now() >= deadline {
+            let sessions = Command::new("loginctl")
+                .args(["list-sessions", "--no-legend"])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            bail!(
+                "seat0's active user is {:?}, not {uid}, after {T_LOGIN:?}; {SEAT0}: {:?}; \
+                 sessions: {sessions}; logind: {}",
+                seat0_uid(),
+                std::fs::read_to_string(SEAT0).unwrap_or_default(),
+                journal("systemd-logind.service", 10)
+            );
+        }
+        dev.pump(Duration::from_millis(100))?;
+    }
+    Ok(())
+}
+
+/// An autologin of `user` on `tty` (a drop-in for `getty@TTY.service`, as a user's
+/// machine configures one), started; the drop-in is removed and the getty stopped when
+/// dropped.
+struct Autologin {
+    tty: &'static str,
+    dropin: PathBuf,
+}
+
+impl Autologin {
+    fn start(tty: &'static str, user: &str) -> anyhow::Result<Autologin> {
+        let dir = Path::new(UNIT_DIR).join(format!("getty@{tty}.service.d"));
+        std::fs::create_dir_all(&dir)?;
+        let dropin = dir.join("pawl-vm-autologin.conf");
+        std::fs::write(
+            &dropin,
+            format!(
+                "[Service]\nExecStart=\nExecStart=-/sbin/agetty -o '-p -f -- \\\\u' \
+                 --noclear --autologin {user} %I $TERM\n"
+            ),
+        )?;
+        let login = Autologin { tty, dropin };
+        output(Command::new("systemctl").arg("daemon-reload"))?;
+        output(Command::new("systemctl").args(["restart", &format!("getty@{tty}.service")]))?;
+        Ok(login)
+    }
+}
+
+impl Drop for Autologin {
+    fn drop(&mut self) {
+        let _ = Command::new("systemctl")
+            .args(["stop", &format!("getty@{}.service", self.tty)])
+            .output();
+        let _ = std::fs::remove_file(&self.dropin);
+        let _ = Command::new("systemctl").arg("daemon-reload").output();
+    }
+}
+
+/// `getfacl`'s `user:NAME:PERMS` entries of `node`.
+fn acl_users(node: &Path) -> anyhow::Result<Vec<String>> {
+    let text = output(
+        Command::new("getfacl")
+            .args(["-p", "--omit-header"])
+            .arg(node),
+    )?;
+    Ok(text
+        .lines()
+        .filter(|l| l.starts_with("user:") && !l.starts_with("user::"))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Waits until every node in `nodes` has an ACL entry `user:NAME:rw` (logind's uaccess).
+fn wait_acl(dev: &mut HidppMouse, nodes: &[PathBuf], user: &str) -> anyhow::Result<()> {
+    let want = format!("user:{user}:rw");
+    let deadline = Instant::now() + T_EVENT;
+    for n in nodes {
+        loop {
+            let acl = acl_users(n)?;
+            if acl.iter().any(|a| a.starts_with(&want)) {
+                break;
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "{} has no {want} ACL (logind's uaccess): {acl:?}; udev tags: {:?}",
+                n.display(),
+                crate::scenarios::userland::udev_info(n).map(|i| i.tags)
+            );
+            dev.pump(Duration::from_millis(50))?;
+        }
+    }
+    Ok(())
+}
+
+/// `pawl status --json` as `uid` for the pawl whose runtime directory is `work`, on one line
+/// without spaces; `None` while that pawl does not answer yet (`pawl status` exits 3 with
+/// state `stopped` until the daemon's status socket is up).
+fn status_json_as(
+    ctx: &Ctx,
+    dev: &mut HidppMouse,
+    pawl: &Pawl,
+    work: &Path,
+    uid: u32,
+) -> anyhow::Result<Option<String>> {
+    use std::os::unix::process::CommandExt;
+    let (status, out, err) = dev.run_answering(
+        Command::new(&ctx.pawl)
+            .arg("--config")
+            .arg(pawl.config_path())
+            .args(["status", "--json"])
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", work)
+            .env("XDG_RUNTIME_DIR", work)
+            .env("XDG_CONFIG_HOME", work)
+            .uid(uid)
+            .gid(uid),
+        T_EVENT,
+    )?;
+    let json: String = out.split_whitespace().collect();
+    if status.code() == Some(3) && json.contains(r#""state":"stopped""#) {
+        return Ok(None);
+    }
+    ensure!(
+        status.success(),
+        "pawl status --json exited with {status}: {out}{err}"
+    );
+    Ok(Some(json))
+}
+
+/// Waits until the pawl at `work` reports `want` in `pawl status --json`.
+fn wait_status(
+    ctx: &Ctx,
+    dev: &mut HidppMouse,
+    pawl: &mut Pawl,
+    work: &Path,
+    uid: u32,
+    want: &str,
+) -> anyhow::Result<String> {
+    let deadline = Instant::now() + T_UDEV;
+    loop {
+        if let Some(st) = pawl.try_exit()? {
+            bail!("pawl exited with {st}; log: {}", tail(&pawl.log(), 15));
+        }
+        let json = status_json_as(ctx, dev, pawl, work, uid)?.unwrap_or_default();
+        if json.contains(want) {
+            return Ok(json);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "pawl status --json never said {want}: {json}; log: {}",
+            tail(&pawl.log(), 15)
+        );
+        dev.pump(Duration::from_millis(200))?;
+    }
+}
+
+/// `kernel_mode_pins_follow_the_logind_seat_user`: an MX Master 3S bound with no session
+/// gets root's pins. An autologin of uid 1000 on tty1 makes logind's seat0 session
+/// (`ACTIVE_UID=1000`), whose uaccess ACLs reach the mouse's evdev and hidraw nodes and
+/// `/dev/uinput`; the pins become uid 1000's (the reseat units); that user's `pawl run`
+/// goes into kernel mode (`pawl status` mode `bpf`, the pointer node not grabbed, the
+/// transform on). An autologin of uid 1001 on tty2 and `chvt 2` switch the seat: the pins
+/// become uid 1001's, and the first pawl leaves kernel mode, its status saying why
+/// (`pins-of-another-user`). Also `systemd-analyze verify` on pawl's system units.
+pub fn kernel_mode_pins_follow_the_logind_seat_user(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (user, uid) = USER;
+    let (user2, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    ctx.notes.push(installed.summary.clone());
+    let units: Vec<PathBuf> = installed
+        .files
+        .iter()
+        .filter(|f| f.starts_with(UNIT_DIR))
+        .cloned()
+        .collect();
+    if !units.is_empty() {
+        let out = Command::new("systemd-analyze")
+            // pawl(1) is the package's, not in this root: the man pages are not checked.
+            .args(["verify", "--man=no"])
+            .args(&units)
+            .output()?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ctx.notes
+            .push(format!("systemd-analyze verify: {}: {text}", out.status));
+        ensure!(
+            out.status.success() && text.trim().is_empty(),
+            "systemd-analyze verify {units:?}: {}: {text}",
+            out.status
+        );
+    }
+    ensure!(
+        seat0_uid().is_none(),
+        "seat0 has an active user before any login: {:?}",
+        std::fs::read_to_string(SEAT0)
+    );
+    let (mut dev, info, hid, _phys) = hires_mouse(ctx)?;
+    let owner = wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    ensure!(owner == 0, "pins of uid {owner} with no seat session");
+
+    let t = Instant::now();
+    let login = Autologin::start("tty1", user)?;
+    wait_seat0(&mut dev, uid)?;
+    ctx.notes.push(format!(
+        "autologin on tty1 to ACTIVE_UID={uid}: {:.1} s",
+        t.elapsed().as_secs_f64()
+    ));
+    let mut nodes: Vec<PathBuf> = vec![info.path.clone()];
+    nodes.extend(evdev::hidraw_of(&info.path, T_DEVICE)?);
+    nodes.push(PathBuf::from("/dev/uinput"));
+    wait_acl(&mut dev, &nodes, user)?;
+    wait_pins(&mut dev, &hid, Some(uid), T_UDEV)
+        .context("after the login on tty1 (the reseat units)")?;
+
+    let work = ctx.subdir("pawl-seat")?;
+    let mut pawl = Pawl::start_as(
+        &ctx.pawl,
+        &work,
+        &PawlOptions {
+            config: "[hidpp]\nenabled = true\n",
+            desktop: "GNOME",
+            run_args: &[],
+            debug: ctx.pawl_debug,
+        },
+        Some((uid, uid)),
+    )?;
+    // Its virtual keyboard: /dev/uinput opened through the seat user's ACL.
+    pawl.wait_keyboard(T_DEVICE)?;
+    let json = wait_status(
+        ctx,
+        &mut dev,
+        &mut pawl,
+        &work,
+        uid,
+        r#""part":"mode","path":"bpf""#,
+    )?;
+    ctx.notes.push(format!("status as uid {uid}: {json}"));
+    check_not_grabbed(&info, &pawl)?;
+    let s = KernelDevice::open(&hid)
+        .and_then(|k| k.settings())
+        .map_err(|e| anyhow::format_err!("{e}"))?;
+    ensure!(
+        s.flags & FLAG_WHEEL != 0,
+        "kernel mode without the transform: {s:?}"
+    );
+
+    let login2 = Autologin::start("tty2", user2)?;
+    let deadline = Instant::now() + T_LOGIN;
+    while !session_of(uid2) {
+        ensure!(
+            Instant::now() < deadline,
+            "no logind session of uid {uid2} after the autologin on tty2; logind: {}",
+            journal("systemd-logind.service", 10)
+        );
+        dev.pump(Duration::from_millis(100))?;
+    }
+    output(Command::new(Path::new(SHARE).join("busybox")).args(["chvt", "2"]))?;
+    wait_seat0(&mut dev, uid2)?;
+    wait_pins(&mut dev, &hid, Some(uid2), T_UDEV)
+        .context("after the seat switch to tty2 (the reseat units)")?;
+    let json = wait_status(ctx, &mut dev, &mut pawl, &work, uid, "pins-of-another-user")?;
+    ctx.notes
+        .push(format!("status as uid {uid} after the switch: {json}"));
+    ensure!(
+        !json.contains(r#""part":"mode","path":"bpf""#),
+        "the first pawl still says kernel mode: {json}"
+    );
+    let status = pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    let _ = Command::new(Path::new(SHARE).join("busybox"))
+        .args(["chvt", "1"])
+        .output();
+    drop(login2);
+    drop(login);
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// Whether logind has a session of `uid` (`/run/systemd/users/UID` lists its sessions).
+fn session_of(uid: u32) -> bool {
+    std::fs::read_to_string(format!("/run/systemd/users/{uid}"))
+        .is_ok_and(|t| t.lines().any(|l| l.starts_with("SESSIONS=") && l.len() > 9))
+}
+
+/// pawl in kernel mode leaves the pointer node ungrabbed (it may take a moment after the
+/// status changed).
+fn check_not_grabbed(info: &NodeInfo, pawl: &Pawl) -> anyhow::Result<()> {
+    let node = EvdevNode::open(&info.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while !node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl grabbed the MX Master's node in kernel mode; log: {}",
+            tail(&pawl.log(), 15)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
