@@ -1,7 +1,8 @@
 //! What `pawl-kernel-attach` does, as functions: check that the kernel has HID-BPF, that the
 //! running executable is root's, find the device's layout, load the program for it with
 //! only CAP_BPF + CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
-//! of that on remove.
+//! of that on remove; which attachments `reseat` replaces for a new seat user
+//! ([`reseat_plan`]), and the lock every command holds ([`lock`]).
 
 use std::ffi::CString;
 use std::fmt;
@@ -182,18 +183,66 @@ pub fn check_trusted(exe: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The uid of the active session on seat0 (`ACTIVE_UID=` in systemd-logind's
-/// `/run/systemd/seats/seat0`), `None` without one.
+/// systemd-logind's state file of seat0, whose `ACTIVE_UID=` is the user of the seat's
+/// active session ([`seat_uid`]). logind rewrites it (a temporary file renamed into place)
+/// whenever the active session changes, after it moved the seat's device ACLs to that
+/// session's user; `contrib/pawl-kernel-reseat.path` watches it so that the pins follow.
+pub const SEAT0_STATE: &str = "/run/systemd/seats/seat0";
+
+/// The uid of the active session on seat0 (`ACTIVE_UID=` in [`SEAT0_STATE`]), `None`
+/// without one (no logind, nobody logged in, or the file unreadable or untrusted, see
+/// [`seat_uid_in`]).
 pub fn seat_uid() -> Option<u32> {
-    seat_uid_from(&fs::read_to_string("/run/systemd/seats/seat0").ok()?)
+    seat_uid_in(Path::new(SEAT0_STATE))
 }
 
-/// [`seat_uid`] from the file's text.
+/// The most of a seat state file [`seat_uid_in`] reads, bytes. logind's file is a few
+/// hundred bytes (a dozen `KEY=value` lines); a longer one is not logind's.
+pub const SEAT_STATE_MAX: u64 = 16 * 1024;
+
+/// [`seat_uid`] from the state file at `path`. The loader reads it as root, so it reads
+/// only what logind would have written there: a regular file (opened with `O_NOFOLLOW |
+/// O_NONBLOCK`, so a symlink is not followed and a FIFO or device never blocks or is read;
+/// the type checked on the opened file), owned by root or the running user, writable by
+/// nobody else, of at most [`SEAT_STATE_MAX`] bytes. Anything else is `None`: nobody at
+/// the seat (root-only pins), never a hang or another file's contents.
+pub fn seat_uid_in(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = file.metadata().ok()?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_file()
+        || (m.uid() != 0 && m.uid() != me)
+        || m.permissions().mode() & 0o022 != 0
+        || m.len() > SEAT_STATE_MAX
+    {
+        return None;
+    }
+    let mut text = Vec::new();
+    file.take(SEAT_STATE_MAX + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > SEAT_STATE_MAX {
+        return None;
+    }
+    seat_uid_from(&String::from_utf8_lossy(&text))
+}
+
+/// [`seat_uid`] from the file's text. `4294967295` is no uid (it is `(uid_t)-1`, which
+/// `chown` takes as "leave the owner": pins "handed" to it would stay root's).
 pub fn seat_uid_from(text: &str) -> Option<u32> {
     text.lines()
         .find_map(|l| l.strip_prefix("ACTIVE_UID="))
         .and_then(|v| v.trim().parse().ok())
+        .filter(|&u| u != NO_UID)
 }
+
+/// `(uid_t)-1`: not a user (`chown` leaves the owner unchanged for it).
+pub const NO_UID: u32 = u32::MAX;
 
 /// Makes `root` a bpffs (mounting one if it is not), with `/run/pawl` root's 0755.
 /// Refuses (before mounting anything) a `root` or parent that is a symlink, not a
@@ -267,6 +316,114 @@ pub fn check_pin_dir(dir: &Path) -> Result<(), Failure> {
         ))),
         None => Ok(()),
     }
+}
+
+/// The loader's lock file, in the directory above the pin root (`/run/pawl/loader.lock`).
+pub const LOCK_FILE: &str = "loader.lock";
+
+/// The loader's exclusive lock ([`lock`]), held until dropped (the file is closed, which
+/// releases the `flock`).
+#[derive(Debug)]
+pub struct LoaderLock {
+    _file: fs::File,
+}
+
+/// Takes the loader's lock: an exclusive `flock` on [`LOCK_FILE`] in `run_dir`
+/// (`/run/pawl`, which must exist and pass [`check_pin_dir`]), waiting while another
+/// loader holds it. Every command holds it from start to end, so that udev's events (run in
+/// parallel) and the reseat service never detach, pin or hand over one device's
+/// directory at the same time.
+///
+/// The file is made the running user's (root's) mode 0600 when absent, and refused unless
+/// it is a regular file of the running user with no group or other permission: a file
+/// another user could open is one they could `flock` and keep every loader waiting on. For
+/// the same reason the lock is not on `run_dir` itself, which any user may open. Opened
+/// with `O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK` (no symlink followed, not inherited by
+/// anything the loader runs; the lock itself blocks). Errors: [`Failure::Failed`] naming
+/// the file and what is wrong with it.
+pub fn lock(run_dir: &Path) -> Result<LoaderLock, Failure> {
+    let file = open_lock(run_dir)?;
+    file.lock()
+        .map_err(|e| failed(&format!("lock {}", run_dir.join(LOCK_FILE).display()), e))?;
+    Ok(LoaderLock { _file: file })
+}
+
+/// Opens (creating it if absent) and checks the lock file in `run_dir`, see [`lock`].
+fn open_lock(run_dir: &Path) -> Result<fs::File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    check_pin_dir(run_dir)?;
+    let path = run_dir.join(LOCK_FILE);
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |why: String| {
+        Failure::Failed(format!(
+            "refusing the loader lock {}: {why} (only root can make files there; remove it)",
+            path.display()
+        ))
+    };
+    let check = |m: &fs::Metadata| {
+        if !m.file_type().is_file() {
+            Err(refuse(
+                "not a regular file (a symlink, directory or node?)".into(),
+            ))
+        } else if m.uid() != me {
+            Err(refuse(format!("owned by uid {}, not {me}", m.uid())))
+        } else if m.permissions().mode() & 0o077 != 0 {
+            Err(refuse(format!(
+                "others may open it (mode {:o}, not 600)",
+                m.permissions().mode() & 0o7777
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // Only root can change run_dir's entries, so a retry is for two loaders creating the
+    // file at once; a few are plenty.
+    for _ in 0..4 {
+        let opened = match fs::symlink_metadata(&path) {
+            Ok(m) => {
+                // Checked before opening, so that no node other than a plain file is ever
+                // opened; checked again on what was opened.
+                check(&m)?;
+                fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(flags)
+                    .open(&path)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(flags)
+                .open(&path),
+            Err(e) => return Err(failed(&format!("{}", path.display()), e)),
+        };
+        match opened {
+            Ok(f) => {
+                let m = f
+                    .metadata()
+                    .map_err(|e| failed(&format!("fstat {}", path.display()), e))?;
+                check(&m)?;
+                return Ok(f);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::AlreadyExists
+                ) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(refuse("a symlink".into()));
+            }
+            Err(e) => return Err(failed(&format!("open {}", path.display()), e)),
+        }
+    }
+    Err(Failure::Failed(format!(
+        "{} keeps appearing and vanishing",
+        path.display()
+    )))
 }
 
 fn fs_magic(p: &Path) -> Option<i64> {
@@ -568,6 +725,51 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
     }
 }
 
+/// One device's pin directory under the pin root, as `pawl-kernel-attach reseat` weighs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seated {
+    /// The HID device's sysfs name (the directory's, [`pins::hid_name_of_dir`]).
+    pub name: String,
+    /// The directory's owner: the user its pins were handed to, 0 when root's only.
+    pub owner: u32,
+    /// Whether the HID device is still in sysfs.
+    pub device_exists: bool,
+}
+
+/// The device directories under `root` ([`Seated`]), in `read_dir` order; names that are
+/// not a device's ([`pins::hid_name_of_dir`]) and entries that vanish while read are
+/// skipped. The owner is the directory's own (`lstat`), never a symlink's target.
+pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = pins::hid_name_of_dir(&e.file_name().to_string_lossy())?;
+            let m = fs::symlink_metadata(e.path()).ok()?;
+            Some(Seated {
+                device_exists: sysfs.join(&name).exists(),
+                owner: m.uid(),
+                name,
+            })
+        })
+        .collect()
+}
+
+/// What `reseat` replaces for `target` (the seat user; `None` or `Some(0)`: root only):
+/// the names, in `dirs`' order, of every attachment whose device still exists and whose
+/// directory is not `target`'s. One already `target`'s is left alone, so that a running
+/// pawl of that user keeps its maps (logind rewriting seat0's file for another reason is
+/// then a no-op); one whose device is gone is not replaced (the sweep detaches it).
+pub fn reseat_plan(dirs: &[Seated], target: Option<u32>) -> Vec<String> {
+    let want = target.unwrap_or(0);
+    dirs.iter()
+        .filter(|d| d.device_exists && d.owner != want)
+        .map(|d| d.name.clone())
+        .collect()
+}
+
 /// Detaches every device under `root` whose HID device is gone from `sysfs` (a remove event
 /// that was missed). The bpffs stays mounted: under systemd it is run-pawl-bpf.mount's, and
 /// the loader, run by udev inside systemd-udevd's sandbox, could not mount it again
@@ -658,6 +860,45 @@ mod tests {
             "# This is private data. Do not parse.\nIS_SEAT0=1\nACTIVE=c2\nACTIVE_UID=1000\n";
         assert_eq!(seat_uid_from(text), Some(1000));
         assert_eq!(seat_uid_from("IS_SEAT0=1\n"), None);
+        assert_eq!(seat_uid_from("ACTIVE_UID=-1\nACTIVE_UID=x\n"), None);
+        assert_eq!(seat_uid_from("\u{0}\u{1}garbage"), None);
+        assert_eq!(seat_uid_from("ACTIVE_UID=4294967295\n"), None);
+    }
+
+    #[test]
+    fn the_seat_file_is_read_only_when_a_bounded_regular_file_nobody_else_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("seat0");
+        fs::write(&good, "IS_SEAT0=1\nACTIVE_UID=2005\n").unwrap();
+        fs::set_permissions(&good, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(seat_uid_in(&good), Some(2005));
+        // Not followed: a symlink, even to a good file.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        assert_eq!(seat_uid_in(&link), None);
+        // A FIFO nobody writes to: neither blocks nor is read.
+        let fifo = dir.path().join("fifo");
+        let c = cstr(&fifo).unwrap();
+        // SAFETY: `c` is NUL-terminated.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f2 = fifo.clone();
+        std::thread::spawn(move || tx.send(seat_uid_in(&f2)).unwrap());
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        assert_eq!(got, Ok(None), "reading a FIFO blocked or returned a uid");
+        // Too long: ACTIVE_UID at the start, but the file is not logind's.
+        let huge = dir.path().join("huge");
+        let mut text = b"ACTIVE_UID=2005\n".to_vec();
+        text.resize(SEAT_STATE_MAX as usize + 1, b'#');
+        fs::write(&huge, &text).unwrap();
+        fs::set_permissions(&huge, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(seat_uid_in(&huge), None);
+        // Writable by others.
+        fs::set_permissions(&good, fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(seat_uid_in(&good), None);
+        // A directory, and nothing at all.
+        assert_eq!(seat_uid_in(dir.path()), None);
+        assert_eq!(seat_uid_in(&dir.path().join("absent")), None);
     }
 
     #[test]
@@ -713,6 +954,148 @@ mod tests {
         sweep(root.path(), sysfs.path()).unwrap();
         assert!(stuck.exists(), "the stuck directory stays");
         assert!(!clean.exists(), "the clean one is removed");
+    }
+
+    fn seat(name: &str, owner: u32, device_exists: bool) -> Seated {
+        Seated {
+            name: name.into(),
+            owner,
+            device_exists,
+        }
+    }
+
+    #[test]
+    fn reseat_replaces_every_present_attachment_not_already_the_targets() {
+        let dirs = [
+            seat("0005:046D:B034.0001", 0, true),    // root's: bound at boot
+            seat("0005:046D:B034.0002", 1000, true), // the user before a switch
+            seat("0003:046D:4082.0003", 120, true),  // the greeter's
+            seat("0005:046D:B034.0004", 0, false),   // gone: the sweep's
+        ];
+        assert_eq!(
+            reseat_plan(&dirs, Some(1000)),
+            ["0005:046D:B034.0001", "0003:046D:4082.0003"]
+        );
+        assert_eq!(
+            reseat_plan(&dirs, Some(1001)),
+            [
+                "0005:046D:B034.0001",
+                "0005:046D:B034.0002",
+                "0003:046D:4082.0003"
+            ]
+        );
+        // Nobody at the seat: back to root only (uid 0 is the same target).
+        let to_root = ["0005:046D:B034.0002", "0003:046D:4082.0003"];
+        assert_eq!(reseat_plan(&dirs, None), to_root);
+        assert_eq!(reseat_plan(&dirs, Some(0)), to_root);
+    }
+
+    #[test]
+    fn reseat_for_the_user_who_already_has_every_attachment_replaces_nothing() {
+        // logind rewrites seat0's file for a second session of the same user too.
+        let dirs = [
+            seat("0005:046D:B034.0001", 1000, true),
+            seat("0005:046D:B034.0002", 1000, true),
+            seat("0005:046D:B034.0004", 0, false),
+        ];
+        assert!(reseat_plan(&dirs, Some(1000)).is_empty());
+        assert!(reseat_plan(&[], None).is_empty());
+    }
+
+    #[test]
+    fn seated_reads_each_device_directorys_owner_and_whether_its_device_exists() {
+        let root = tempfile::tempdir().unwrap();
+        let sysfs = tempfile::tempdir().unwrap();
+        let here = root.path().join("0005:046D:B034_0003");
+        let gone = root.path().join("0005:046D:B034_0004");
+        fs::create_dir(&here).unwrap();
+        fs::create_dir(&gone).unwrap();
+        fs::create_dir(root.path().join("maps.debug")).unwrap();
+        fs::write(root.path().join("not-a-device"), b"").unwrap();
+        fs::create_dir(sysfs.path().join("0005:046D:B034.0003")).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let owner = if me == 0 {
+            std::os::unix::fs::chown(&here, Some(1000), None).unwrap();
+            1000
+        } else {
+            me
+        };
+        let mut got = seated(root.path(), sysfs.path());
+        got.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(
+            got,
+            [
+                seat("0005:046D:B034.0003", owner, true),
+                seat("0005:046D:B034.0004", me, false)
+            ]
+        );
+        assert!(seated(&root.path().join("absent"), sysfs.path()).is_empty());
+    }
+
+    #[test]
+    fn the_loader_lock_is_made_0600_and_keeps_a_second_loader_waiting() {
+        let run = tempfile::tempdir().unwrap();
+        fs::set_permissions(run.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let held = lock(run.path()).unwrap();
+        let file = run.path().join(LOCK_FILE);
+        let m = fs::symlink_metadata(&file).unwrap();
+        assert!(m.file_type().is_file());
+        assert_eq!(m.permissions().mode() & 0o7777, 0o600);
+        // A second loader (another open file description) cannot take it meanwhile.
+        let other = open_lock(run.path()).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        other.try_lock().unwrap();
+    }
+
+    #[test]
+    fn a_loader_lock_that_is_not_a_root_only_regular_file_is_refused() {
+        let refusal = |make: &dyn Fn(&Path)| {
+            let run = tempfile::tempdir().unwrap();
+            make(&run.path().join(LOCK_FILE));
+            lock(run.path()).unwrap_err().to_string()
+        };
+        // A symlink (to a file that does not exist: nothing is created through it).
+        let run = tempfile::tempdir().unwrap();
+        let target = run.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, run.path().join(LOCK_FILE)).unwrap();
+        let e = lock(run.path()).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(!target.exists(), "the symlink was followed");
+        let e = refusal(&|p| fs::create_dir(p).unwrap());
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = refusal(&|p| {
+            let c = CString::new(p.to_str().unwrap()).unwrap();
+            // SAFETY: `c` is NUL-terminated.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        });
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = refusal(&|p| {
+            fs::write(p, b"").unwrap();
+            fs::set_permissions(p, fs::Permissions::from_mode(0o644)).unwrap();
+        });
+        assert!(e.contains("others may open it (mode 644"), "{e}");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let e = refusal(&|p| {
+                fs::write(p, b"").unwrap();
+                fs::set_permissions(p, fs::Permissions::from_mode(0o600)).unwrap();
+                std::os::unix::fs::chown(p, Some(1000), None).unwrap();
+            });
+            assert!(e.contains("owned by uid 1000"), "{e}");
+        } else {
+            eprintln!("not root: the case of a lock file another user owns is not checked");
+        }
+        // A directory above it that others may write (they could swap the file).
+        let run = tempfile::tempdir().unwrap();
+        fs::set_permissions(run.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let e = lock(run.path()).unwrap_err().to_string();
+        assert!(e.contains("writable by group or others"), "{e}");
+        assert!(!run.path().join(LOCK_FILE).exists());
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! systemd mounts `/sys/fs/bpf` mode 0700 and only root could reach pins under it):
 //!
 //! ```text
+//! /run/pawl/                              root 0755 (the loader touches it to announce)
+//! /run/pawl/loader.lock                   root 0600: the loader's lock (attach::lock)
 //! /run/pawl/bpf/                          bpffs, root 0755 (lists attached device names)
 //! /run/pawl/bpf/<dev>/                    seat user, 0700: only that user gets further
 //! /run/pawl/bpf/<dev>/link                root 0600: the struct_ops link

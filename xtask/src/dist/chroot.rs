@@ -11,8 +11,13 @@
 //! the purge the file tree equals the one before the install (apt's and dpkg's own logs
 //! and caches aside). No udev runs in a chroot, so the maintainer scripts' udev branch is
 //! skipped on install; then, with `/run/udev` made and a `udevadm` that records its
-//! calls, the test checks which calls postinst and postrm make. `/proc` (pawl finds its own executable there) and `/dev/pts` (apt's log)
-//! are mounted for the test and unmounted after it, whatever happened.
+//! calls, the test checks which calls postinst and postrm make. The same for systemd:
+//! install must enable `run-pawl-bpf.mount` and `pawl-kernel-reseat.path` (their
+//! `local-fs.target.wants` and `paths.target.wants` links) without calling systemctl;
+//! with `/run/systemd/system` made and a recording `systemctl`, postinst must reload and
+//! start them, prerm stop them; the purge must leave no link. `/proc` (pawl finds its own
+//! executable there) and `/dev/pts` (apt's log) are mounted for the test and unmounted
+//! after it, whatever happened.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -154,6 +159,14 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     );
     write_root(&udevadm, "#!/bin/sh\necho \"$*\" >> /tmp/udevadm.log\n")?;
     util::run(util::as_root("chmod").arg("755").arg(&udevadm))?;
+    // No systemd either: deb-systemd-helper makes the enablement links itself, as on a
+    // machine without systemd (with a systemctl it has `systemctl preset` make them).
+    let systemctl = run.join("usr/bin/systemctl");
+    ensure!(
+        !systemctl.exists() && !run.join("run/systemd").exists(),
+        "minbase has no systemd, yet {} or /run/systemd exists",
+        systemctl.display()
+    );
     // The package's dependencies (libelf1 for the kernel-mode loader, beyond minbase) are
     // installed before the snapshot: purging pawl leaves them, as apt leaves every
     // dependency until `autoremove`; what is compared is the package's own footprint.
@@ -198,20 +211,31 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     };
     sh(run, install)?;
     check_installed(deb, run)?;
-    // Kernel mode's bpffs mount unit is enabled for every boot (no systemd runs in the
-    // chroot: deb-systemd-helper makes the link systemctl enable would).
-    let wants = run.join("etc/systemd/system/local-fs.target.wants/run-pawl-bpf.mount");
-    ensure!(
-        std::fs::symlink_metadata(&wants).is_ok_and(|m| m.file_type().is_symlink()),
-        "postinst did not enable run-pawl-bpf.mount ({} is not a link)",
-        wants.display()
-    );
     ensure!(
         udevadm_calls(run)?.is_empty(),
         "postinst ran udevadm without udev running"
     );
+    check_units_enabled(run, true)?;
     util::run(util::as_root("mkdir").arg(run.join("run/udev")))?;
-    sh(run, "/var/lib/dpkg/info/pawl.postinst configure 0.1.0-1")?;
+    fake_systemd(run, true)?;
+    // As dpkg runs it (deb-systemd-helper refuses to run otherwise).
+    sh(
+        run,
+        "DPKG_MAINTSCRIPT_PACKAGE=pawl /var/lib/dpkg/info/pawl.postinst configure 0.1.0-1",
+    )?;
+    // Already enabled: nothing changes (no reload by deb-systemd-helper); systemd loads
+    // the units and the path unit starts.
+    ensure!(
+        systemctl_actions(run)?
+            == [
+                "--system daemon-reload",
+                "--quiet --system start run-pawl-bpf.mount pawl-kernel-reseat.path"
+            ],
+        "postinst with systemd running: systemctl {:?}",
+        calls(run, "systemctl")?
+    );
+    // `pawl service install` below must find no systemctl.
+    fake_systemd(run, false)?;
     ensure!(
         udevadm_calls(run)?
             == [
@@ -258,6 +282,7 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
     util::run(util::as_root("rm").arg("-rf").arg(run.join("root/.config")))?;
     util::run(util::as_root("rm").arg("-rf").arg(run.join("root/target")))?;
 
+    fake_systemd(run, true)?;
     sh(run, purge)?;
     // remove and purge each reload the rules (the rule is gone); nothing else.
     ensure!(
@@ -265,8 +290,22 @@ fn test_in(root: &Path, deb: &Path, run: &Path) -> anyhow::Result<()> {
         "postrm with udev running: udevadm {:?}",
         udevadm_calls(run)?
     );
+    // prerm stops the reseat units first and the bpffs mount after the loader's
+    // --detach; postrm has systemd forget them (deb-systemd-helper reloads too, after
+    // masking and purging); nothing starts anything.
+    let actions = systemctl_actions(run)?;
+    ensure!(
+        actions.first().map(String::as_str)
+            == Some("stop pawl-kernel-reseat.path pawl-kernel-reseat.service")
+            && actions.get(1).map(String::as_str) == Some("stop run-pawl-bpf.mount")
+            && actions.iter().any(|a| a == "--system daemon-reload")
+            && !actions.iter().any(|a| a.contains("start ")),
+        "prerm and postrm with systemd running: systemctl {actions:?}"
+    );
+    check_units_enabled(run, false)?;
     util::run(util::as_root("rm").arg("-r").arg(run.join("run/udev")))?;
     util::run(util::as_root("rm").arg(run.join("tmp/udevadm.log")))?;
+    fake_systemd(run, false)?;
     let after = snapshot(run)?;
     compare(&before, &after)
 }
@@ -314,11 +353,102 @@ fn cargo_install(root: &Path, work: &Path) -> anyhow::Result<()> {
 
 /// The argument lists the fake udevadm was called with, oldest first.
 fn udevadm_calls(run: &Path) -> anyhow::Result<Vec<String>> {
-    match std::fs::read_to_string(run.join("tmp/udevadm.log")) {
+    calls(run, "udevadm")
+}
+
+/// The argument lists the fake `tool` (udevadm, systemctl) was called with, oldest first.
+fn calls(run: &Path, tool: &str) -> anyhow::Result<Vec<String>> {
+    match std::fs::read_to_string(run.join(format!("tmp/{tool}.log"))) {
         Ok(log) => Ok(log.lines().map(String::from).collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Makes systemd look running in the chroot (`on`): `/run/systemd/system` and a
+/// `/usr/bin/systemctl` that records its calls in `/tmp/systemctl.log` (deb-systemd-invoke
+/// starts a unit only if `is-enabled` says so: it answers `enabled`); or removes all three
+/// again. Made only after the snapshot of the tree before the install, and removed before
+/// the one after the purge.
+fn fake_systemd(run: &Path, on: bool) -> anyhow::Result<()> {
+    let systemctl = run.join("usr/bin/systemctl");
+    if on {
+        write_root(
+            &systemctl,
+            "#!/bin/sh\necho \"$*\" >> /tmp/systemctl.log\n\
+             case \"$*\" in *is-enabled*) echo enabled ;; esac\n",
+        )?;
+        util::run(util::as_root("chmod").arg("755").arg(&systemctl))?;
+        util::run(
+            util::as_root("mkdir")
+                .arg("-p")
+                .arg(run.join("run/systemd/system")),
+        )
+    } else {
+        util::run(
+            util::as_root("rm")
+                .arg("-rf")
+                .arg(&systemctl)
+                .arg(run.join("run/systemd"))
+                .arg(run.join("tmp/systemctl.log")),
+        )
+    }
+}
+
+/// The fake systemctl's calls that act (deb-systemd-invoke's `is-enabled` and
+/// `is-active` queries left out).
+fn systemctl_actions(run: &Path) -> anyhow::Result<Vec<String>> {
+    Ok(calls(run, "systemctl")?
+        .into_iter()
+        .filter(|c| !c.contains("is-enabled") && !c.contains("is-active"))
+        .collect())
+}
+
+/// The package's enabled system units and the targets that want them (their
+/// `WantedBy=`).
+const ENABLED_UNITS: [(&str, &str); 2] = [
+    ("run-pawl-bpf.mount", "local-fs.target"),
+    ("pawl-kernel-reseat.path", "paths.target"),
+];
+
+/// Each of [`ENABLED_UNITS`]' enablement, the link `deb-systemd-helper enable` makes for
+/// its `WantedBy=`: present and pointing at the packaged unit (`enabled`), or absent (after
+/// the purge).
+fn check_units_enabled(run: &Path, enabled: bool) -> anyhow::Result<()> {
+    for (unit, target) in ENABLED_UNITS {
+        let link = run
+            .join("etc/systemd/system")
+            .join(format!("{target}.wants"))
+            .join(unit);
+        match std::fs::read_link(&link) {
+            Ok(to) => {
+                ensure!(enabled, "{} is left after the purge", link.display());
+                // deb-systemd-helper links to the unit where it found it: /lib/systemd/system
+                // is /usr/lib/systemd/system on merged /usr (bookworm's only layout).
+                let to = to.to_string_lossy().into_owned();
+                ensure!(
+                    [
+                        format!("/lib/systemd/system/{unit}"),
+                        format!("/usr/lib/systemd/system/{unit}")
+                    ]
+                    .contains(&to)
+                        && run.join("usr/lib/systemd/system").join(unit).is_file(),
+                    "{} points at {to}, not the packaged unit",
+                    link.display()
+                );
+                eprintln!("{unit} is enabled: {} -> {to}", link.display());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                ensure!(
+                    !enabled,
+                    "the package did not enable {unit}: no {}",
+                    link.display()
+                );
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(link.display().to_string())),
+        }
+    }
+    Ok(())
 }
 
 /// `pawl X.Y.Z (commit)` without the `pawl `: what this checkout's build prints.
@@ -404,6 +534,8 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
         "usr/lib/udev/rules.d/70-pawl.rules",
         "usr/lib/systemd/user/pawl.service",
         "usr/lib/systemd/system/run-pawl-bpf.mount",
+        "usr/lib/systemd/system/pawl-kernel-reseat.path",
+        "usr/lib/systemd/system/pawl-kernel-reseat.service",
         "usr/lib/modules-load.d/pawl.conf",
         "usr/share/man/man1/pawl.1.gz",
         "usr/share/bash-completion/completions/pawl",

@@ -1,18 +1,34 @@
 //! `pawl-kernel-attach`: attaches pawl's HID-BPF program to one HID device, run as root by
-//! the udev rule `contrib/71-pawl-kernel-mode.rules` when a handled device binds, and
-//! detaches it when the device goes.
+//! the udev rule `contrib/71-pawl-kernel-mode.rules` when a handled device binds, detaches
+//! it when the device goes, and hands the attachments to seat0's new user (run by
+//! `contrib/pawl-kernel-reseat.service` when logind changes seat0's active session).
 //!
 //! ```text
 //! pawl-kernel-attach add HID [--uid UID] [--unit V120]   attach (replacing an older one)
 //! pawl-kernel-attach remove HID                          detach, unpin
 //! pawl-kernel-attach --detach [HID]                      the same, every device without HID
+//! pawl-kernel-attach reseat [--uid UID]                  re-attach for the seat user
 //! ```
 //!
 //! `HID` is the sysfs name (`0005:046D:B034.0003`, udev's `%k`). Pins go to
 //! `/run/pawl/bpf/HID/` for the seat user (`--uid`, else seat0's active session, else
-//! root only). Exit status: 0 done, 1 failed, 2 usage, 3 the kernel has no HID-BPF,
-//! 4 the executable is not safely installed (not root's, or writable by others), 5 the
-//! device is not one kernel mode handles (no wheel the program can reach).
+//! root only). `reseat` replaces, for that user, every attachment whose device still
+//! exists and whose directory is another user's (or root's): a fresh pass-through program
+//! that only the new user can open, so that two users never share one ring or settings
+//! map (the old user's pawl sees its maps unpinned and leaves kernel mode); attachments
+//! already the user's are left alone. It attaches as `add` without `--unit` does (a unit
+//! given by hand is not kept: the old settings map, which its user could write, is not
+//! read). Replacing detaches first, so a device whose new attachment fails may be left
+//! without the program (grab mode) until it binds again.
+//!
+//! Every command holds the loader's lock (`/run/pawl/loader.lock`, root's 0600) from start
+//! to end, so that udev's parallel events and the reseat service take turns.
+//!
+//! Exit status: 0 done (or nothing to do), 1 failed (`reseat`: at least one device could
+//! not be re-attached; the others were), 2 usage, 3 the kernel has no HID-BPF (`reseat`:
+//! only when something is to be replaced), 4 the executable is not safely installed (not
+//! root's, or writable by others), 5 the device is not one kernel mode handles (no wheel
+//! the program can reach).
 #![cfg_attr(not(target_os = "linux"), allow(unused))]
 
 #[cfg(not(target_os = "linux"))]
@@ -28,18 +44,20 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use pawl_bpf::attach::{self, AttachOptions, Failure};
     use pawl_bpf::pins;
 
-    const USAGE: &str =
-        "usage: pawl-kernel-attach add HID [--uid UID] [--unit V120] | remove HID | --detach [HID]";
+    const USAGE: &str = "usage: pawl-kernel-attach add HID [--uid UID] [--unit V120] | remove HID \
+                         | --detach [HID] | reseat [--uid UID]";
 
     pub fn run(args: &[String]) -> i32 {
         match parse(args).and_then(|cmd| go(&cmd)) {
             Ok(msg) => {
-                println!("pawl-kernel-attach: {msg}");
+                for line in msg.lines() {
+                    println!("pawl-kernel-attach: {line}");
+                }
                 0
             }
             Err(Stop::Usage(why)) => {
@@ -64,8 +82,16 @@ mod linux {
         }
     }
 
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Verb {
+        Add,
+        Remove,
+        Detach,
+        Reseat,
+    }
+
     struct Cmd {
-        add: bool,
+        verb: Verb,
         name: Option<String>,
         uid: Option<u32>,
         unit: Option<u8>,
@@ -73,14 +99,16 @@ mod linux {
 
     fn parse(args: &[String]) -> Result<Cmd, Stop> {
         let mut it = args.iter();
-        let verb = it.next().ok_or_else(|| Stop::Usage("no command".into()))?;
-        let add = match verb.as_str() {
-            "add" => true,
-            "remove" | "--detach" => false,
-            other => return Err(Stop::Usage(format!("unknown command {other:?}"))),
+        let verb = match it.next().map(String::as_str) {
+            None => return Err(Stop::Usage("no command".into())),
+            Some("add") => Verb::Add,
+            Some("remove") => Verb::Remove,
+            Some("--detach") => Verb::Detach,
+            Some("reseat") => Verb::Reseat,
+            Some(other) => return Err(Stop::Usage(format!("unknown command {other:?}"))),
         };
         let mut cmd = Cmd {
-            add,
+            verb,
             name: None,
             uid: None,
             unit: None,
@@ -92,8 +120,16 @@ mod linux {
                     .ok_or_else(|| Stop::Usage(format!("{what} needs a number")))
             };
             match a.as_str() {
-                "--uid" if add => cmd.uid = Some(value("--uid")?),
-                "--unit" if add => {
+                "--uid" if matches!(verb, Verb::Add | Verb::Reseat) => {
+                    let uid = value("--uid")?;
+                    if uid == attach::NO_UID {
+                        return Err(Stop::Usage(
+                            "--uid 4294967295 is (uid_t)-1, not a user".into(),
+                        ));
+                    }
+                    cmd.uid = Some(uid);
+                }
+                "--unit" if verb == Verb::Add => {
                     let u = value("--unit")?;
                     cmd.unit = Some(
                         u8::try_from(u)
@@ -102,11 +138,13 @@ mod linux {
                             .ok_or_else(|| Stop::Usage("--unit is 1..=120 v120".into()))?,
                     );
                 }
-                n if cmd.name.is_none() && pins::is_hid_name(n) => cmd.name = Some(n.to_owned()),
+                n if verb != Verb::Reseat && cmd.name.is_none() && pins::is_hid_name(n) => {
+                    cmd.name = Some(n.to_owned());
+                }
                 other => return Err(Stop::Usage(format!("unexpected {other:?}"))),
             }
         }
-        if cmd.name.is_none() && (add || verb == "remove") {
+        if cmd.name.is_none() && matches!(verb, Verb::Add | Verb::Remove) {
             return Err(Stop::Usage(
                 "no HID device name (BUS:VENDOR:PRODUCT.ID)".into(),
             ));
@@ -120,33 +158,57 @@ mod linux {
         attach::check_trusted(&exe)?;
         let root = PathBuf::from(pins::PIN_ROOT);
         let sysfs = PathBuf::from(attach::SYSFS_HID);
-        if !cmd.add {
-            let names: Vec<String> = match &cmd.name {
-                Some(n) => vec![n.clone()],
-                None => std::fs::read_dir(&root)
-                    .map(|d| {
-                        d.flatten()
-                            .filter_map(|e| pins::hid_name_of_dir(&e.file_name().to_string_lossy()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            };
-            for n in &names {
-                attach::detach(&root, n)?;
+        let run_dir = root.parent().expect("PIN_ROOT has a parent").to_owned();
+        if cmd.verb == Verb::Add {
+            // Before anything is made: on a kernel without HID-BPF the loader leaves no trace.
+            if !attach::has_hid_bpf() {
+                return Err(Failure::NoHidBpf.into());
             }
-            attach::sweep(&root, &sysfs)?;
-            if cmd.name.is_none() {
-                // `--detach` (the package's prerm): nothing left mounted either.
-                attach::unmount_if_empty(&root)?;
-            }
-            // A running pawl holding the pins leaves kernel mode (or reopens them).
-            attach::announce(&root);
-            return Ok(format!("detached {}", names.join(", ")));
+            std::fs::create_dir_all(&run_dir)
+                .map_err(|e| Failure::Failed(format!("mkdir {}: {e}", run_dir.display())))?;
+        } else if !run_dir.exists() {
+            // Nothing was ever attached since boot (the package's prerm in a chroot, or a
+            // reseat before any mouse bound): nothing to lock, nothing to do; a loader
+            // attaching meanwhile makes the directory and locks it.
+            return Ok(match cmd.verb {
+                Verb::Reseat => "nothing to reseat: nothing is attached".to_owned(),
+                _ => "nothing is attached".to_owned(),
+            });
         }
+        let _lock = attach::lock(&run_dir)?;
+        match cmd.verb {
+            Verb::Add => add(cmd, root, sysfs),
+            Verb::Remove | Verb::Detach => detach(cmd, &root, &sysfs),
+            Verb::Reseat => reseat(cmd, root, sysfs),
+        }
+    }
+
+    fn detach(cmd: &Cmd, root: &Path, sysfs: &Path) -> Result<String, Stop> {
+        let names: Vec<String> = match &cmd.name {
+            Some(n) => vec![n.clone()],
+            None => std::fs::read_dir(root)
+                .map(|d| {
+                    d.flatten()
+                        .filter_map(|e| pins::hid_name_of_dir(&e.file_name().to_string_lossy()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        for n in &names {
+            attach::detach(root, n)?;
+        }
+        attach::sweep(root, sysfs)?;
+        if cmd.name.is_none() {
+            // `--detach` (the package's prerm): nothing left mounted either.
+            attach::unmount_if_empty(root)?;
+        }
+        // A running pawl holding the pins leaves kernel mode (or reopens them).
+        attach::announce(root);
+        Ok(format!("detached {}", names.join(", ")))
+    }
+
+    fn add(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
         let name = cmd.name.as_deref().expect("parse checked");
-        if !attach::has_hid_bpf() {
-            return Err(Failure::NoHidBpf.into());
-        }
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
         let uid = cmd.uid.or_else(attach::seat_uid);
@@ -190,5 +252,138 @@ mod linux {
                 "uid {u}"
             )),
         ))
+    }
+
+    /// How many times `reseat` follows seat0's active user when it changed again while
+    /// attachments were being replaced (a second switch during the run: the path unit's
+    /// start of the service, already running, would not run it again).
+    const RESEAT_ROUNDS: usize = 3;
+
+    /// `reseat`: replaces every attachment [`attach::reseat_plan`] names for the target
+    /// (`--uid`, else seat0's active user, else root), one after the other; a device that
+    /// fails is reported and the others are still done. Without `--uid`, seat0's user is
+    /// read again at the end, and the round repeated for a new one.
+    fn reseat(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
+        let seat_user = || cmd.uid.or_else(attach::seat_uid).filter(|&u| u != 0);
+        let mut target = seat_user();
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for _ in 0..RESEAT_ROUNDS {
+            if let Some(nothing) = reseat_for(target, &root, &sysfs, &mut done, &mut failed)? {
+                done.push(nothing);
+            }
+            let now = seat_user();
+            if now == target {
+                break;
+            }
+            target = now;
+        }
+        if failed.is_empty() {
+            return Ok(done.join("\n"));
+        }
+        for line in &done {
+            println!("pawl-kernel-attach: {line}");
+        }
+        Err(Failure::Failed(format!(
+            "{} attachment(s) not reseated: {}",
+            failed.len(),
+            failed.join("; ")
+        ))
+        .into())
+    }
+
+    /// One round of `reseat` for `target` (`None`: root only): a line for each device
+    /// replaced in `done`, for each that failed in `failed`; `Some(why)` when there was
+    /// nothing to replace. Errors: the sweep's, or no HID-BPF when something is to be
+    /// replaced.
+    fn reseat_for(
+        target: Option<u32>,
+        root: &Path,
+        sysfs: &Path,
+        done: &mut Vec<String>,
+        failed: &mut Vec<String>,
+    ) -> Result<Option<String>, Stop> {
+        // Devices gone without a remove event are detached, not handed over.
+        attach::sweep(root, sysfs)?;
+        let dirs = attach::seated(root, sysfs);
+        let plan = attach::reseat_plan(&dirs, target);
+        if dirs.is_empty() {
+            return Ok(Some("nothing to reseat: nothing is attached".into()));
+        }
+        if plan.is_empty() {
+            let whose = target.map_or("root's".to_owned(), |u| format!("uid {u}'s"));
+            return Ok(Some(format!(
+                "nothing to reseat: every attachment is {whose}"
+            )));
+        }
+        if !attach::has_hid_bpf() {
+            return Err(Failure::NoHidBpf.into());
+        }
+        attach::ensure_bpffs(root)?;
+        let opts = AttachOptions {
+            root: root.to_owned(),
+            sysfs: sysfs.to_owned(),
+            uid: target,
+            unit_v120: None,
+            drop_caps: true,
+        };
+        let for_whom = target.map_or("root only (no seat user)".to_owned(), |u| {
+            format!("uid {u}")
+        });
+        for name in &plan {
+            match attach::attach(name, &opts) {
+                Ok(_) => done.push(format!("reseated {name} for {for_whom}")),
+                Err(f) => failed.push(format!("reseat {name}: {f}")),
+            }
+        }
+        Ok(None)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn args(a: &[&str]) -> Vec<String> {
+            a.iter().map(|s| s.to_string()).collect()
+        }
+
+        fn usage(a: &[&str]) -> String {
+            match parse(&args(a)) {
+                Err(Stop::Usage(why)) => why,
+                Err(Stop::Failure(f)) => panic!("{a:?}: a failure, not a usage error: {f}"),
+                Ok(_) => panic!("{a:?} was accepted"),
+            }
+        }
+
+        #[test]
+        fn reseat_takes_only_a_uid() {
+            let cmd = parse(&args(&["reseat"])).ok().unwrap();
+            assert!(cmd.verb == Verb::Reseat && cmd.uid.is_none() && cmd.name.is_none());
+            let cmd = parse(&args(&["reseat", "--uid", "1000"])).ok().unwrap();
+            assert_eq!(cmd.uid, Some(1000));
+            assert!(usage(&["reseat", "0005:046D:B034.0003"]).contains("unexpected"));
+            assert!(usage(&["reseat", "--unit", "8"]).contains("unexpected"));
+            assert!(usage(&["reseat", "--uid"]).contains("--uid needs a number"));
+            assert!(usage(&["reseat", "--uid", "4294967295"]).contains("not a user"));
+            assert!(
+                usage(&["add", "0005:046D:B034.0003", "--uid", "4294967295"])
+                    .contains("not a user")
+            );
+        }
+
+        #[test]
+        fn add_and_remove_need_a_device_and_only_add_takes_a_unit() {
+            assert!(usage(&["add"]).contains("no HID device name"));
+            assert!(usage(&["remove"]).contains("no HID device name"));
+            assert!(usage(&["remove", "0005:046D:B034.0003", "--uid", "1"]).contains("unexpected"));
+            let cmd = parse(&args(&["add", "0005:046D:B034.0003", "--unit", "8"]))
+                .ok()
+                .unwrap();
+            assert!(cmd.verb == Verb::Add && cmd.unit == Some(8));
+            assert!(usage(&["add", "0005:046D:B034.0003", "--unit", "121"]).contains("1..=120"));
+            let cmd = parse(&args(&["--detach"])).ok().unwrap();
+            assert!(cmd.verb == Verb::Detach && cmd.name.is_none());
+            assert!(usage(&["attach"]).contains("unknown command"));
+        }
     }
 }

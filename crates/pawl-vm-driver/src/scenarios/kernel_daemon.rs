@@ -752,3 +752,374 @@ pub fn kernel_mode_follows_a_replaced_or_removed_attachment(ctx: &mut Ctx) -> an
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
 }
+
+/// logind's state directory of seats and seat0's file in it.
+const SEATS_DIR: &str = "/run/systemd/seats";
+/// The second seat user of the reseat scenarios.
+const OTHER_USER: u32 = 2006;
+
+/// Writes seat0's state file as logind does (a temporary file in the same directory,
+/// renamed into place) with `ACTIVE_UID=uid`.
+fn write_seat0(uid: u32) -> anyhow::Result<()> {
+    std::fs::create_dir_all(SEATS_DIR).context("mkdir /run/systemd/seats")?;
+    let tmp = format!("{SEATS_DIR}/.#seat0XXXXXX");
+    std::fs::write(
+        &tmp,
+        format!(
+            "# This is private data. Do not parse.\nIS_SEAT0=1\nCAN_MULTI_SESSION=1\n\
+             CAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=c{uid}\nACTIVE_UID={uid}\nSESSIONS=c{uid}\n\
+             UIDS={uid}\n"
+        ),
+    )
+    .context("write seat0's temporary file")?;
+    std::fs::rename(&tmp, format!("{SEATS_DIR}/seat0")).context("rename seat0 into place")
+}
+
+/// Removes seat0's state file when dropped (the other scenarios run with no seat user).
+struct Seat0Cleanup;
+
+impl Drop for Seat0Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(format!("{SEATS_DIR}/seat0"));
+    }
+}
+
+/// Runs the loader with `args`, killing it if it takes longer than `timeout`;
+/// `(exit status, stdout + stderr)`, or an error naming a loader that hung.
+fn loader_within(args: &[&str], timeout: Duration) -> anyhow::Result<(i32, String)> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(crate::scenarios::kernel_mode::LOADER)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("run the loader")?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("the loader {args:?} hung for {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut text = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut text)?;
+    child.stderr.take().unwrap().read_to_string(&mut text)?;
+    Ok((status.code().unwrap_or(-1), text.trim().to_owned()))
+}
+
+/// `pawl-kernel-attach reseat` (no `--uid`: seat0's file says whom for); must exit 0.
+fn reseat(ctx: &mut Ctx) -> anyhow::Result<String> {
+    let (status, text) = loader_within(&["reseat"], T_EVENT)?;
+    ctx.notes
+        .push(format!("loader reseat: status {status}: {text}"));
+    ensure!(status == 0, "reseat failed with status {status}: {text}");
+    Ok(text)
+}
+
+/// The owner of `hid`'s pin directory under `/run/pawl/bpf` (`lstat`).
+fn pins_owner(hid: &str) -> anyhow::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = pawl_bpf::pins::device_dir(std::path::Path::new(pawl_bpf::pins::PIN_ROOT), hid);
+    Ok(std::fs::symlink_metadata(&dir)
+        .with_context(|| format!("lstat {}", dir.display()))?
+        .uid())
+}
+
+/// Whether a bpffs is mounted on the pin root (`/proc/self/mounts`).
+fn pin_root_mounted() -> anyhow::Result<bool> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts")?;
+    Ok(mounts
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(pawl_bpf::pins::PIN_ROOT)))
+}
+
+/// Waits until `pawl` grabs `source`'s node, answering HID++ meanwhile.
+fn wait_grabbed(rig: &mut KernelRig, why: &str) -> anyhow::Result<()> {
+    let node = EvdevNode::open(&rig.source.path)?;
+    let deadline = Instant::now() + T_EVENT;
+    while node.is_free_to_grab()? {
+        ensure!(
+            Instant::now() < deadline,
+            "pawl did not grab the MX Master {why}; log: {}",
+            rig.pawl.log()
+        );
+        rig.dev.pump(Duration::from_millis(20))?;
+    }
+    Ok(())
+}
+
+/// `kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back`: the program attached
+/// with root's pins (nobody at seat0), pawl running as uid 2005 in grab mode
+/// (`pins-of-another-user`). logind makes 2005 seat0's user (its file rewritten, a
+/// temporary file renamed) and `pawl-kernel-attach reseat` runs as the path unit would
+/// (no `--uid`): the pins become 2005's, pawl notices the loader's announcement, goes to
+/// kernel mode (node released, transform on) and one unit up comes out inverted on the
+/// MX Master's own node. Then seat0 goes to uid 2006 and reseat runs again: pawl (2005)
+/// leaves kernel mode and grabs again, the new program is pass-through so its clone shows
+/// the wheel inverted once, and `pawl status --json` names uid 2006. Last, `--detach`
+/// leaves nothing attached and nothing mounted.
+pub fn kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let _seat = Seat0Cleanup;
+    let mut rig = KernelRig::start_as(ctx, DEFAULT_CONFIG, DIVERTED, Some(SEAT_USER), Some(0))?;
+    wait_grabbed(&mut rig, "with root's pins")?;
+    let json = status_json_as(ctx, &mut rig, Some(SEAT_USER))?;
+    ensure!(
+        json.contains(r#""reason":"pins-of-another-user""#) && json.contains("isattachedforuid0"),
+        "pawl status --json before the reseat: {json}"
+    );
+
+    // 1. seat0 is 2005's: the pins become 2005's, pawl goes to kernel mode.
+    write_seat0(SEAT_USER.0)?;
+    let text = reseat(ctx)?;
+    ensure!(
+        text.contains(&format!("reseated {} for uid {}", rig.hid, SEAT_USER.0)),
+        "reseat for uid {}: {text}",
+        SEAT_USER.0
+    );
+    ensure!(
+        pins_owner(&rig.hid)? == SEAT_USER.0,
+        "the pins are not 2005's"
+    );
+    rig.wait_log(KERNEL_MODE_ON, 1)?;
+    rig.wait_log(HIDRAW_CLOSED, 1)?;
+    rig.check_kernel_mode()?;
+    let mut node = EvdevNode::open(&rig.source.path)?;
+    let got = one_unit_up(&mut rig, &mut node)?;
+    ensure!(
+        got == vec![-UNIT],
+        "one unit up in kernel mode after the reseat: {got:?}"
+    );
+    let json = status_json_as(ctx, &mut rig, Some(SEAT_USER))?;
+    ensure!(
+        json.contains(r#""part":"mode","path":"bpf""#),
+        "pawl status --json after the reseat for its user: {json}"
+    );
+    // A second rewrite for the same user (another session of it) replaces nothing.
+    write_seat0(SEAT_USER.0)?;
+    let text = reseat(ctx)?;
+    ensure!(
+        text.contains(&format!("every attachment is uid {}'s", SEAT_USER.0)),
+        "a reseat for the user who has the pins: {text}"
+    );
+
+    // 2. seat0 is 2006's: 2005's pawl leaves kernel mode and grabs again.
+    write_seat0(OTHER_USER)?;
+    let text = reseat(ctx)?;
+    ensure!(
+        text.contains(&format!("reseated {} for uid {OTHER_USER}", rig.hid)),
+        "reseat for uid {OTHER_USER}: {text}"
+    );
+    ensure!(
+        pins_owner(&rig.hid)? == OTHER_USER,
+        "the pins are not 2006's"
+    );
+    wait_grabbed(&mut rig, "after the reseat away from its user")?;
+    let s = rig.settings()?;
+    ensure!(
+        s.flags == 0 && s.reprog_index == 0,
+        "the new program (2006's) transforms with nobody's settings: {s:?}"
+    );
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
+    rig.dev.pump(Duration::from_millis(200))?;
+    let got = one_unit_up(&mut rig, &mut clone)?;
+    ensure!(
+        got == vec![-UNIT],
+        "one unit up through the clone after the reseat away (inverted once): {got:?}"
+    );
+    let json = status_json_as(ctx, &mut rig, Some(SEAT_USER))?;
+    ensure!(
+        json.contains(r#""part":"mode","path":"grab","reason":"pins-of-another-user""#)
+            && json.contains(&format!("isattachedforuid{OTHER_USER}")),
+        "pawl status --json after the reseat for uid {OTHER_USER}: {json}"
+    );
+    ctx.notes
+        .push(format!("status after the reseat away: {json}"));
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+
+    // 3. `--detach`: nothing attached, nothing mounted.
+    let (status, text) = loader_within(&["--detach"], T_EVENT)?;
+    ctx.notes
+        .push(format!("loader --detach: status {status}: {text}"));
+    ensure!(status == 0, "--detach failed with status {status}: {text}");
+    ensure!(
+        !pin_root_mounted()?,
+        "--detach after a reseat left {} mounted",
+        pawl_bpf::pins::PIN_ROOT
+    );
+    let (status, text) = loader_within(&["reseat"], T_EVENT)?;
+    ensure!(
+        status == 0 && text.contains("nothing to reseat: nothing is attached"),
+        "reseat with nothing attached: status {status}: {text}"
+    );
+    Ok(())
+}
+
+/// `kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn`: the
+/// program attached with root's pins; seat0's file replaced by what no logind writes — a
+/// symlink to a uid-2005 file naming uid 2005, a FIFO nobody writes, a 1 MiB file naming
+/// uid 2005 first, garbage — each time `reseat` finishes (no hang) and leaves the pins
+/// root's. A reseat started while another loader holds the lock waits for it. A reseat and
+/// an `add` of the same device started together both succeed and leave one usable
+/// attachment. A `/run/pawl` owned by a user is refused by `add` and `reseat`.
+pub fn kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    needs_hid_bpf()?;
+    let _seat = Seat0Cleanup;
+    let (_dev, _source, hid, _phys) = hires_mouse(ctx)?;
+    attach_pass_through_for(ctx, &hid, 0)?;
+    let seat0 = format!("{SEATS_DIR}/seat0");
+    std::fs::create_dir_all(SEATS_DIR)?;
+    let reseat_leaves_root = |ctx: &mut Ctx, what: &str| -> anyhow::Result<()> {
+        let (status, text) = loader_within(&["reseat"], Duration::from_secs(10))
+            .with_context(|| format!("seat0 {what}"))?;
+        ctx.notes
+            .push(format!("reseat with seat0 {what}: status {status}: {text}"));
+        ensure!(
+            status == 0,
+            "reseat with seat0 {what}: status {status}: {text}"
+        );
+        ensure!(
+            pins_owner(&hid)? == 0,
+            "reseat with seat0 {what} handed the pins over: {text}"
+        );
+        Ok(())
+    };
+    // A symlink to a file a user wrote.
+    let bait = ctx.subdir("bait")?.join("seat0");
+    std::fs::write(&bait, "ACTIVE_UID=2005\n")?;
+    std::os::unix::fs::chown(&bait, Some(SEAT_USER.0), Some(SEAT_USER.1))?;
+    std::os::unix::fs::symlink(&bait, &seat0)?;
+    reseat_leaves_root(ctx, "a symlink to a user's file")?;
+    std::fs::remove_file(&seat0)?;
+    // A FIFO.
+    let c = std::ffi::CString::new(seat0.clone())?;
+    // SAFETY: `c` is NUL-terminated.
+    ensure!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) } == 0, "mkfifo");
+    reseat_leaves_root(ctx, "a FIFO")?;
+    std::fs::remove_file(&seat0)?;
+    // Huge.
+    let mut big = b"ACTIVE_UID=2005\n".to_vec();
+    big.resize(1 << 20, b'#');
+    std::fs::write(&seat0, &big)?;
+    reseat_leaves_root(ctx, "of 1 MiB")?;
+    // Garbage.
+    std::fs::write(
+        &seat0,
+        b"\xff\xfe\0ACTIVE_UID=\0\n\x80ACTIVE_UID=99999999999\n",
+    )?;
+    reseat_leaves_root(ctx, "of garbage")?;
+
+    // The lock: a reseat waits while another loader holds it.
+    write_seat0(SEAT_USER.0)?;
+    let lock_path = "/run/pawl/loader.lock";
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(lock_path)
+        .context("open the loader lock")?;
+    held.lock().context("take the loader lock")?;
+    let waiting = std::thread::spawn(|| loader_within(&["reseat"], T_EVENT));
+    std::thread::sleep(Duration::from_secs(2));
+    ensure!(
+        !waiting.is_finished(),
+        "reseat ran while another loader held the lock"
+    );
+    ensure!(
+        pins_owner(&hid)? == 0,
+        "reseat changed the pins under the lock"
+    );
+    drop(held);
+    let (status, text) = waiting.join().expect("the loader thread")?;
+    ctx.notes
+        .push(format!("reseat after the lock: status {status}: {text}"));
+    ensure!(
+        status == 0 && pins_owner(&hid)? == SEAT_USER.0,
+        "reseat after the lock: {text}"
+    );
+
+    // A reseat (for 2006) and udev's add (for root) at once: both done, one attachment.
+    write_seat0(OTHER_USER)?;
+    for round in 0..3 {
+        let h = hid.clone();
+        let add = std::thread::spawn(move || loader_within(&["add", &h, "--uid", "0"], T_EVENT));
+        let (rs, rt) = loader_within(&["reseat"], T_EVENT)?;
+        let (as_, at) = add.join().expect("the add thread")?;
+        ctx.notes.push(format!(
+            "round {round}: reseat {rs}: {rt} | add {as_}: {at}"
+        ));
+        ensure!(
+            rs == 0 && as_ == 0,
+            "round {round}: reseat {rs}: {rt}; add {as_}: {at}"
+        );
+        let owner = pins_owner(&hid)?;
+        ensure!(
+            owner == 0 || owner == OTHER_USER,
+            "round {round}: the pins are uid {owner}'s"
+        );
+        let kd = KernelDevice::open(&hid).map_err(err)?;
+        kd.settings().map_err(err)?;
+        let dirs: Vec<_> = std::fs::read_dir(pawl_bpf::pins::PIN_ROOT)?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        ensure!(
+            dirs.iter()
+                .filter(|d| pawl_bpf::pins::hid_name_of_dir(d).as_deref() == Some(hid.as_str()))
+                .count()
+                == 1,
+            "round {round}: pin directories {dirs:?}"
+        );
+    }
+
+    // A /run/pawl a user owns (made before the first attach where /run let it).
+    let (status, text) = loader_within(&["--detach"], T_EVENT)?;
+    ensure!(status == 0, "--detach: {text}");
+    ensure!(!pin_root_mounted()?, "--detach left the pin root mounted");
+    let run_meta = std::fs::metadata("/run")?;
+    ctx.notes.push(format!(
+        "/run is mode {:o}",
+        run_meta.permissions().mode() & 0o7777
+    ));
+    std::fs::remove_dir_all("/run/pawl")?;
+    std::fs::create_dir("/run/pawl")?;
+    std::os::unix::fs::chown("/run/pawl", Some(SEAT_USER.0), Some(SEAT_USER.1))?;
+    std::fs::set_permissions("/run/pawl", PermissionsExt::from_mode(0o755))?;
+    let result = (|| -> anyhow::Result<()> {
+        let (status, text) = loader_within(&["add", &hid, "--uid", "0"], T_EVENT)?;
+        ctx.notes
+            .push(format!("add with a user's /run/pawl: {status}: {text}"));
+        ensure!(
+            status == 1 && text.contains("refusing") && !pin_root_mounted()?,
+            "add with /run/pawl owned by uid 2005: status {status}: {text}"
+        );
+        let (status, text) = loader_within(&["reseat"], T_EVENT)?;
+        ctx.notes
+            .push(format!("reseat with a user's /run/pawl: {status}: {text}"));
+        ensure!(
+            status == 1 && text.contains("refusing"),
+            "reseat with /run/pawl owned by uid 2005: status {status}: {text}"
+        );
+        Ok(())
+    })();
+    std::fs::remove_dir_all("/run/pawl")?;
+    result?;
+    loader_add(ctx, &hid)?;
+    let (status, text) = loader_within(&["--detach"], T_EVENT)?;
+    ensure!(
+        status == 0 && !pin_root_mounted()?,
+        "--detach at the end: {text}"
+    );
+    Ok(())
+}

@@ -35,7 +35,7 @@ use crate::scenarios::userland::hidraw_with_phys;
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// The loader, where the package (and the VM's initramfs) installs it.
-const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";
+pub(crate) const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";
 /// The examples' streams in the guest (xtask copies `examples/*.events` there).
 const EXAMPLES: &str = "/examples";
 /// v120 per wheel unit behind hid-logitech-hidpp in hi-res mode (multiplier 15).

@@ -341,6 +341,14 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "kernel_mode_another_users_pins_fall_back_to_grab",
         run: kernel_daemon::kernel_mode_another_users_pins_fall_back_to_grab,
     },
+    Scenario {
+        name: "kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back",
+        run: kernel_daemon::kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back,
+    },
+    Scenario {
+        name: "kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn",
+        run: kernel_daemon::kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn,
+    },
     // Swipe style, read from the virtual touchpad's evdev node.
     Scenario {
         name: "swipe_gesture_touchpad_frames_follow_the_drag",
