@@ -224,6 +224,10 @@ impl Daemon {
             self.notes.insert(node.to_owned(), Note::Skipped);
             if let Some(m) = mouse {
                 self.put_node(m, Slot::Carried(Box::new(sys)));
+                // Its profile decides the mouse's settings: a mouse that went into kernel
+                // mode before its pointer node was seen (hidraw first, then the loader's
+                // announcement, as on a reconnect) has the transform off until now.
+                self.apply_paths(m);
             }
             return;
         }
