@@ -159,7 +159,8 @@ impl KernelRig {
         let s = self.settings()?;
         ensure!(
             s.flags & FLAG_WHEEL != 0,
-            "the wheel transform is off: {s:?}"
+            "the wheel transform is off: {s:?}; log: {}",
+            self.pawl.log()
         );
         let reprog = self
             .dev
