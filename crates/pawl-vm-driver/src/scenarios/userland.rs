@@ -134,7 +134,8 @@ pub fn settle() -> anyhow::Result<()> {
 pub struct UdevInfo {
     /// `E:` lines, `KEY` → `VALUE`.
     pub props: BTreeMap<String, String>,
-    /// Tags (`G:` lines and the `TAGS` property).
+    /// The tags its last event's rules set (`Q:` lines and `CURRENT_TAGS`, never the sticky
+    /// `G:` / `TAGS`).
     pub tags: Vec<String>,
 }
 
@@ -168,28 +169,22 @@ pub fn udev_info(node: &Path) -> anyhow::Result<UdevInfo> {
             .arg(node),
     )?;
     let mut info = UdevInfo::default();
+    // The tags of the last event's rules: `Q:` lines and `CURRENT_TAGS` (systemd 247+; the
+    // VM's udev is Debian 12's 252). `G:` lines and `TAGS` are sticky, every tag the device
+    // had since it was added, so a tag of a rule since removed stays in them: not read.
     for line in text.lines() {
         if let Some(kv) = line.strip_prefix("E: ") {
             if let Some((k, v)) = kv.split_once('=') {
                 info.props.insert(k.to_owned(), v.to_owned());
             }
-        } else if let Some(tag) = line.strip_prefix("G: ") {
+        } else if let Some(tag) = line.strip_prefix("Q: ") {
             info.tags.push(tag.trim().to_owned());
         }
     }
-    for tag in info
-        .props
-        .get("TAGS")
-        .map(|t| {
-            t.split(':')
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
-    {
-        if !info.tags.contains(&tag) {
-            info.tags.push(tag);
+    let current = info.props.get("CURRENT_TAGS").cloned().unwrap_or_default();
+    for tag in current.split(':').filter(|t| !t.is_empty()) {
+        if !info.tags.iter().any(|t| t == tag) {
+            info.tags.push(tag.to_owned());
         }
     }
     Ok(info)
