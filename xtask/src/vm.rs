@@ -705,9 +705,12 @@ fn recording_files(recordings: &Path) -> anyhow::Result<Vec<(String, Vec<u8>)>> 
     Ok(files)
 }
 
-/// The userland boot's `/init` in its initramfs: loads the modules, mounts the Debian root
-/// and the share over 9p (read-only) and switches to the share's init.
-const USERLAND_INITRAMFS_INIT: &str = r#"#!/bin/sh
+/// The start of both userland initramfs `/init`s: busybox's applets, `/proc`, `/sys` and
+/// `/dev`, the modules, the Debian root and the share mounted over 9p (read-only) at
+/// `/newroot` and `/newroot/pawl-vm`.
+macro_rules! initramfs_prologue {
+    () => {
+        r#"#!/bin/sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -720,11 +723,20 @@ opts=trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro
 mkdir -p /newroot
 mount -t 9p -o $opts root /newroot || echo "pawl-vm: cannot mount the 9p root"
 mount -t 9p -o $opts share /newroot/pawl-vm || echo "pawl-vm: cannot mount the 9p share"
-mount --move /dev /newroot/dev
+"#
+    };
+}
+
+/// The userland boot's `/init` in its initramfs: loads the modules, mounts the Debian root
+/// and the share over 9p (read-only) and switches to the share's init.
+const USERLAND_INITRAMFS_INIT: &str = concat!(
+    initramfs_prologue!(),
+    r#"mount --move /dev /newroot/dev
 umount /sys
 umount /proc
 exec switch_root /newroot /pawl-vm/init
-"#;
+"#
+);
 
 /// The userland's init (Debian's `/bin/sh`, from the share): the usual mounts with every
 /// writable place on tmpfs, systemd-udevd (no systemd as PID 1), a trigger of what exists
@@ -756,20 +768,9 @@ echo "pawl-vm: driver exit status $?"
 /// already mounted one —, `/tmp`, `/var/…`, and `/usr/libexec/pawl`, where the loader goes
 /// root-owned as the package installs it), the boot's units in `/run/systemd/system`, and
 /// systemd as PID 1 starting `pawl-vm.target` (multi-user plus the driver's service).
-const SYSTEMD_INITRAMFS_INIT: &str = r#"#!/bin/sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-echo 1 > /proc/sys/kernel/printk
-for m in $(cat /etc/pawl-vm/modules); do
-    insmod "/lib/modules/$m" || echo "pawl-vm: insmod $m failed"
-done
-opts=trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro
-mkdir -p /newroot
-mount -t 9p -o $opts root /newroot || echo "pawl-vm: cannot mount the 9p root"
-mount -t 9p -o $opts share /newroot/pawl-vm || echo "pawl-vm: cannot mount the 9p share"
-mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run
+const SYSTEMD_INITRAMFS_INIT: &str = concat!(
+    initramfs_prologue!(),
+    r#"mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run
 for d in tmp var/tmp; do
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /newroot/$d
 done
@@ -785,7 +786,8 @@ mount --move /dev /newroot/dev
 umount /sys
 umount /proc
 exec switch_root /newroot /lib/systemd/systemd --unit=pawl-vm.target --show-status=false --log-level=warning
-"#;
+"#
+);
 
 /// The systemd boot's units, written to `/run/systemd/system` by its initramfs: the target
 /// PID 1 starts, the driver's service (after multi-user: logind, dbus, udevd and the
