@@ -226,7 +226,8 @@ impl Daemon {
                 self.put_node(m, Slot::Carried(Box::new(sys)));
                 // Its profile decides the mouse's settings: a mouse that went into kernel
                 // mode before its pointer node was seen (hidraw first, then the loader's
-                // announcement, as on a reconnect) has the transform off until now.
+                // announcement, as on a reconnect; or, with the pins already there, its
+                // hidraw node opened just above) has the transform off until now.
                 self.apply_paths(m);
             }
             return;

@@ -35,19 +35,28 @@ impl Daemon {
         }
     }
 
-    /// Forgets a handled node that was not opened ([`Slot::Carried`]) when it vanished.
+    /// Forgets a handled node that was not opened ([`Slot::Carried`]) when it vanished,
+    /// and decides its mouse's paths again (kernel mode's settings come from the first
+    /// handled node's profile).
     fn forget_carried(&mut self, node: &str) {
         for m in 0..self.mice.len() {
             let Some(mouse) = self.mice[m].as_mut() else {
                 continue;
             };
+            let mut forgot = false;
             for slot in mouse.nodes.iter_mut() {
                 if matches!(slot, Slot::Carried(sys) if sys.node == node) {
                     *slot = Slot::Empty;
-                    self.devices_changed = true;
+                    forgot = true;
                 }
             }
+            if forgot {
+                self.devices_changed = true;
+            }
             self.drop_if_empty(m);
+            if forgot {
+                self.apply_paths(m);
+            }
         }
     }
 
