@@ -156,12 +156,19 @@ impl KernelRig {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let s = self.settings()?;
-        ensure!(
-            s.flags & FLAG_WHEEL != 0,
-            "the wheel transform is off: {s:?}; log: {}",
-            self.pawl.log()
-        );
+        // An untouched node is free at once, before pawl has seen it (its /dev/input,
+        // /dev and /run/pawl watches are read in any order): the transform may come a
+        // moment after kernel mode, never later than T_EVENT.
+        let mut s = self.settings()?;
+        while s.flags & FLAG_WHEEL == 0 {
+            ensure!(
+                Instant::now() < deadline,
+                "the wheel transform is off: {s:?}; log: {}",
+                self.pawl.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            s = self.settings()?;
+        }
         let reprog = self
             .dev
             .emu()
