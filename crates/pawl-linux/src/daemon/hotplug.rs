@@ -47,11 +47,9 @@ impl Daemon {
             for slot in mouse.nodes.iter_mut() {
                 if matches!(slot, Slot::Carried(sys) if sys.node == node) {
                     *slot = Slot::Empty;
+                    self.devices_changed = true;
                     forgot = true;
                 }
-            }
-            if forgot {
-                self.devices_changed = true;
             }
             self.drop_if_empty(m);
             if forgot {

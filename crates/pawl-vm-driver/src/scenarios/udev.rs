@@ -145,9 +145,8 @@ fn retrigger(nodes: &[&Path]) -> anyhow::Result<()> {
 /// [`retrigger`] of `node` until its udev entry satisfies `done`, at most
 /// [`RETRIGGERS`] change events 1 s apart; returns the last entry read and how many events
 /// were sent. Once in CI (7.3.4, Debian 12's udevd 252) the first change event after
-/// `udevadm control --reload` left a rule's property unset; `udevadm control --reload`
-/// waits for udevd to have reloaded, so where that comes from is not known. A user who
-/// runs the install steps twice gets the same.
+/// `udevadm control --reload` left the rule's property unset; the cause is not known (the
+/// reload is done when `udevadm control` returns).
 fn retrigger_until(
     node: &Path,
     done: impl Fn(&UdevInfo) -> bool,
@@ -230,7 +229,7 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
         );
     }
 
-    let rule = InstalledRule::install()?;
+    let _rule = InstalledRule::install()?;
     retrigger(&all)?;
     let mut seen = Vec::new();
     let mut check = |node: &Path, what: &str, want: bool| -> anyhow::Result<UdevInfo> {
@@ -298,7 +297,7 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
         hwdb(&mouse_info),
         hwdb(&clone_info)
     ));
-    drop((receiver, kbd, combo, rule));
+    drop((receiver, kbd, combo));
     Ok(())
 }
 
@@ -334,7 +333,7 @@ pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::R
         "without the rule libinput does not take the virtual touchpad for an internal one \
          (no dwt-on; the check would prove nothing): {internal}"
     );
-    let rule = InstalledRule::install()?;
+    let _rule = InstalledRule::install()?;
     let (after, triggers) = retrigger_until(&node, |i| {
         i.props.contains_key("ID_INPUT_TOUCHPAD_INTEGRATION")
     })?;
@@ -360,7 +359,6 @@ pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::R
         after.tags
     );
     let external = libinput_device_added(&node)?;
-    drop(rule);
     ensure!(
         !external.contains(" dwt"),
         "with the rule libinput still offers disable-while-typing (an internal touchpad): \

@@ -181,10 +181,11 @@ pub fn udev_info(node: &Path) -> anyhow::Result<UdevInfo> {
             info.tags.push(tag.trim().to_owned());
         }
     }
-    let current = info.props.get("CURRENT_TAGS").cloned().unwrap_or_default();
-    for tag in current.split(':').filter(|t| !t.is_empty()) {
-        if !info.tags.iter().any(|t| t == tag) {
-            info.tags.push(tag.to_owned());
+    if let Some(current) = info.props.get("CURRENT_TAGS") {
+        for tag in current.split(':').filter(|t| !t.is_empty()) {
+            if !info.tags.iter().any(|t| t == tag) {
+                info.tags.push(tag.to_owned());
+            }
         }
     }
     Ok(info)
