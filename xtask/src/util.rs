@@ -53,8 +53,13 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
 pub const BPF_BUILD_PACKAGES: &[&str] =
     &["clang-22", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
 
+/// How long an `apt-get` of [`ensure_debian_packages`] waits for dpkg's lock (s): an
+/// unattended upgrade or a second xtask may hold it for minutes.
+const APT_LOCK_WAIT_SECS: u32 = 600;
+
 /// Installs the Debian packages among `packages` that are not installed yet (`dpkg -s`),
-/// with `apt-get` (through `sudo` when not root).
+/// with `apt-get` (through `sudo` when not root). Both apt-get runs wait up to
+/// [`APT_LOCK_WAIT_SECS`] for dpkg's lock, which another apt-get may hold.
 #[allow(dead_code, reason = "used by vm-test and check-macos")]
 pub fn ensure_debian_packages(packages: &[&str]) -> anyhow::Result<()> {
     let missing: Vec<&str> = packages
@@ -79,7 +84,8 @@ pub fn ensure_debian_packages(packages: &[&str]) -> anyhow::Result<()> {
     } else {
         sudo("apt-get")
     };
-    run(update.args(["update", "-qq"]))?;
+    let lock_wait = format!("DPkg::Lock::Timeout={APT_LOCK_WAIT_SECS}");
+    run(update.args(["-o", &lock_wait, "update", "-qq"]))?;
     let mut install = if root {
         Command::new("apt-get")
     } else {
@@ -87,7 +93,7 @@ pub fn ensure_debian_packages(packages: &[&str]) -> anyhow::Result<()> {
     };
     install
         .env("DEBIAN_FRONTEND", "noninteractive")
-        .args(["install", "-y", "-qq"])
+        .args(["-o", &lock_wait, "install", "-y", "-qq"])
         .args(&missing);
     run(&mut install)
 }
