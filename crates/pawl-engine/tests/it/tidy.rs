@@ -1,5 +1,6 @@
-//! Tidy: the engine's architecture invariants, checked on its sources, and the `//!` header
-//! of every Rust file in the workspace.
+//! Tidy: the engine's architecture invariants, checked on its sources, the `//!` header
+//! of every Rust file in the workspace, and the repository's comments and documents:
+//! no references to tracker numbers.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,92 @@ fn rust_files(dir: &Path, res: &mut Vec<PathBuf>) {
             res.push(p);
         }
     }
+}
+
+/// Every file under `dir` whose name ends in one of `exts`, skipping `target` and hidden
+/// directories.
+fn files_ending_in(dir: &Path, exts: &[&str], res: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                files_ending_in(&p, exts, res);
+            }
+        } else if exts.iter().any(|x| name.ends_with(x)) {
+            res.push(p);
+        }
+    }
+}
+
+/// The 1-based numbers of the lines of `text` that cite a tracker entry: the word `issue`
+/// or `issues`, in any case, then a space, an optional `#` and a digit. A URL such as
+/// `…/-/issues/366` names its tracker and is not matched.
+fn tracker_references(text: &str) -> Vec<usize> {
+    let mut res = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let hit = lower.match_indices("issue").any(|(at, _)| {
+            let word_start = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+            let rest = lower[at + "issue".len()..]
+                .strip_prefix('s')
+                .unwrap_or(&lower[at + "issue".len()..]);
+            let rest = rest
+                .strip_prefix(' ')
+                .map(|r| r.strip_prefix('#').unwrap_or(r));
+            word_start && rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        });
+        if hit {
+            res.push(n + 1);
+        }
+    }
+    res
+}
+
+#[test]
+fn tracker_references_are_found_with_and_without_a_hash_but_not_in_urls() {
+    let cites = concat!("see ", "issue", " 14\n", "(Issue", " #3)\n");
+    assert_eq!(tracker_references(cites), [1, 2]);
+    assert!(tracker_references("libinput/-/issues/366\nno issue here\nmisissue 4").is_empty());
+}
+
+/// Comments and documents say what is true now and name the thing, not a ticket: the
+/// tracker is not part of the repository. A changelog may cite numbers.
+#[test]
+fn no_rust_or_markdown_file_cites_a_tracker_number() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    files_ending_in(&root, &[".rs", ".md"], &mut files);
+    assert!(
+        files.len() > 50,
+        "sources not found under {}",
+        root.display()
+    );
+    let mut problems = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        if name.to_ascii_uppercase().starts_with("CHANGELOG") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for n in tracker_references(&text) {
+            problems.push(format!(
+                "{}:{n}",
+                f.strip_prefix(&root).unwrap_or(f).display()
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "tracker references (say what is true now, name the thing):\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
