@@ -248,7 +248,7 @@ fn config_tables(text: &str) -> Vec<Table> {
             Some(at) => tables.push(Table {
                 name: Some(block[at].clone()),
                 intro: block[..at].to_vec(),
-                items: vec![Item::Note(block[at + 1..].to_vec())],
+                items: vec![Item::Note(block[at..].to_vec())],
             }),
             None => tables.last_mut().unwrap().items.push(Item::Note(block)),
         }
