@@ -17,6 +17,7 @@ class Pawl < Formula
   def install
     system "cargo", "install", *std_cargo_args(path: "crates/pawl")
     man1.install Dir["contrib/man/*.1"]
+    man5.install "contrib/man/pawl.5"
     bash_completion.install "contrib/completions/pawl.bash" => "pawl"
     zsh_completion.install "contrib/completions/_pawl"
     fish_completion.install "contrib/completions/pawl.fish"

@@ -1,4 +1,4 @@
-//! `cargo xtask perf-vm [--quick]`: issue 7's measured report. Boots the `vm-test` VM
+//! `cargo xtask perf-vm [--quick]`: the measured report, PERFORMANCE.md. Boots the `vm-test` VM
 //! (same kernel, initramfs, QEMU TCG) with the driver in its `--perf` mode, where pawl and
 //! its peers — a minimal C forwarder (`contrib/perf/forwarder.c`), kanata and xremap from
 //! crates.io, built static — each handle their own uhid MX Master 3S through the same
@@ -7,7 +7,7 @@
 //!
 //! The VM runs the HID-BPF tier's kernel (Debian's newest packaged kernel with
 //! `CONFIG_HID_BPF=y`, [`kernels::hid_bpf_kernel`], 7.3.4 today) for every row: pawl's
-//! kernel mode (issue 14) exists only there, and one boot keeps every row comparable. The
+//! kernel mode exists only there, and one boot keeps every row comparable. The
 //! driver also measures the kernel-side cost of pawl's HID-BPF program (guest instructions
 //! per input report with the program attached and without it, `PERF-KCOST` lines).
 //!
@@ -73,7 +73,7 @@ const GUEST_LIB_DIR: &str = "lib/x86_64-linux-gnu";
 /// independent of how busy the host is (a shared host otherwise shows up as guest CPU).
 const QEMU_ARGS: &[&str] = &["-icount", "shift=0,sleep=on"];
 
-/// Targets (issue 7).
+/// The targets the report holds pawl to.
 const TARGET_RSS_KIB: f64 = 4096.0;
 const TARGET_THREADS: f64 = 2.0;
 const TARGET_INSTRUCTIONS: f64 = 150.0;
@@ -753,7 +753,7 @@ fn kcost_summary(res: &Results) -> Option<String> {
     })
 }
 
-/// What the HID-BPF program costs the kernel per input report (issue 14, item 6): the
+/// What the HID-BPF program costs the kernel per input report: the
 /// writer's instructions per report without and with the program, the difference, and the
 /// program's own run time from the kernel's BPF statistics.
 fn kernel_cost_section(w: &mut String, res: &Results) {
@@ -1252,7 +1252,7 @@ fn render(
         (
             "stress",
             "Stress",
-            "Per injected report, writers under `SCHED_IDLE`. A program reads several frames per `read` when reports queue up, so reads per frame can fall below 1. pawl's wheel output is fewer frames than reports by design: its burst rule (issue 3: wheel events within 2 ms of a burst's first share one max step, 5 detents) limits a free-spinning wheel, and this wheel spins far faster than any real one; its check requires inverted output within the max step instead of a count.",
+            "Per injected report, writers under `SCHED_IDLE`. A program reads several frames per `read` when reports queue up, so reads per frame can fall below 1. pawl's wheel output is fewer frames than reports by design: its burst rule (wheel events within 2 ms of a burst's first share one max step, 5 detents) limits a free-spinning wheel, and this wheel spins far faster than any real one; its check requires inverted output within the max step instead of a count.",
         ),
         (
             "stress-equal",
@@ -1362,7 +1362,7 @@ fn workload_table(w: &mut String, res: &Results, workload: &str, title: &str, no
 }
 
 /// The rows of the gesture-button comparison, in order: grab only, grab + HID++, logiops,
-/// and pawl's kernel mode (issue 14) once `perf-vm` measures it under that name.
+/// and pawl's kernel mode once `perf-vm` measures it under that name.
 const GESTURE_WAYS: &[(&str, &str)] = &[
     (
         "pawl-hidpp-off",
@@ -1394,7 +1394,7 @@ fn hidpp_cost(res: &Results) -> Option<String> {
     ))
 }
 
-/// The three ways to get the MX Master's gesture button side by side (issue 14, item 6):
+/// The three ways to get the MX Master's gesture button side by side:
 /// per motion frame and per wheel frame with the button up, and idle.
 fn gesture_button_section(w: &mut String, res: &Results) {
     let _ = writeln!(
@@ -1485,7 +1485,7 @@ fn gesture_button_section(w: &mut String, res: &Results) {
     if !kernel_mode {
         let _ = writeln!(
             w,
-            "pawl itself in kernel mode (HID-BPF, issue 14: the wheel transformed in the kernel, pawl woken only by the gesture) is not measured in this run: the daemon does not run in kernel mode yet; its row (`pawl-kernel`) goes in this table when it does. What the program costs the kernel is measured (next section).\n"
+            "pawl itself in kernel mode (HID-BPF: the wheel transformed in the kernel, pawl woken only by the gesture) is not measured in this run; its row (`pawl-kernel`) goes in this table when it is. What the program costs the kernel is measured (next section).\n"
         );
     }
 }
@@ -1653,7 +1653,7 @@ fn short_note(note: &str) -> &str {
     note.split("; log").next().unwrap_or(note)
 }
 
-/// Kernel mode's aim (issue 14): with the gesture button up, neither pointer motion nor
+/// Kernel mode's aim: with the gesture button up, neither pointer motion nor
 /// the wheel (transformed in the kernel) reaches pawl — 0 reads, 0 writes, 0 context
 /// switches per frame of `workload` (`movement`, `scroll`).
 fn kernel_mode_target(res: &Results, workload: &str) -> (String, String, String) {
@@ -1946,7 +1946,7 @@ PERF-END
             "{w}"
         );
         assert!(
-            w.contains("pawl itself in kernel mode (HID-BPF, issue 14")
+            w.contains("pawl itself in kernel mode (HID-BPF: the wheel")
                 && !w.contains("| pawl, kernel mode")
         );
         let with_kernel = GESTURE_SERIAL.replace(

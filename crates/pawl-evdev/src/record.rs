@@ -1055,7 +1055,7 @@ devices:
         );
     }
 
-    // ---- Hostile recordings (issue 11, item 6) ----
+    // ---- Hostile recordings ----
 
     #[test]
     fn evemu_times_that_go_back_are_rejected_with_the_line() {

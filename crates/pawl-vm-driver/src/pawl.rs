@@ -9,7 +9,7 @@ use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{self, EvdevNode, NodeInfo};
 
-/// Name of pawl's virtual keyboard (issue 2: actions are chords on it).
+/// Name of pawl's virtual keyboard, which actions press their chords on.
 pub const VIRTUAL_KEYBOARD_NAME: &str = "pawl virtual keyboard";
 
 /// How to start pawl.
@@ -251,7 +251,7 @@ impl Drop for Pawl {
     }
 }
 
-/// The phys pawl gives the clone of `source` (issue 4: `pawl/<source phys>`).
+/// The phys pawl gives the clone of `source`: `pawl/<source phys>`.
 pub fn clone_phys(source: &NodeInfo) -> String {
     format!("pawl/{}", source.phys)
 }

@@ -2,6 +2,8 @@
 //! crate. No gesture or scroll logic lives here; exit codes and error printing are decided
 //! in [`main`] only.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod config_file;
 mod control;

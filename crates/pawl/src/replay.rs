@@ -813,7 +813,7 @@ mod tests {
         );
     }
 
-    // ---- Plots (issue 11, item 8) ----
+    // ---- Plots ----
 
     fn series_replay(start_us: u64, points: Vec<Point>) -> Replay {
         let mut res = Replay::default();

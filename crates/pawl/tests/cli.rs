@@ -1,7 +1,7 @@
 //! The real `pawl` binary against forged runtime directories, closed pipes and full disks:
-//! the command-line side of issue 11 (lifecycle trust, write errors, lifecycle answers,
-//! conventions). Each test runs pawl with its own `XDG_RUNTIME_DIR`, `HOME` and
-//! `XDG_CONFIG_HOME` under a temporary directory; nothing here needs a device.
+//! lifecycle trust, write errors, lifecycle answers and conventions. Each test runs pawl
+//! with its own `XDG_RUNTIME_DIR`, `HOME` and `XDG_CONFIG_HOME` under a temporary
+//! directory; nothing here needs a device.
 
 use std::fs;
 use std::io::Read;

@@ -538,6 +538,7 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
         "usr/lib/systemd/system/pawl-kernel-reseat.service",
         "usr/lib/modules-load.d/pawl.conf",
         "usr/share/man/man1/pawl.1.gz",
+        "usr/share/man/man5/pawl.5.gz",
         "usr/share/bash-completion/completions/pawl",
         "usr/share/zsh/vendor-completions/_pawl",
         "usr/share/fish/vendor_completions.d/pawl.fish",

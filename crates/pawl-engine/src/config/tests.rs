@@ -516,7 +516,7 @@ fn duplicate_tables_name_the_duplicate_key() {
     assert!(e[0].contains("duplicate key `gesture`"), "{e:?}");
 }
 
-// ---- Configs that passed `check` but surprised (issue 11, item 5) ----
+// ---- Odd and hostile configs: refused with a short, located error ----
 
 #[test]
 fn a_device_rule_without_a_match_key_is_rejected_as_matching_every_device() {

@@ -1,4 +1,4 @@
-//! The kernel-side cost of pawl's HID-BPF program (issue 14, item 6): what one input
+//! The kernel-side cost of pawl's HID-BPF program: what one input
 //! report costs the kernel from the uhid write to the evdev node, with the program
 //! attached and without it, on an emulated MX Master 3S bound by hid-logitech-hidpp (the
 //! wheel in hi-res mode), with a reader on its evdev node as a compositor has.

@@ -1,5 +1,5 @@
 //! `pawl-vm-driver … --perf [--peers DIR] [--idle-secs N] [--scale F]`: the measurement
-//! run of `cargo xtask perf-vm` (issue 7), in the same VM as the scenarios.
+//! run of `cargo xtask perf-vm`, in the same VM as the scenarios.
 //!
 //! Each program — pawl (defaults, and with `[hidpp] enabled = false`) and every peer found
 //! in `--peers` (`forwarder`, `kanata`, `xremap`, `logid`) — gets its own uhid MX Master 3S

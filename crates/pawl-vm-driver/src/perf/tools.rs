@@ -567,7 +567,7 @@ impl Tool {
         }
     }
 
-    /// SIGTERM; the exit status (pawl must exit 0: issue 2).
+    /// SIGTERM; the exit status, which is 0 for pawl.
     pub fn stop(&mut self) -> anyhow::Result<std::process::ExitStatus> {
         match &mut self.proc {
             Proc::Pawl(p) => p.terminate(Duration::from_secs(5)),

@@ -1,4 +1,4 @@
-//! The workloads of issue 7, each run on one [`Tool`] and measured by the growth of its
+//! The workloads of `cargo xtask perf-vm`, each run on one [`Tool`] and measured by the growth of its
 //! `/proc` counters between the first injected report and the last expected output frame
 //! (plus [`SETTLE_AFTER`], so the program is back waiting when the counters are read).
 //!
@@ -23,7 +23,7 @@ pub const SETTLE_AFTER: Duration = Duration::from_millis(300);
 /// A workload's output is complete when nothing more arrives for this long.
 const QUIET: Duration = Duration::from_secs(3);
 
-/// Sizes of the workloads (issue 7; smaller with `--scale` for trial runs).
+/// Sizes of the workloads, smaller with `--scale` for trial runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
     /// Motion frames at [`MOTION_HZ`], gesture button up.
@@ -39,13 +39,13 @@ pub struct Plan {
 }
 
 /// A mouse's report rate while moving (Logitech Bolt/Bluetooth mice report at 125–200 Hz;
-/// issue 7 fixes 200 Hz).
+/// the report measures at 200 Hz).
 pub const MOTION_HZ: f64 = 200.0;
-/// Wheel report rate of the scroll workload (issue 7: 120 Hz).
+/// Wheel report rate of the scroll workload.
 pub const WHEEL_HZ: f64 = 120.0;
 
 impl Plan {
-    /// Issue 7's sizes.
+    /// The sizes of the full report.
     pub const FULL: Plan = Plan {
         movement: 12_000,
         held: 200,
@@ -550,7 +550,7 @@ pub fn stress(tool: &mut Tool, n: usize, m: usize, contention: Contention) -> an
 }
 
 /// pawl's wheel output for `m` one-detent-down reports written as fast as possible: its
-/// burst rule (issue 3, `pawl_engine::scroll::BURST_US`: events within 2 ms of a burst's
+/// burst rule (`pawl_engine::scroll::BURST_US`: events within 2 ms of a burst's
 /// first share one max step, 5 detents by default) limits the output by time, so fewer
 /// frames than reports are expected. Required: output in the inverted direction (up), no
 /// frame above the max step, hi-res with every lo-res, and some output.

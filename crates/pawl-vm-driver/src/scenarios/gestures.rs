@@ -112,8 +112,8 @@ pub fn inverted_desktop_direction(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 
 /// `gesture_below_threshold_does_nothing`: a 200 px drag (threshold 220) fires no action and
-/// moves no pointer; the release passes the original click through (issue 2: "release
-/// without a fire → the original click is passed through").
+/// moves no pointer; the release passes the original click through, as a
+/// release without a fired gesture does.
 pub fn gesture_below_threshold_does_nothing(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, DEFAULT_CONFIG, "GNOME")?;
     rig.gesture(200, 0, 10)?;
@@ -307,7 +307,7 @@ fn scroll_and_motion(
     // A plain reader of the source sees nothing while pawl holds the grab.
     let mut src_reader = EvdevNode::open(&source.path)?;
 
-    // Motion: bit-exact, one frame per report, one write() per frame (issue 2: events and
+    // Motion: bit-exact, one frame per report, one write() per frame (events and
     // SYN_REPORT in one write) and no more evdev reads than frames (one read takes all
     // available), plus at most one hidraw read per report for a HID++ mouse.
     let before = settled_syscalls(&rig.pawl)?;

@@ -423,7 +423,7 @@ fn set_field(meta: &str, key: &str, value: u64) -> anyhow::Result<String> {
     Ok(lines.join("\n") + "\n")
 }
 
-/// Issue 11: metadata a real worker wrote, moved onto a live process with that process's
+/// Metadata a real worker wrote, moved onto a live process with that process's
 /// true pid and start time while nobody holds the lock (a copied or forged file): `status`
 /// calls it stale, not running, and `off` leaves the process alone.
 pub fn off_never_signals_a_process_that_does_not_hold_the_lock(
@@ -562,7 +562,7 @@ pub fn inspect_shows_events_without_grabbing(ctx: &mut Ctx) -> anyhow::Result<()
         "pawl replay of the recording: exit {code}: {out} {err}"
     );
 
-    // Issue 11: a reader that went away ends inspect quietly (141), a full disk with one
+    // A reader that went away ends inspect quietly (141), a full disk with one
     // message (74); never a panic (101).
     let (reader, writer) = std::io::pipe()?;
     drop(reader);

@@ -89,7 +89,7 @@ impl Rig {
         Ok(frames)
     }
 
-    /// Sends SIGTERM and requires exit status 0 (issue 2: release, ungrab, exit 0). The mouse
+    /// Sends SIGTERM and requires exit status 0: pawl releases, ungrabs and exits 0. The mouse
     /// stays.
     pub fn stop(&mut self) -> anyhow::Result<()> {
         let status = self.pawl.terminate(Duration::from_secs(5))?;

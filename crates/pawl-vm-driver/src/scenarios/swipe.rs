@@ -1,4 +1,4 @@
-//! Swipe style (`[gesture] style = "swipe"`, issue 15): a held drag of the gesture button
+//! Swipe style (`[gesture] style = "swipe"`): a held drag of the gesture button
 //! becomes a multi-finger swipe on pawl's virtual touchpad. Checked here by reading the
 //! touchpad's evdev node directly (what libinput reads), and, in the userland boot, through
 //! libinput itself (`GESTURE_SWIPE_*` from `libinput debug-events`).

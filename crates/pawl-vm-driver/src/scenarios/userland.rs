@@ -94,7 +94,8 @@ pub const SHARE: &str = "/pawl-vm";
 pub const USER: (&str, u32) = ("pawl", 1000);
 
 /// MX Master 3 behind a Unifying receiver as hid-generic sees its child (bus USB,
-/// 046d:4082): the descriptor recorded in libinput issue 366. Its report 2 has the 3S's
+/// 046d:4082): the descriptor recorded in libinput's tracker
+/// (gitlab.freedesktop.org/libinput/libinput/-/issues/366). Its report 2 has the 3S's
 /// layout (16 buttons, 12-bit X/Y, wheel, AC Pan). libinput 1.22 (bookworm) has
 /// `ModelInvertHorizontalScrolling` quirks for this id and for b023, none for the 3S
 /// (b034).
