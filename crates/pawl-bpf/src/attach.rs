@@ -1,6 +1,7 @@
 //! What `pawl-kernel-attach` does, as functions: check that the kernel has HID-BPF, that the
-//! running executable is root's, find the device's layout, load the program for it with
-//! only CAP_BPF + CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
+//! running executable is root's, find the device's layout, keep only the capabilities the
+//! rest needs ([`restrict_caps`]), load the program for it with only CAP_BPF +
+//! CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
 //! of that on remove; which attachments `reseat` replaces for a new seat user
 //! ([`reseat_plan`]), and the lock every command holds ([`lock`]).
 
@@ -47,19 +48,11 @@ pub const HIDPP_HIRES_UNIT_V120: u8 = 8;
 pub const PAN_UNIT_V120: u8 = 120;
 /// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
-/// `linux/capability.h`.
-const CAP_PERFMON: u32 = 38;
-const CAP_BPF: u32 = 39;
-/// Every capability up to CAP_CHECKPOINT_RESTORE (40): root's effective set restored.
-const ALL_CAPS: [u32; 41] = {
-    let mut a = [0u32; 41];
-    let mut i = 0;
-    while i < 41 {
-        a[i] = i as u32;
-        i += 1;
-    }
-    a
-};
+/// What the loader keeps ([`restrict_caps`]): CAP_BPF + CAP_PERFMON to load, attach and
+/// pin (a struct_ops map and program; measured on 7.3.4: nothing more), CAP_CHOWN to hand
+/// pins to the seat user and to take back an older loader's user-owned directory before
+/// removing it.
+pub const KEPT_CAPS: &str = "CAP_BPF, CAP_PERFMON, CAP_CHOWN";
 
 /// Why the loader stopped. [`Failure::status`] is its exit status.
 #[derive(Debug)]
@@ -207,6 +200,13 @@ pub const SEAT_STATE_MAX: u64 = 16 * 1024;
 /// nobody else, of at most [`SEAT_STATE_MAX`] bytes. Anything else is `None`: nobody at
 /// the seat (root-only pins), never a hang or another file's contents.
 pub fn seat_uid_in(path: &Path) -> Option<u32> {
+    seat_uid_from(&seat_state_in(path)?)
+}
+
+/// The text of the seat state file at `path`, read as [`seat_uid_in`] reads it (the same
+/// checks; `None` for anything logind would not have written). `reseat` compares two
+/// reads of it to know whether the seat changed while it acted.
+pub fn seat_state_in(path: &Path) -> Option<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = fs::OpenOptions::new()
@@ -229,7 +229,28 @@ pub fn seat_uid_in(path: &Path) -> Option<u32> {
     if text.len() as u64 > SEAT_STATE_MAX {
         return None;
     }
-    seat_uid_from(&String::from_utf8_lossy(&text))
+    Some(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Runs `act` on what `read` returns until a read after acting returns what was acted on:
+/// the last state read is always the one acted on, however often it changes meanwhile
+/// (each change costs one more round; there is no cap that could miss the last one).
+/// Returns how many rounds ran (at least one).
+pub fn follow_until_stable<S: PartialEq>(
+    mut read: impl FnMut() -> S,
+    mut act: impl FnMut(&S),
+) -> usize {
+    let mut state = read();
+    let mut rounds = 0;
+    loop {
+        act(&state);
+        rounds += 1;
+        let now = read();
+        if now == state {
+            return rounds;
+        }
+        state = now;
+    }
 }
 
 /// [`seat_uid`] from the file's text. `4294967295` is no uid (it is `(uid_t)-1`, which
@@ -441,44 +462,62 @@ fn cstr(p: &Path) -> Result<CString, Failure> {
     CString::new(p.as_os_str().as_bytes()).map_err(|e| failed("path", e))
 }
 
-/// Sets the effective capabilities to `caps` (the permitted set stays, so later steps may
-/// raise others again). Used to prove, at every run, that load and attach need only
-/// CAP_BPF + CAP_PERFMON.
-fn set_effective_caps(caps: &[u32]) -> Result<(), Failure> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
+/// Keeps only CAP_BPF, CAP_PERFMON and CAP_CHOWN ([`KEPT_CAPS`]) for good: every other
+/// capability leaves the bounding set, then the effective, permitted and inheritable sets
+/// are those three (inheritable empty), and the ambient set is cleared. The loader calls
+/// it after its steps that need more (the mount of its bpffs: CAP_SYS_ADMIN; the sweep of
+/// directories left behind) and before it loads anything for a device. The process stays
+/// uid 0: files root owns stay writable to it as their owner. Errors: the prctl or capset
+/// call's.
+pub fn restrict_caps() -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet};
+    let keep = CapabilitySet::BPF | CapabilitySet::PERFMON | CapabilitySet::CHOWN;
+    // Capabilities are per thread: the loader has one.
+    for cap in 0..64u32 {
+        let one = CapabilitySet::from_bits_retain(1 << cap);
+        if keep.contains(one) {
+            continue;
+        }
+        match t::remove_capability_from_bounding_set(one) {
+            Ok(()) => {}
+            // A capability this kernel does not know.
+            Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(failed("drop from the bounding set", e)),
+        }
     }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const V3: u32 = 0x2008_0522;
-    let mut h = Header {
-        version: V3,
-        pid: 0,
+    t::clear_ambient_capability_set().map_err(|e| failed("clear the ambient set", e))?;
+    set_caps(keep, keep)
+}
+
+/// Sets the effective set to `effective` and the permitted set to `permitted` (the
+/// inheritable set empty).
+fn set_caps(
+    effective: rustix::thread::CapabilitySet,
+    permitted: rustix::thread::CapabilitySet,
+) -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet, CapabilitySets};
+    t::set_capabilities(
+        None,
+        CapabilitySets {
+            effective,
+            permitted,
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+    .map_err(|e| failed("capset", e))
+}
+
+/// The effective set narrowed to CAP_BPF + CAP_PERFMON for load and attach (`true`), or
+/// back to the whole permitted set (`false`).
+fn narrow_effective(narrow: bool) -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet};
+    let now = t::capabilities(None).map_err(|e| failed("capget", e))?;
+    let effective = if narrow {
+        now.permitted & (CapabilitySet::BPF | CapabilitySet::PERFMON)
+    } else {
+        now.permitted
     };
-    let mut d = [Data::default(); 2];
-    // SAFETY: capget with a v3 header and room for its two data words.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut h as *mut Header, d.as_mut_ptr()) };
-    if r != 0 {
-        return Err(failed("capget", io::Error::last_os_error()));
-    }
-    d[0].effective = 0;
-    d[1].effective = 0;
-    for &c in caps {
-        d[(c / 32) as usize].effective |= 1 << (c % 32);
-    }
-    // SAFETY: as above; capset reads the header and the two words.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut h as *mut Header, d.as_ptr()) };
-    if r != 0 {
-        return Err(failed("capset", io::Error::last_os_error()));
-    }
-    Ok(())
+    set_caps(effective, now.permitted)
 }
 
 /// What to attach and for whom.
@@ -493,8 +532,8 @@ pub struct AttachOptions {
     /// v120 per wheel unit; `None` = from the bound driver (8 behind hid-logitech-hidpp,
     /// else 120).
     pub unit_v120: Option<u8>,
-    /// Drop to CAP_BPF + CAP_PERFMON around load and attach (the loader always does; off
-    /// only for tests without the capability calls).
+    /// Only CAP_BPF + CAP_PERFMON effective around load and attach (the loader always
+    /// does; off only for tests without the capability calls).
     pub drop_caps: bool,
 }
 
@@ -512,10 +551,6 @@ pub struct Attached {
     pub verified_insns: u32,
     /// Size of the program after the verifier's rewrites, BPF instructions (8 bytes each).
     pub xlated_insns: u32,
-    /// `None`: loaded and attached with only CAP_BPF + CAP_PERFMON effective. Otherwise
-    /// that attempt's error, after which the loader succeeded with all of root's
-    /// capabilities (what the kernel or libbpf wanted beyond the two is in the error).
-    pub needed_more_caps: Option<String>,
 }
 
 fn rodata_field(f: Field) -> skel::types::pawl_field {
@@ -554,37 +589,31 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
     }
 
     let dir = pins::device_dir(&opts.root, name);
-    let attempt = |caps: Option<&[u32]>| {
-        detach(&opts.root, name)?;
-        fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| failed("chmod", e))?;
-        let res = load_and_pin(hid_id, &layout, unit_v120, &dir, caps);
-        if res.is_err() {
-            let _ = detach(&opts.root, name);
-        }
-        res
-    };
-    let mut needed_more_caps = None;
-    let res = if opts.drop_caps {
-        attempt(Some(&[CAP_BPF, CAP_PERFMON])).or_else(|e| {
-            needed_more_caps = Some(e.to_string());
-            attempt(None)
-        })
-    } else {
-        attempt(None)
-    };
+    detach(&opts.root, name)?;
+    fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).map_err(|e| failed("chmod", e))?;
+    let res = load_and_pin(hid_id, &layout, unit_v120, &dir, opts.drop_caps);
+    if res.is_err() {
+        let _ = detach(&opts.root, name);
+    }
     let (verified_insns, xlated_insns) = res?;
+    // The directory stays root's 0755; only the three maps the daemon opens are handed
+    // over, stats last (its owner is the attachment's user, pins::attachment_owner). Each
+    // pin's mode is set while it is still root's (no CAP_FOWNER needed), then its owner
+    // (CAP_CHOWN). A failure leaves the device pass-through: detached, nothing pinned.
     if let Some(uid) = opts.uid {
         let own = |p: &Path, mode: u32| -> Result<(), Failure> {
-            std::os::unix::fs::chown(p, Some(uid), None)
-                .and_then(|()| fs::set_permissions(p, fs::Permissions::from_mode(mode)))
+            fs::set_permissions(p, fs::Permissions::from_mode(mode))
+                .and_then(|()| std::os::unix::fs::chown(p, Some(uid), None))
                 .map_err(|e| failed(&format!("chown {}", p.display()), e))
         };
-        own(&dir.join(SETTINGS), 0o600)?;
-        own(&dir.join(RING), 0o600)?;
-        own(&dir.join(STATS), 0o400)?;
-        own(&dir, 0o700)?;
+        let handed = own(&dir.join(SETTINGS), 0o600)
+            .and_then(|()| own(&dir.join(RING), 0o600))
+            .and_then(|()| own(&dir.join(STATS), 0o400));
+        if let Err(e) = handed {
+            let _ = detach(&opts.root, name);
+            return Err(e);
+        }
     }
     announce(&opts.root);
     Ok(Attached {
@@ -593,7 +622,6 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
         dir,
         verified_insns,
         xlated_insns,
-        needed_more_caps,
     })
 }
 
@@ -602,7 +630,7 @@ fn load_and_pin(
     layout: &MouseLayout,
     unit_v120: u8,
     dir: &Path,
-    caps: Option<&[u32]>,
+    narrow: bool,
 ) -> Result<(u32, u32), Failure> {
     let mut object = MaybeUninit::uninit();
     let mut open = skel::PawlSkelBuilder::default()
@@ -626,8 +654,8 @@ fn load_and_pin(
     };
     open.struct_ops.pawl_ops_mut().hid_id = hid_id;
 
-    if let Some(caps) = caps {
-        set_effective_caps(caps)?;
+    if narrow {
+        narrow_effective(true)?;
     }
     let res = (|| {
         let mut skel = open
@@ -664,8 +692,8 @@ fn load_and_pin(
             .map_err(|e| failed("pin glide", e))?;
         Ok(counts)
     })();
-    if caps.is_some() {
-        set_effective_caps(&ALL_CAPS)?;
+    if narrow {
+        narrow_effective(false)?;
     }
     res
 }
@@ -701,9 +729,11 @@ pub fn announce(root: &Path) {
     }
 }
 
-/// Removes the pins of `name` under `root` (unpinning the link detaches the program) and
-/// its directory; nothing there is not an error. Removes `root`'s mount when no device is
-/// left.
+/// Removes the pins of `name` under `root` (unpinning the link first detaches the
+/// program) and its directory; nothing there is not an error. Whatever else is in the
+/// directory (left by an older loader's layout, whose directory was the seat user's) is
+/// removed too, a directory with what is in it (never following a symlink), so that no
+/// entry keeps the directory. Every entry is tried; the error is the first one's.
 pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
     if !pins::is_hid_name(name) {
         return Err(Failure::Failed(format!(
@@ -711,18 +741,87 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
         )));
     }
     let dir = pins::device_dir(root, name);
-    for pin in [LINK, SETTINGS, RING, STATS, GLIDE] {
-        match fs::remove_file(dir.join(pin)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(failed(&format!("unpin {}", dir.join(pin).display()), e)),
+    match fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(failed(&format!("{}", dir.display()), e)),
+        Ok(m) if !m.file_type().is_dir() => {
+            return fs::remove_file(&dir)
+                .map_err(|e| failed(&format!("unlink {}", dir.display()), e));
         }
+        Ok(_) => {}
+    }
+    let mut first: Option<Failure> = None;
+    // An older loader's directory was its user's 0700: taken back first, so that root
+    // reaches into it with CAP_CHOWN alone (no CAP_DAC_OVERRIDE).
+    if let Err(e) = take_back(&dir) {
+        first = Some(failed(&format!("take back {}", dir.display()), e));
+    }
+    let mut note = |r: io::Result<()>, what: &Path| {
+        if let Err(e) = r
+            && e.kind() != io::ErrorKind::NotFound
+            && first.is_none()
+        {
+            first = Some(failed(&format!("unpin {}", what.display()), e));
+        }
+    };
+    let link = dir.join(LINK);
+    note(fs::remove_file(&link), &link);
+    match fs::read_dir(&dir) {
+        Ok(entries) => {
+            for e in entries.flatten() {
+                let p = e.path();
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                note(
+                    if is_dir {
+                        remove_tree(&p, 0)
+                    } else {
+                        fs::remove_file(&p)
+                    },
+                    &p,
+                );
+            }
+        }
+        Err(e) => note(Err(e), &dir),
     }
     match fs::remove_dir(&dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(failed(&format!("rmdir {}", dir.display()), e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound && first.is_none() => {
+            Err(failed(&format!("rmdir {}", dir.display()), e))
+        }
+        _ => first.map_or(Ok(()), Err),
     }
+}
+
+/// Makes directory `dir` root's 0700 when it is someone else's (`lchown`: CAP_CHOWN), so
+/// that root, its owner now, may list and change it.
+fn take_back(dir: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(dir)?.uid() != 0 {
+        std::os::unix::fs::lchown(dir, Some(0), Some(0))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// How deep [`remove_tree`] goes: an older layout's user could nest directories; deeper
+/// than this is an error, the rest left.
+const TREE_DEPTH_MAX: usize = 16;
+
+/// Removes directory `dir` and everything in it, never following a symlink, taking each
+/// directory back first ([`take_back`]). Errors: the first entry that could not be
+/// removed, or a tree deeper than [`TREE_DEPTH_MAX`].
+fn remove_tree(dir: &Path, depth: usize) -> io::Result<()> {
+    if depth >= TREE_DEPTH_MAX {
+        return Err(io::Error::other("nested too deep"));
+    }
+    take_back(dir)?;
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            remove_tree(&e.path(), depth + 1)?;
+        } else {
+            fs::remove_file(e.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// One device's pin directory under the pin root, as `pawl-kernel-attach reseat` weighs it.
@@ -730,7 +829,8 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
 pub struct Seated {
     /// The HID device's sysfs name (the directory's, [`pins::hid_name_of_dir`]).
     pub name: String,
-    /// The directory's owner: the user its pins were handed to, 0 when root's only.
+    /// The attachment's user ([`pins::attachment_owner`], else the directory's owner): the
+    /// user its pins were handed to, 0 when root's only.
     pub owner: u32,
     /// Whether the HID device is still in sysfs.
     pub device_exists: bool,
@@ -738,7 +838,7 @@ pub struct Seated {
 
 /// The device directories under `root` ([`Seated`]), in `read_dir` order; names that are
 /// not a device's ([`pins::hid_name_of_dir`]) and entries that vanish while read are
-/// skipped. The owner is the directory's own (`lstat`), never a symlink's target.
+/// skipped. Owners are read with `lstat`, never a symlink's target.
 pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
     let Ok(entries) = fs::read_dir(root) else {
         return Vec::new();
@@ -750,7 +850,7 @@ pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
             let m = fs::symlink_metadata(e.path()).ok()?;
             Some(Seated {
                 device_exists: sysfs.join(&name).exists(),
-                owner: m.uid(),
+                owner: pins::attachment_owner(&e.path()).unwrap_or(m.uid()),
                 name,
             })
         })
@@ -780,9 +880,9 @@ pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
     };
     for e in entries.flatten() {
         let dir_name = e.file_name().to_string_lossy().into_owned();
-        // A directory that cannot be removed (its user put something in it) stays, and
-        // keeps no other device from being attached. Anything else (bpffs's own
-        // maps.debug and progs.debug with bpf_preload, a device still there) is left.
+        // A directory that cannot be removed stays, and keeps no other device from being
+        // attached. Anything else (bpffs's own maps.debug and progs.debug with
+        // bpf_preload, a device still there) is left.
         if let Some(name) = pins::hid_name_of_dir(&dir_name)
             && !sysfs.join(&name).exists()
             && let Err(e) = detach(root, &name)
@@ -852,6 +952,41 @@ mod tests {
         let data = b"\0hid_bpf_ops_x\0".repeat(10_000);
         assert!(!contains(Trickle(&data, 4096), needle).unwrap());
         assert!(!contains(io::empty(), needle).unwrap());
+    }
+
+    #[test]
+    fn reseat_acts_again_until_the_seat_it_read_after_acting_is_the_one_it_acted_on() {
+        // The seat file read before each round and after it: 1000, then changed to 1001
+        // during the first round, to 1002 and back to 1001 during the second (each read
+        // sees the newest), then quiet.
+        let reads = ["1000", "1001", "1001", "1002", "1001", "1001"];
+        let mut i = 0;
+        let mut acted = Vec::new();
+        let rounds = follow_until_stable(
+            || {
+                let r = reads[i.min(reads.len() - 1)];
+                i += 1;
+                r
+            },
+            |s| acted.push(*s),
+        );
+        // Acted on 1000; read 1001: act; read 1001: stable.
+        assert_eq!(acted, ["1000", "1001"]);
+        assert_eq!(rounds, 2);
+        // A state that keeps changing is followed for as many rounds as it changes.
+        let seq: Vec<u32> = (0..50).chain([49, 49]).collect();
+        let mut j = 0;
+        let mut last = None;
+        let rounds = follow_until_stable(
+            || {
+                let v = seq[j.min(seq.len() - 1)];
+                j += 1;
+                v
+            },
+            |s| last = Some(*s),
+        );
+        assert_eq!(rounds, 50);
+        assert_eq!(last, Some(49), "the final state is the one acted on");
     }
 
     #[test]
@@ -941,19 +1076,29 @@ mod tests {
     }
 
     #[test]
-    fn a_stale_directory_that_cannot_be_removed_keeps_no_other_device_from_attaching() {
+    fn a_stale_directory_with_unexpected_entries_is_removed_whole() {
         let root = tempfile::tempdir().unwrap();
         let sysfs = tempfile::tempdir().unwrap();
-        // A device gone from sysfs whose directory its user filled with a directory named
-        // like a pin (unlink fails on it), and one gone with only its pins.
-        let stuck = root.path().join("0005:046D:B034_0009");
-        fs::create_dir_all(stuck.join(LINK)).unwrap();
+        // A device gone from sysfs whose directory holds what an older layout let its user
+        // leave (a renamed link, a directory named like a pin with a file in it, a
+        // symlink out), and one gone with only its pins.
+        let odd = root.path().join("0005:046D:B034_0009");
+        fs::create_dir_all(odd.join(LINK).join("x")).unwrap();
+        fs::write(odd.join("lnk"), b"").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep"), b"").unwrap();
+        std::os::unix::fs::symlink(outside.path(), odd.join("out")).unwrap();
         let clean = root.path().join("0005:046D:B034_000A");
         fs::create_dir(&clean).unwrap();
         fs::write(clean.join(SETTINGS), b"").unwrap();
         sweep(root.path(), sysfs.path()).unwrap();
-        assert!(stuck.exists(), "the stuck directory stays");
+        assert!(!odd.exists(), "the odd directory is removed");
         assert!(!clean.exists(), "the clean one is removed");
+        assert!(
+            outside.path().join("keep").exists(),
+            "a symlink was followed"
+        );
+        detach(root.path(), "0005:046D:B034.0009").unwrap();
     }
 
     fn seat(name: &str, owner: u32, device_exists: bool) -> Seated {
@@ -1015,8 +1160,10 @@ mod tests {
         fs::create_dir(sysfs.path().join("0005:046D:B034.0003")).unwrap();
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
+        // The stats pin's owner is the attachment's user; the directory stays root's.
+        fs::write(here.join(STATS), b"").unwrap();
         let owner = if me == 0 {
-            std::os::unix::fs::chown(&here, Some(1000), None).unwrap();
+            std::os::unix::fs::chown(here.join(STATS), Some(1000), None).unwrap();
             1000
         } else {
             me

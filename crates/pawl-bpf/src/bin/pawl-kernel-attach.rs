@@ -39,7 +39,16 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 fn main() {
-    std::process::exit(linux::run(&std::env::args().skip(1).collect::<Vec<_>>()));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Nothing from the environment is used, and libbpf reads some of it
+    // (LIBBPF_BPF_TOKEN_PATH, LIBBPF_LOG_LEVEL, PATH and LD_LIBRARY_PATH for uprobes):
+    // all of it goes before anything else runs.
+    let keys: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    for k in keys {
+        // SAFETY: the loader has one thread, and nothing has read the environment yet.
+        unsafe { std::env::remove_var(k) };
+    }
+    std::process::exit(linux::run(&args));
 }
 
 #[cfg(target_os = "linux")]
@@ -194,23 +203,53 @@ mod linux {
                 })
                 .unwrap_or_default(),
         };
-        for n in &names {
-            attach::detach(root, n)?;
-        }
-        attach::sweep(root, sysfs)?;
-        if cmd.name.is_none() {
+        let (done, failed) = detach_each(&names, |n| attach::detach(root, n));
+        let swept = attach::sweep(root, sysfs);
+        let unmounted = if cmd.name.is_none() {
             // `--detach` (the package's prerm): nothing left mounted either.
-            attach::unmount_if_empty(root)?;
-        }
+            attach::unmount_if_empty(root).map(|_| ())
+        } else {
+            Ok(())
+        };
         // A running pawl holding the pins leaves kernel mode (or reopens them).
         attach::announce(root);
-        Ok(format!("detached {}", names.join(", ")))
+        let msg = format!("detached {}", done.join(", "));
+        if failed.is_empty() {
+            swept?;
+            unmounted?;
+            return Ok(msg);
+        }
+        println!("pawl-kernel-attach: {msg}");
+        Err(Failure::Failed(format!(
+            "{} device(s) not detached: {}",
+            failed.len(),
+            failed.join("; ")
+        ))
+        .into())
+    }
+
+    /// Detaches each of `names` with `detach`, going on after a failure: the names done,
+    /// and a line for each that failed (its name and error), both in `names`' order.
+    fn detach_each(
+        names: &[String],
+        mut detach: impl FnMut(&str) -> Result<(), Failure>,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for n in names {
+            match detach(n) {
+                Ok(()) => done.push(n.clone()),
+                Err(f) => failed.push(format!("{n}: {f}")),
+            }
+        }
+        (done, failed)
     }
 
     fn add(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
         let name = cmd.name.as_deref().expect("parse checked");
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
+        attach::restrict_caps()?;
         let uid = cmd.uid.or_else(attach::seat_uid);
         let a = attach::attach(
             name,
@@ -223,15 +262,9 @@ mod linux {
             },
         )?;
         let l = a.layout;
-        if let Some(e) = &a.needed_more_caps {
-            eprintln!(
-                "pawl-kernel-attach: with only CAP_BPF + CAP_PERFMON: {e}; attached with \
-                 root's capabilities"
-            );
-        }
         Ok(format!(
             "attached to {name} (report {}, wheel bit {} size {}, pan bit {} size {}, HID++ {}, \
-             unit {} v120; verified_insns {}, xlated {} insns; capabilities: {}), pins in {} \
+             unit {} v120; verified_insns {}, xlated {} insns; capabilities kept: {}), pins in {} \
              for {}",
             l.report_id,
             l.wheel.bit,
@@ -242,11 +275,7 @@ mod linux {
             a.unit_v120,
             a.verified_insns,
             a.xlated_insns,
-            if a.needed_more_caps.is_none() {
-                "CAP_BPF + CAP_PERFMON"
-            } else {
-                "all of root's"
-            },
+            attach::KEPT_CAPS,
             a.dir.display(),
             uid.map_or("root only (no seat user)".to_owned(), |u| format!(
                 "uid {u}"
@@ -254,29 +283,51 @@ mod linux {
         ))
     }
 
-    /// How many times `reseat` follows seat0's active user when it changed again while
-    /// attachments were being replaced (a second switch during the run: the path unit's
-    /// start of the service, already running, would not run it again).
-    const RESEAT_ROUNDS: usize = 3;
-
     /// `reseat`: replaces every attachment [`attach::reseat_plan`] names for the target
     /// (`--uid`, else seat0's active user, else root), one after the other; a device that
-    /// fails is reported and the others are still done. Without `--uid`, seat0's user is
-    /// read again at the end, and the round repeated for a new one.
+    /// fails is reported and the others are still done. Without `--uid`, seat0's file is
+    /// read again after each round and the round repeated until that read is the file the
+    /// round acted on ([`attach::follow_until_stable`]): systemd does not start the
+    /// service again for a change made while it runs, so the final state is never missed.
     fn reseat(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
-        let seat_user = || cmd.uid.or_else(attach::seat_uid).filter(|&u| u != 0);
-        let mut target = seat_user();
+        // The privileged steps first (the bpffs mounted if it is not, stale directories
+        // removed), then only what attaching needs.
+        if root.is_dir() {
+            attach::ensure_bpffs(&root)?;
+        }
+        attach::sweep(&root, &sysfs)?;
+        attach::restrict_caps()?;
         let mut done = Vec::new();
         let mut failed = Vec::new();
-        for _ in 0..RESEAT_ROUNDS {
-            if let Some(nothing) = reseat_for(target, &root, &sysfs, &mut done, &mut failed)? {
-                done.push(nothing);
+        let mut stop = None;
+        let mut round = |target: Option<u32>| {
+            if stop.is_some() {
+                return;
             }
-            let now = seat_user();
-            if now == target {
-                break;
+            match reseat_for(target, &root, &sysfs, &mut done, &mut failed) {
+                Ok(Some(nothing)) => done.push(nothing),
+                Ok(None) => {}
+                Err(e) => stop = Some(e),
             }
-            target = now;
+        };
+        match cmd.uid {
+            Some(u) => round(Some(u).filter(|&u| u != 0)),
+            None => {
+                let seat = Path::new(attach::SEAT0_STATE);
+                attach::follow_until_stable(
+                    || attach::seat_state_in(seat),
+                    |text| {
+                        round(
+                            text.as_deref()
+                                .and_then(attach::seat_uid_from)
+                                .filter(|&u| u != 0),
+                        )
+                    },
+                );
+            }
+        }
+        if let Some(e) = stop {
+            return Err(e);
         }
         if failed.is_empty() {
             return Ok(done.join("\n"));
@@ -353,6 +404,30 @@ mod linux {
                 Err(Stop::Failure(f)) => panic!("{a:?}: a failure, not a usage error: {f}"),
                 Ok(_) => panic!("{a:?} was accepted"),
             }
+        }
+
+        #[test]
+        fn detach_goes_on_after_a_device_that_fails_and_reports_it() {
+            let names = args(&[
+                "0005:046D:B034.0001",
+                "0005:046D:B034.0002",
+                "0005:046D:B034.0003",
+            ]);
+            let mut tried = Vec::new();
+            let (done, failed) = detach_each(&names, |n| {
+                tried.push(n.to_owned());
+                if n.ends_with("0002") {
+                    Err(Failure::Failed("rmdir: Device or resource busy".into()))
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(tried, names, "every device is tried, in order");
+            assert_eq!(done, ["0005:046D:B034.0001", "0005:046D:B034.0003"]);
+            assert_eq!(
+                failed,
+                ["0005:046D:B034.0002: rmdir: Device or resource busy"]
+            );
         }
 
         #[test]
