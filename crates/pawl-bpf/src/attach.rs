@@ -189,6 +189,69 @@ pub fn seat_uid() -> Option<u32> {
     seat_uid_in(Path::new(SEAT0_STATE))
 }
 
+/// Where logind keeps one state file per seat (`seat0`, `seat1`, ...).
+pub const SEATS_DIR: &str = "/run/systemd/seats";
+/// udev's database: one file per device (`+SUBSYSTEM:SYSNAME` for a device without a
+/// node), its `E:KEY=value` lines the device's properties.
+pub const UDEV_DATA: &str = "/run/udev/data";
+/// The seat of a device udev gave none (logind's default).
+pub const DEFAULT_SEAT: &str = "seat0";
+
+/// Whether `name` is a seat name as logind accepts one: `seat` followed by letters,
+/// digits, `-` or `_`, at most 64 bytes (so it is a file name under [`SEATS_DIR`] and
+/// nothing else).
+pub fn is_seat_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.strip_prefix("seat").is_some_and(|rest| {
+            rest.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// The `ID_SEAT` property in the text of a udev database file (`E:ID_SEAT=seat1`), `None`
+/// without one or when it is not a seat name ([`is_seat_name`]).
+pub fn seat_of_udev_entry(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("E:ID_SEAT="))
+        .map(str::trim)
+        .filter(|s| is_seat_name(s))
+}
+
+/// The seat of HID device `name`: `ID_SEAT` in udev's database (under `udev_data`) of the
+/// HID device itself, else of its input devices (`<sysfs>/<name>/input/inputN`, which
+/// systemd's 71-seat.rules tags `seat`, and where an `ID_SEAT` from a rule or from
+/// `loginctl attach` is found), else [`DEFAULT_SEAT`]. Each file is read as the seat files
+/// are ([`seat_state_in`]: root's, a bounded regular file); anything else is skipped.
+pub fn device_seat(sysfs: &Path, udev_data: &Path, name: &str) -> String {
+    let mut ids = vec![format!("+hid:{name}")];
+    if let Ok(entries) = fs::read_dir(sysfs.join(name).join("input")) {
+        let mut inputs: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("input") && n[5..].bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        inputs.sort();
+        ids.extend(inputs.into_iter().map(|n| format!("+input:{n}")));
+    }
+    ids.iter()
+        .find_map(|id| {
+            let text = seat_state_in(&udev_data.join(id))?;
+            seat_of_udev_entry(&text).map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_SEAT.to_owned())
+}
+
+/// The state file of `seat` under [`SEATS_DIR`] (`seat` is a seat name, see
+/// [`is_seat_name`]; any other is seat0's).
+pub fn seat_state_path(seat: &str) -> PathBuf {
+    let seat = if is_seat_name(seat) {
+        seat
+    } else {
+        DEFAULT_SEAT
+    };
+    Path::new(SEATS_DIR).join(seat)
+}
+
 /// The most of a seat state file [`seat_uid_in`] reads, bytes. logind's file is a few
 /// hundred bytes (a dozen `KEY=value` lines); a longer one is not logind's.
 pub const SEAT_STATE_MAX: u64 = 16 * 1024;
@@ -834,12 +897,14 @@ pub struct Seated {
     pub owner: u32,
     /// Whether the HID device is still in sysfs.
     pub device_exists: bool,
+    /// The device's seat ([`device_seat`]).
+    pub seat: String,
 }
 
 /// The device directories under `root` ([`Seated`]), in `read_dir` order; names that are
 /// not a device's ([`pins::hid_name_of_dir`]) and entries that vanish while read are
 /// skipped. Owners are read with `lstat`, never a symlink's target.
-pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
+pub fn seated(root: &Path, sysfs: &Path, udev_data: &Path) -> Vec<Seated> {
     let Ok(entries) = fs::read_dir(root) else {
         return Vec::new();
     };
@@ -849,6 +914,7 @@ pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
             let name = pins::hid_name_of_dir(&e.file_name().to_string_lossy())?;
             let m = fs::symlink_metadata(e.path()).ok()?;
             Some(Seated {
+                seat: device_seat(sysfs, udev_data, &name),
                 device_exists: sysfs.join(&name).exists(),
                 owner: pins::attachment_owner(&e.path()).unwrap_or(m.uid()),
                 name,
@@ -857,15 +923,15 @@ pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
         .collect()
 }
 
-/// What `reseat` replaces for `target` (the seat user; `None` or `Some(0)`: root only):
-/// the names, in `dirs`' order, of every attachment whose device still exists and whose
-/// directory is not `target`'s. One already `target`'s is left alone, so that a running
-/// pawl of that user keeps its maps (logind rewriting seat0's file for another reason is
-/// then a no-op); one whose device is gone is not replaced (the sweep detaches it).
-pub fn reseat_plan(dirs: &[Seated], target: Option<u32>) -> Vec<String> {
-    let want = target.unwrap_or(0);
+/// What `reseat` replaces, each device for the user of its own seat (`target(seat)`:
+/// that seat's active user; `None` or `Some(0)`: root only): the names, in `dirs`' order,
+/// of every attachment whose device still exists and whose stats pin is not its target's.
+/// One already its target's is left alone, so that a running pawl of that user keeps its
+/// maps (logind rewriting a seat's file for another reason is then a no-op); one whose
+/// device is gone is not replaced (the sweep detaches it).
+pub fn reseat_plan(dirs: &[Seated], target: impl Fn(&str) -> Option<u32>) -> Vec<String> {
     dirs.iter()
-        .filter(|d| d.device_exists && d.owner != want)
+        .filter(|d| d.device_exists && d.owner != target(&d.seat).unwrap_or(0))
         .map(|d| d.name.clone())
         .collect()
 }
@@ -1106,7 +1172,80 @@ mod tests {
             name: name.into(),
             owner,
             device_exists,
+            seat: DEFAULT_SEAT.into(),
         }
+    }
+
+    #[test]
+    fn each_device_is_reseated_for_the_user_of_its_own_seat() {
+        let mut on_seat1 = seat("0005:046D:B034.0005", 1000, true);
+        on_seat1.seat = "seat1".into();
+        let dirs = [
+            seat("0005:046D:B034.0001", 1000, true),
+            on_seat1,
+            seat("0005:046D:B034.0002", 0, true),
+        ];
+        let users = |s: &str| match s {
+            "seat0" => Some(1000),
+            "seat1" => Some(1001),
+            _ => None,
+        };
+        assert_eq!(
+            reseat_plan(&dirs, users),
+            ["0005:046D:B034.0005", "0005:046D:B034.0002"]
+        );
+        // Nobody on seat1: its device goes back to root, seat0's stays.
+        let users = |s: &str| (s == "seat0").then_some(1000);
+        assert_eq!(
+            reseat_plan(&dirs, users),
+            ["0005:046D:B034.0005", "0005:046D:B034.0002"]
+        );
+        // uid 1000 active on both seats: only root's attachment is replaced.
+        assert_eq!(reseat_plan(&dirs, |_| Some(1000)), ["0005:046D:B034.0002"]);
+    }
+
+    #[test]
+    fn a_devices_seat_is_id_seat_of_it_or_its_input_children_else_seat0() {
+        assert_eq!(
+            seat_of_udev_entry("I:123\nE:ID_INPUT=1\nE:ID_SEAT=seat1\nG:seat\n"),
+            Some("seat1")
+        );
+        assert_eq!(seat_of_udev_entry("E:ID_SEAT=../etc\n"), None);
+        assert_eq!(seat_of_udev_entry("E:ID_SEAT=seat/x\n"), None);
+        assert_eq!(seat_of_udev_entry("E:ID_FOR_SEAT=input-x\n"), None);
+        assert!(is_seat_name("seat0") && is_seat_name("seat-usb_2"));
+        assert!(!is_seat_name("seat.") && !is_seat_name("x") && !is_seat_name(""));
+        assert_eq!(
+            seat_state_path("../x"),
+            Path::new("/run/systemd/seats/seat0")
+        );
+        assert_eq!(
+            seat_state_path("seat1"),
+            Path::new("/run/systemd/seats/seat1")
+        );
+
+        let sysfs = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let name = "0005:046D:B034.0003";
+        let inputs = sysfs.path().join(name).join("input");
+        fs::create_dir_all(inputs.join("input7")).unwrap();
+        fs::create_dir_all(inputs.join("input8")).unwrap();
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat0");
+        let put = |id: &str, text: &str, mode: u32| {
+            let p = data.path().join(id);
+            fs::write(&p, text).unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        put("+input:input7", "E:ID_INPUT=1\n", 0o644);
+        put("+input:input8", "E:ID_SEAT=seat1\n", 0o644);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat1");
+        // The HID device's own comes first.
+        put("+hid:0005:046D:B034.0003", "E:ID_SEAT=seat2\n", 0o644);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat2");
+        // A database file others may write is not udev's: skipped.
+        put("+hid:0005:046D:B034.0003", "E:ID_SEAT=seat2\n", 0o666);
+        put("+input:input8", "E:ID_SEAT=seat1\n", 0o666);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat0");
     }
 
     #[test]
@@ -1118,11 +1257,11 @@ mod tests {
             seat("0005:046D:B034.0004", 0, false),   // gone: the sweep's
         ];
         assert_eq!(
-            reseat_plan(&dirs, Some(1000)),
+            reseat_plan(&dirs, |_| Some(1000)),
             ["0005:046D:B034.0001", "0003:046D:4082.0003"]
         );
         assert_eq!(
-            reseat_plan(&dirs, Some(1001)),
+            reseat_plan(&dirs, |_| Some(1001)),
             [
                 "0005:046D:B034.0001",
                 "0005:046D:B034.0002",
@@ -1131,8 +1270,8 @@ mod tests {
         );
         // Nobody at the seat: back to root only (uid 0 is the same target).
         let to_root = ["0005:046D:B034.0002", "0003:046D:4082.0003"];
-        assert_eq!(reseat_plan(&dirs, None), to_root);
-        assert_eq!(reseat_plan(&dirs, Some(0)), to_root);
+        assert_eq!(reseat_plan(&dirs, |_| None), to_root);
+        assert_eq!(reseat_plan(&dirs, |_| Some(0)), to_root);
     }
 
     #[test]
@@ -1143,8 +1282,8 @@ mod tests {
             seat("0005:046D:B034.0002", 1000, true),
             seat("0005:046D:B034.0004", 0, false),
         ];
-        assert!(reseat_plan(&dirs, Some(1000)).is_empty());
-        assert!(reseat_plan(&[], None).is_empty());
+        assert!(reseat_plan(&dirs, |_| Some(1000)).is_empty());
+        assert!(reseat_plan(&[], |_| None).is_empty());
     }
 
     #[test]
@@ -1168,7 +1307,8 @@ mod tests {
         } else {
             me
         };
-        let mut got = seated(root.path(), sysfs.path());
+        let data = tempfile::tempdir().unwrap();
+        let mut got = seated(root.path(), sysfs.path(), data.path());
         got.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(
             got,
@@ -1177,7 +1317,7 @@ mod tests {
                 seat("0005:046D:B034.0004", me, false)
             ]
         );
-        assert!(seated(&root.path().join("absent"), sysfs.path()).is_empty());
+        assert!(seated(&root.path().join("absent"), sysfs.path(), data.path()).is_empty());
     }
 
     #[test]

@@ -11,9 +11,10 @@
 //! ```
 //!
 //! `HID` is the sysfs name (`0005:046D:B034.0003`, udev's `%k`). Pins go to
-//! `/run/pawl/bpf/HID/` for the seat user (`--uid`, else seat0's active session, else
-//! root only). `reseat` replaces, for that user, every attachment whose device still
-//! exists and whose directory is another user's (or root's): a fresh pass-through program
+//! `/run/pawl/bpf/HID/` for the seat user (`--uid`, else the active session's user on the
+//! device's seat, `attach::device_seat`, else root only). `reseat` replaces, each for its
+//! seat's user, every attachment whose device still exists and whose stats pin is another
+//! user's (or root's): a fresh pass-through program
 //! that only the new user can open, so that two users never share one ring or settings
 //! map (the old user's pawl sees its maps unpinned and leaves kernel mode); attachments
 //! already the user's are left alone. It attaches as `add` without `--unit` does (a unit
@@ -24,8 +25,13 @@
 //! Every command holds the loader's lock (`/run/pawl/loader.lock`, root's 0600) from start
 //! to end, so that udev's parallel events and the reseat service take turns.
 //!
-//! Exit status: 0 done (or nothing to do), 1 failed (`reseat`: at least one device could
-//! not be re-attached; the others were), 2 usage, 3 the kernel has no HID-BPF (`reseat`:
+//! `--detach` detaches every device it can (a failure does not stop it), reports the
+//! others, then sweeps and unmounts the bpffs when nothing is left. `add` and `reseat`
+//! keep only CAP_BPF, CAP_PERFMON and CAP_CHOWN once the bpffs is mounted and swept
+//! (`attach::restrict_caps`); the environment is cleared before anything runs.
+//!
+//! Exit status: 0 done (or nothing to do), 1 failed (`reseat`, `--detach`: at least one
+//! device could not be re-attached or detached; the others were), 2 usage, 3 the kernel has no HID-BPF (`reseat`:
 //! only when something is to be replaced), 4 the executable is not safely installed (not
 //! root's, or writable by others), 5 the device is not one kernel mode handles (no wheel
 //! the program can reach).
@@ -250,7 +256,10 @@ mod linux {
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
         attach::restrict_caps()?;
-        let uid = cmd.uid.or_else(attach::seat_uid);
+        let seat = attach::device_seat(&sysfs, Path::new(attach::UDEV_DATA), name);
+        let uid = cmd
+            .uid
+            .or_else(|| attach::seat_uid_in(&attach::seat_state_path(&seat)));
         let a = attach::attach(
             name,
             &AttachOptions {
@@ -300,7 +309,7 @@ mod linux {
         let mut done = Vec::new();
         let mut failed = Vec::new();
         let mut stop = None;
-        let mut round = |target: Option<u32>| {
+        let mut round = |target: &dyn Fn(&str) -> Option<u32>| {
             if stop.is_some() {
                 return;
             }
@@ -311,17 +320,19 @@ mod linux {
             }
         };
         match cmd.uid {
-            Some(u) => round(Some(u).filter(|&u| u != 0)),
+            Some(u) => round(&|_: &str| Some(u).filter(|&u| u != 0)),
             None => {
-                let seat = Path::new(attach::SEAT0_STATE);
                 attach::follow_until_stable(
-                    || attach::seat_state_in(seat),
-                    |text| {
-                        round(
-                            text.as_deref()
+                    || seats_state(&root, &sysfs),
+                    |seats| {
+                        round(&|seat: &str| {
+                            seats
+                                .iter()
+                                .find(|(s, _)| s == seat)
+                                .and_then(|(_, text)| text.as_deref())
                                 .and_then(attach::seat_uid_from)
-                                .filter(|&u| u != 0),
-                        )
+                                .filter(|&u| u != 0)
+                        })
                     },
                 );
             }
@@ -343,12 +354,31 @@ mod linux {
         .into())
     }
 
-    /// One round of `reseat` for `target` (`None`: root only): a line for each device
-    /// replaced in `done`, for each that failed in `failed`; `Some(why)` when there was
-    /// nothing to replace. Errors: the sweep's, or no HID-BPF when something is to be
-    /// replaced.
+    /// The state files of seat0 and of every attached device's seat, by seat name, sorted
+    /// (`None`: absent or untrusted): what a reseat round acts on.
+    fn seats_state(root: &Path, sysfs: &Path) -> Vec<(String, Option<String>)> {
+        let mut seats: Vec<String> = attach::seated(root, sysfs, Path::new(attach::UDEV_DATA))
+            .into_iter()
+            .map(|d| d.seat)
+            .chain([attach::DEFAULT_SEAT.to_owned()])
+            .collect();
+        seats.sort();
+        seats.dedup();
+        seats
+            .into_iter()
+            .map(|s| {
+                let text = attach::seat_state_in(&attach::seat_state_path(&s));
+                (s, text)
+            })
+            .collect()
+    }
+
+    /// One round of `reseat`, each device for `target(its seat)` (`None`: root only): a line
+    /// for each device replaced in `done`, for each that failed in `failed`; `Some(why)`
+    /// when there was nothing to replace. Errors: the sweep's, or no HID-BPF when something
+    /// is to be replaced.
     fn reseat_for(
-        target: Option<u32>,
+        target: &dyn Fn(&str) -> Option<u32>,
         root: &Path,
         sysfs: &Path,
         done: &mut Vec<String>,
@@ -356,13 +386,19 @@ mod linux {
     ) -> Result<Option<String>, Stop> {
         // Devices gone without a remove event are detached, not handed over.
         attach::sweep(root, sysfs)?;
-        let dirs = attach::seated(root, sysfs);
+        let dirs = attach::seated(root, sysfs, Path::new(attach::UDEV_DATA));
         let plan = attach::reseat_plan(&dirs, target);
         if dirs.is_empty() {
             return Ok(Some("nothing to reseat: nothing is attached".into()));
         }
         if plan.is_empty() {
-            let whose = target.map_or("root's".to_owned(), |u| format!("uid {u}'s"));
+            let mut users = dirs.iter().map(|d| target(&d.seat));
+            let first = users.next().flatten();
+            let whose = if users.all(|u| u == first) {
+                first.map_or("root's".to_owned(), |u| format!("uid {u}'s"))
+            } else {
+                "its seat's user's".to_owned()
+            };
             return Ok(Some(format!(
                 "nothing to reseat: every attachment is {whose}"
             )));
@@ -371,19 +407,24 @@ mod linux {
             return Err(Failure::NoHidBpf.into());
         }
         attach::ensure_bpffs(root)?;
-        let opts = AttachOptions {
-            root: root.to_owned(),
-            sysfs: sysfs.to_owned(),
-            uid: target,
-            unit_v120: None,
-            drop_caps: true,
-        };
-        let for_whom = target.map_or("root only (no seat user)".to_owned(), |u| {
-            format!("uid {u}")
-        });
         for name in &plan {
+            let seat = dirs
+                .iter()
+                .find(|d| &d.name == name)
+                .map_or(attach::DEFAULT_SEAT, |d| d.seat.as_str());
+            let uid = target(seat);
+            let opts = AttachOptions {
+                root: root.to_owned(),
+                sysfs: sysfs.to_owned(),
+                uid,
+                unit_v120: None,
+                drop_caps: true,
+            };
+            let for_whom = uid.map_or("root only (no seat user)".to_owned(), |u| {
+                format!("uid {u}")
+            });
             match attach::attach(name, &opts) {
-                Ok(_) => done.push(format!("reseated {name} for {for_whom}")),
+                Ok(_) => done.push(format!("reseated {name} for {for_whom} ({seat})")),
                 Err(f) => failed.push(format!("reseat {name}: {f}")),
             }
         }

@@ -49,6 +49,14 @@ pub const SCENARIOS: &[Scenario] = &[
         run: kernel_mode_seat_user_cannot_keep_the_next_users_mouse,
     },
     Scenario {
+        name: "kernel_mode_pins_follow_the_devices_own_seat",
+        run: kernel_mode_pins_follow_the_devices_own_seat,
+    },
+    Scenario {
+        name: "kernel_mode_reseat_never_misses_the_last_change",
+        run: kernel_mode_reseat_never_misses_the_last_change,
+    },
+    Scenario {
         name: "kernel_mode_detach_removes_every_device_it_can",
         run: kernel_mode_detach_removes_every_device_it_can,
     },
@@ -1151,6 +1159,183 @@ pub fn kernel_mode_detach_removes_every_device_it_can(ctx: &mut Ctx) -> anyhow::
     drop(dev1);
     drop(dev2);
     settle()?;
+    drop(installed);
+    Ok(())
+}
+
+/// `kernel_mode_reseat_never_misses_the_last_change`: an MX Master 3S attached, seat0's
+/// file is rewritten as logind does 24 times, 40 ms apart, between uid 1000 and 1001
+/// (the reseat a path unit started takes longer than that under TCG, so most changes come
+/// while it runs), ending at 1001. Once the reseat service is inactive again, the pins
+/// are 1001's and stay so, and its last run succeeded. Then the same with a last change
+/// to "nobody": root's pins.
+pub fn kernel_mode_reseat_never_misses_the_last_change(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    for (last, want) in [(Some(uid2), uid2), (None, 0)] {
+        let t = Instant::now();
+        for i in 0..24 {
+            write_seat0_as_logind(Some(if i % 2 == 0 { uid } else { uid2 }))?;
+            dev.pump(Duration::from_millis(40))?;
+        }
+        write_seat0_as_logind(last)?;
+        // The service runs (or is started) for the changes; wait until it is done.
+        let deadline = Instant::now() + T_UDEV;
+        loop {
+            dev.pump(Duration::from_millis(300))?;
+            let st = reseat_unit_state();
+            if st.contains("ActiveState=inactive") || st.contains("ActiveState=failed") {
+                break;
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the reseat service is still running: {st}"
+            );
+        }
+        let st = reseat_unit_state();
+        let owner = pins::attachment_owner(&pin_dir(&hid));
+        ctx.notes.push(format!(
+            "last change to {last:?}: {:.1} s, pins of {owner:?}, {st}; runs: {}",
+            t.elapsed().as_secs_f64(),
+            journal("pawl-kernel-reseat.service", 200)
+                .lines()
+                .filter(|l| l.contains("reseated"))
+                .count()
+        ));
+        ensure!(
+            st.contains("Result=success"),
+            "the reseat service failed: {st}; {}",
+            journal("pawl-kernel-reseat.service", 10)
+        );
+        ensure!(
+            owner == Some(want),
+            "after the last change to {last:?} the pins are {owner:?}'s, want {want}; {}",
+            journal("pawl-kernel-reseat.service", 12)
+        );
+        // And they stay so (no late round of an earlier state).
+        dev.pump(Duration::from_secs(2))?;
+        let later = pins::attachment_owner(&pin_dir(&hid));
+        ensure!(
+            later == Some(want),
+            "2 s later the pins are {later:?}'s, want {want}"
+        );
+    }
+    drop(restore);
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// A seat state file as logind writes it for a seat other than seat0 (`None`: nobody
+/// active), renamed into place.
+fn write_seat_as_logind(seat: &str, uid: Option<u32>) -> anyhow::Result<()> {
+    let path = Path::new(pawl_bpf::attach::SEATS_DIR).join(seat);
+    let mut text = "# This is private data. Do not parse.\nIS_SEAT0=0\nCAN_MULTI_SESSION=1\n\
+                    CAN_TTY=0\nCAN_GRAPHICAL=0\n"
+        .to_owned();
+    if let Some(u) = uid {
+        text.push_str(&format!(
+            "ACTIVE=c{u}\nACTIVE_UID={u}\nSESSIONS=c{u}\nUIDS={u}\n"
+        ));
+    }
+    let tmp = path.with_file_name(format!(".#{seat}pawlvm"));
+    std::fs::write(&tmp, text).context("write the seat's temporary file")?;
+    std::fs::rename(&tmp, &path).context("rename the seat file into place")
+}
+
+/// Removes a file when dropped.
+struct RemoveFile(PathBuf);
+
+impl Drop for RemoveFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `kernel_mode_pins_follow_the_devices_own_seat`: a udev rule in `/run/udev/rules.d`
+/// gives an MX Master 3S's input device `ID_SEAT=seat1` (as an admin's rule or
+/// `loginctl attach` does; this VM has no graphics device, so logind makes no seat1 of
+/// its own, and seat1's state file is written as logind writes it). With uid 1001 active
+/// on seat1 and uid 1000 on seat0, the mouse's pins are 1001's at its bind and stay so
+/// when seat0's file changes; seat1 going to uid 1000 hands them to 1000 (the path unit
+/// watching the seats directory), seat1's file gone makes them root's.
+pub fn kernel_mode_pins_follow_the_devices_own_seat(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    let phys = ctx.phys("s");
+    let rule = Path::new(RULES_DIR).join("72-pawl-vm-seat1.rules");
+    std::fs::write(
+        &rule,
+        format!(
+            "SUBSYSTEM==\"input\", KERNEL==\"input*\", ATTR{{phys}}==\"{phys}\", \
+             ENV{{ID_SEAT}}=\"seat1\"\n"
+        ),
+    )?;
+    let _rule = RemoveFile(rule);
+    output(Command::new("udevadm").args(["control", "--reload-rules"]))?;
+    let seat1 = RemoveFile(Path::new(pawl_bpf::attach::SEATS_DIR).join("seat1"));
+    write_seat_as_logind("seat1", Some(uid2))?;
+    write_seat0_as_logind(Some(uid))?;
+    let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
+    let info = dev.wait_node(T_DEVICE)?;
+    let hid = crate::scenarios::drivers::hid_device_of(&info)?
+        .file_name()
+        .context("HID device path without a name")?
+        .to_string_lossy()
+        .into_owned();
+    wait_pins(&mut dev, &hid, Some(uid2), T_UDEV).with_context(|| {
+        format!(
+            "the mouse on seat1 (udev: {:?}); reseat: {}",
+            crate::scenarios::userland::udev_info(&info.path).map(|i| i.tags),
+            journal("pawl-kernel-reseat.service", 8)
+        )
+    })?;
+    let input_db: Vec<String> = std::fs::read_dir(
+        Path::new(pawl_bpf::attach::SYSFS_HID)
+            .join(&hid)
+            .join("input"),
+    )?
+    .flatten()
+    .map(|e| {
+        let id = format!("+input:{}", e.file_name().to_string_lossy());
+        let text = std::fs::read_to_string(Path::new(pawl_bpf::attach::UDEV_DATA).join(&id))
+            .unwrap_or_default();
+        let seat: Vec<&str> = text.lines().filter(|l| l.contains("SEAT")).collect();
+        format!("{id}: {}", seat.join(" "))
+    })
+    .collect();
+    ctx.notes
+        .push(format!("the input device's udev seat lines: {input_db:?}"));
+    // seat0 changing leaves the seat1 mouse alone.
+    write_seat0_as_logind(Some(uid2))?;
+    dev.pump(Duration::from_secs(3))?;
+    let owner = pins::attachment_owner(&pin_dir(&hid));
+    ensure!(
+        owner == Some(uid2),
+        "after seat0 changed, the seat1 mouse's pins are {owner:?}'s"
+    );
+    write_seat_as_logind("seat1", Some(uid))?;
+    wait_pins(&mut dev, &hid, Some(uid), T_UDEV).with_context(|| {
+        format!(
+            "after seat1 went to uid {uid}; reseat: {} {}",
+            reseat_unit_state(),
+            journal("pawl-kernel-reseat.service", 8)
+        )
+    })?;
+    drop(seat1);
+    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat1's file went")?;
+    drop(restore);
+    drop(dev);
+    wait_unpinned(&hid)?;
     drop(installed);
     Ok(())
 }
