@@ -1,6 +1,7 @@
 //! What `pawl-kernel-attach` does, as functions: check that the kernel has HID-BPF, that the
-//! running executable is root's, find the device's layout, load the program for it with
-//! only CAP_BPF + CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
+//! running executable is root's, find the device's layout, keep only the capabilities the
+//! rest needs ([`restrict_caps`]), load the program for it with only CAP_BPF +
+//! CAP_PERFMON effective, attach it, pin it for the seat user, and undo all
 //! of that on remove; which attachments `reseat` replaces for a new seat user
 //! ([`reseat_plan`]), and the lock every command holds ([`lock`]).
 
@@ -47,19 +48,11 @@ pub const HIDPP_HIRES_UNIT_V120: u8 = 8;
 pub const PAN_UNIT_V120: u8 = 120;
 /// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
-/// `linux/capability.h`.
-const CAP_PERFMON: u32 = 38;
-const CAP_BPF: u32 = 39;
-/// Every capability up to CAP_CHECKPOINT_RESTORE (40): root's effective set restored.
-const ALL_CAPS: [u32; 41] = {
-    let mut a = [0u32; 41];
-    let mut i = 0;
-    while i < 41 {
-        a[i] = i as u32;
-        i += 1;
-    }
-    a
-};
+/// What the loader keeps ([`restrict_caps`]): CAP_BPF + CAP_PERFMON to load, attach and
+/// pin (a struct_ops map and program; measured on 7.3.4: nothing more), CAP_CHOWN to hand
+/// pins to the seat user and to take back an older loader's user-owned directory before
+/// removing it.
+pub const KEPT_CAPS: &str = "CAP_BPF, CAP_PERFMON, CAP_CHOWN";
 
 /// Why the loader stopped. [`Failure::status`] is its exit status.
 #[derive(Debug)]
@@ -196,6 +189,69 @@ pub fn seat_uid() -> Option<u32> {
     seat_uid_in(Path::new(SEAT0_STATE))
 }
 
+/// Where logind keeps one state file per seat (`seat0`, `seat1`, ...).
+pub const SEATS_DIR: &str = "/run/systemd/seats";
+/// udev's database: one file per device (`+SUBSYSTEM:SYSNAME` for a device without a
+/// node), its `E:KEY=value` lines the device's properties.
+pub const UDEV_DATA: &str = "/run/udev/data";
+/// The seat of a device udev gave none (logind's default).
+pub const DEFAULT_SEAT: &str = "seat0";
+
+/// Whether `name` is a seat name as logind accepts one: `seat` followed by letters,
+/// digits, `-` or `_`, at most 64 bytes (so it is a file name under [`SEATS_DIR`] and
+/// nothing else).
+pub fn is_seat_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.strip_prefix("seat").is_some_and(|rest| {
+            rest.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// The `ID_SEAT` property in the text of a udev database file (`E:ID_SEAT=seat1`), `None`
+/// without one or when it is not a seat name ([`is_seat_name`]).
+pub fn seat_of_udev_entry(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("E:ID_SEAT="))
+        .map(str::trim)
+        .filter(|s| is_seat_name(s))
+}
+
+/// The seat of HID device `name`: `ID_SEAT` in udev's database (under `udev_data`) of the
+/// HID device itself, else of its input devices (`<sysfs>/<name>/input/inputN`, which
+/// systemd's 71-seat.rules tags `seat`, and where an `ID_SEAT` from a rule or from
+/// `loginctl attach` is found), else [`DEFAULT_SEAT`]. Each file is read as the seat files
+/// are ([`seat_state_in`]: root's, a bounded regular file); anything else is skipped.
+pub fn device_seat(sysfs: &Path, udev_data: &Path, name: &str) -> String {
+    let mut ids = vec![format!("+hid:{name}")];
+    if let Ok(entries) = fs::read_dir(sysfs.join(name).join("input")) {
+        let mut inputs: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("input") && n[5..].bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        inputs.sort();
+        ids.extend(inputs.into_iter().map(|n| format!("+input:{n}")));
+    }
+    ids.iter()
+        .find_map(|id| {
+            let text = seat_state_in(&udev_data.join(id))?;
+            seat_of_udev_entry(&text).map(str::to_owned)
+        })
+        .unwrap_or_else(|| DEFAULT_SEAT.to_owned())
+}
+
+/// The state file of `seat` under [`SEATS_DIR`] (`seat` is a seat name, see
+/// [`is_seat_name`]; any other is seat0's).
+pub fn seat_state_path(seat: &str) -> PathBuf {
+    let seat = if is_seat_name(seat) {
+        seat
+    } else {
+        DEFAULT_SEAT
+    };
+    Path::new(SEATS_DIR).join(seat)
+}
+
 /// The most of a seat state file [`seat_uid_in`] reads, bytes. logind's file is a few
 /// hundred bytes (a dozen `KEY=value` lines); a longer one is not logind's.
 pub const SEAT_STATE_MAX: u64 = 16 * 1024;
@@ -207,6 +263,13 @@ pub const SEAT_STATE_MAX: u64 = 16 * 1024;
 /// nobody else, of at most [`SEAT_STATE_MAX`] bytes. Anything else is `None`: nobody at
 /// the seat (root-only pins), never a hang or another file's contents.
 pub fn seat_uid_in(path: &Path) -> Option<u32> {
+    seat_uid_from(&seat_state_in(path)?)
+}
+
+/// The text of the seat state file at `path`, read as [`seat_uid_in`] reads it (the same
+/// checks; `None` for anything logind would not have written). `reseat` compares two
+/// reads of it to know whether the seat changed while it acted.
+pub fn seat_state_in(path: &Path) -> Option<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = fs::OpenOptions::new()
@@ -229,7 +292,28 @@ pub fn seat_uid_in(path: &Path) -> Option<u32> {
     if text.len() as u64 > SEAT_STATE_MAX {
         return None;
     }
-    seat_uid_from(&String::from_utf8_lossy(&text))
+    Some(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Runs `act` on what `read` returns until a read after acting returns what was acted on:
+/// the last state read is always the one acted on, however often it changes meanwhile
+/// (each change costs one more round; there is no cap that could miss the last one).
+/// Returns how many rounds ran (at least one).
+pub fn follow_until_stable<S: PartialEq>(
+    mut read: impl FnMut() -> S,
+    mut act: impl FnMut(&S),
+) -> usize {
+    let mut state = read();
+    let mut rounds = 0;
+    loop {
+        act(&state);
+        rounds += 1;
+        let now = read();
+        if now == state {
+            return rounds;
+        }
+        state = now;
+    }
 }
 
 /// [`seat_uid`] from the file's text. `4294967295` is no uid (it is `(uid_t)-1`, which
@@ -441,44 +525,62 @@ fn cstr(p: &Path) -> Result<CString, Failure> {
     CString::new(p.as_os_str().as_bytes()).map_err(|e| failed("path", e))
 }
 
-/// Sets the effective capabilities to `caps` (the permitted set stays, so later steps may
-/// raise others again). Used to prove, at every run, that load and attach need only
-/// CAP_BPF + CAP_PERFMON.
-fn set_effective_caps(caps: &[u32]) -> Result<(), Failure> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
+/// Keeps only CAP_BPF, CAP_PERFMON and CAP_CHOWN ([`KEPT_CAPS`]) for good: every other
+/// capability leaves the bounding set, then the effective, permitted and inheritable sets
+/// are those three (inheritable empty), and the ambient set is cleared. The loader calls
+/// it after its steps that need more (the mount of its bpffs: CAP_SYS_ADMIN; the sweep of
+/// directories left behind) and before it loads anything for a device. The process stays
+/// uid 0: files root owns stay writable to it as their owner. Errors: the prctl or capset
+/// call's.
+pub fn restrict_caps() -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet};
+    let keep = CapabilitySet::BPF | CapabilitySet::PERFMON | CapabilitySet::CHOWN;
+    // Capabilities are per thread: the loader has one.
+    for cap in 0..64u32 {
+        let one = CapabilitySet::from_bits_retain(1 << cap);
+        if keep.contains(one) {
+            continue;
+        }
+        match t::remove_capability_from_bounding_set(one) {
+            Ok(()) => {}
+            // A capability this kernel does not know.
+            Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(failed("drop from the bounding set", e)),
+        }
     }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const V3: u32 = 0x2008_0522;
-    let mut h = Header {
-        version: V3,
-        pid: 0,
+    t::clear_ambient_capability_set().map_err(|e| failed("clear the ambient set", e))?;
+    set_caps(keep, keep)
+}
+
+/// Sets the effective set to `effective` and the permitted set to `permitted` (the
+/// inheritable set empty).
+fn set_caps(
+    effective: rustix::thread::CapabilitySet,
+    permitted: rustix::thread::CapabilitySet,
+) -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet, CapabilitySets};
+    t::set_capabilities(
+        None,
+        CapabilitySets {
+            effective,
+            permitted,
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+    .map_err(|e| failed("capset", e))
+}
+
+/// The effective set narrowed to CAP_BPF + CAP_PERFMON for load and attach (`true`), or
+/// back to the whole permitted set (`false`).
+fn narrow_effective(narrow: bool) -> Result<(), Failure> {
+    use rustix::thread::{self as t, CapabilitySet};
+    let now = t::capabilities(None).map_err(|e| failed("capget", e))?;
+    let effective = if narrow {
+        now.permitted & (CapabilitySet::BPF | CapabilitySet::PERFMON)
+    } else {
+        now.permitted
     };
-    let mut d = [Data::default(); 2];
-    // SAFETY: capget with a v3 header and room for its two data words.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut h as *mut Header, d.as_mut_ptr()) };
-    if r != 0 {
-        return Err(failed("capget", io::Error::last_os_error()));
-    }
-    d[0].effective = 0;
-    d[1].effective = 0;
-    for &c in caps {
-        d[(c / 32) as usize].effective |= 1 << (c % 32);
-    }
-    // SAFETY: as above; capset reads the header and the two words.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut h as *mut Header, d.as_ptr()) };
-    if r != 0 {
-        return Err(failed("capset", io::Error::last_os_error()));
-    }
-    Ok(())
+    set_caps(effective, now.permitted)
 }
 
 /// What to attach and for whom.
@@ -493,8 +595,8 @@ pub struct AttachOptions {
     /// v120 per wheel unit; `None` = from the bound driver (8 behind hid-logitech-hidpp,
     /// else 120).
     pub unit_v120: Option<u8>,
-    /// Drop to CAP_BPF + CAP_PERFMON around load and attach (the loader always does; off
-    /// only for tests without the capability calls).
+    /// Only CAP_BPF + CAP_PERFMON effective around load and attach (the loader always
+    /// does; off only for tests without the capability calls).
     pub drop_caps: bool,
 }
 
@@ -512,10 +614,6 @@ pub struct Attached {
     pub verified_insns: u32,
     /// Size of the program after the verifier's rewrites, BPF instructions (8 bytes each).
     pub xlated_insns: u32,
-    /// `None`: loaded and attached with only CAP_BPF + CAP_PERFMON effective. Otherwise
-    /// that attempt's error, after which the loader succeeded with all of root's
-    /// capabilities (what the kernel or libbpf wanted beyond the two is in the error).
-    pub needed_more_caps: Option<String>,
 }
 
 fn rodata_field(f: Field) -> skel::types::pawl_field {
@@ -554,37 +652,31 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
     }
 
     let dir = pins::device_dir(&opts.root, name);
-    let attempt = |caps: Option<&[u32]>| {
-        detach(&opts.root, name)?;
-        fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| failed("chmod", e))?;
-        let res = load_and_pin(hid_id, &layout, unit_v120, &dir, caps);
-        if res.is_err() {
-            let _ = detach(&opts.root, name);
-        }
-        res
-    };
-    let mut needed_more_caps = None;
-    let res = if opts.drop_caps {
-        attempt(Some(&[CAP_BPF, CAP_PERFMON])).or_else(|e| {
-            needed_more_caps = Some(e.to_string());
-            attempt(None)
-        })
-    } else {
-        attempt(None)
-    };
+    detach(&opts.root, name)?;
+    fs::create_dir(&dir).map_err(|e| failed(&format!("mkdir {}", dir.display()), e))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).map_err(|e| failed("chmod", e))?;
+    let res = load_and_pin(hid_id, &layout, unit_v120, &dir, opts.drop_caps);
+    if res.is_err() {
+        let _ = detach(&opts.root, name);
+    }
     let (verified_insns, xlated_insns) = res?;
+    // The directory stays root's 0755; only the three maps the daemon opens are handed
+    // over, stats last (its owner is the attachment's user, pins::attachment_owner). Each
+    // pin's mode is set while it is still root's (no CAP_FOWNER needed), then its owner
+    // (CAP_CHOWN). A failure leaves the device pass-through: detached, nothing pinned.
     if let Some(uid) = opts.uid {
         let own = |p: &Path, mode: u32| -> Result<(), Failure> {
-            std::os::unix::fs::chown(p, Some(uid), None)
-                .and_then(|()| fs::set_permissions(p, fs::Permissions::from_mode(mode)))
+            fs::set_permissions(p, fs::Permissions::from_mode(mode))
+                .and_then(|()| std::os::unix::fs::chown(p, Some(uid), None))
                 .map_err(|e| failed(&format!("chown {}", p.display()), e))
         };
-        own(&dir.join(SETTINGS), 0o600)?;
-        own(&dir.join(RING), 0o600)?;
-        own(&dir.join(STATS), 0o400)?;
-        own(&dir, 0o700)?;
+        let handed = own(&dir.join(SETTINGS), 0o600)
+            .and_then(|()| own(&dir.join(RING), 0o600))
+            .and_then(|()| own(&dir.join(STATS), 0o400));
+        if let Err(e) = handed {
+            let _ = detach(&opts.root, name);
+            return Err(e);
+        }
     }
     announce(&opts.root);
     Ok(Attached {
@@ -593,7 +685,6 @@ pub fn attach(name: &str, opts: &AttachOptions) -> Result<Attached, Failure> {
         dir,
         verified_insns,
         xlated_insns,
-        needed_more_caps,
     })
 }
 
@@ -602,7 +693,7 @@ fn load_and_pin(
     layout: &MouseLayout,
     unit_v120: u8,
     dir: &Path,
-    caps: Option<&[u32]>,
+    narrow: bool,
 ) -> Result<(u32, u32), Failure> {
     let mut object = MaybeUninit::uninit();
     let mut open = skel::PawlSkelBuilder::default()
@@ -626,8 +717,8 @@ fn load_and_pin(
     };
     open.struct_ops.pawl_ops_mut().hid_id = hid_id;
 
-    if let Some(caps) = caps {
-        set_effective_caps(caps)?;
+    if narrow {
+        narrow_effective(true)?;
     }
     let res = (|| {
         let mut skel = open
@@ -664,8 +755,8 @@ fn load_and_pin(
             .map_err(|e| failed("pin glide", e))?;
         Ok(counts)
     })();
-    if caps.is_some() {
-        set_effective_caps(&ALL_CAPS)?;
+    if narrow {
+        narrow_effective(false)?;
     }
     res
 }
@@ -701,9 +792,11 @@ pub fn announce(root: &Path) {
     }
 }
 
-/// Removes the pins of `name` under `root` (unpinning the link detaches the program) and
-/// its directory; nothing there is not an error. Removes `root`'s mount when no device is
-/// left.
+/// Removes the pins of `name` under `root` (unpinning the link first detaches the
+/// program) and its directory; nothing there is not an error. Whatever else is in the
+/// directory (left by an older loader's layout, whose directory was the seat user's) is
+/// removed too, a directory with what is in it (never following a symlink), so that no
+/// entry keeps the directory. Every entry is tried; the error is the first one's.
 pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
     if !pins::is_hid_name(name) {
         return Err(Failure::Failed(format!(
@@ -711,18 +804,87 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
         )));
     }
     let dir = pins::device_dir(root, name);
-    for pin in [LINK, SETTINGS, RING, STATS, GLIDE] {
-        match fs::remove_file(dir.join(pin)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(failed(&format!("unpin {}", dir.join(pin).display()), e)),
+    match fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(failed(&format!("{}", dir.display()), e)),
+        Ok(m) if !m.file_type().is_dir() => {
+            return fs::remove_file(&dir)
+                .map_err(|e| failed(&format!("unlink {}", dir.display()), e));
         }
+        Ok(_) => {}
+    }
+    let mut first: Option<Failure> = None;
+    // An older loader's directory was its user's 0700: taken back first, so that root
+    // reaches into it with CAP_CHOWN alone (no CAP_DAC_OVERRIDE).
+    if let Err(e) = take_back(&dir) {
+        first = Some(failed(&format!("take back {}", dir.display()), e));
+    }
+    let mut note = |r: io::Result<()>, what: &Path| {
+        if let Err(e) = r
+            && e.kind() != io::ErrorKind::NotFound
+            && first.is_none()
+        {
+            first = Some(failed(&format!("unpin {}", what.display()), e));
+        }
+    };
+    let link = dir.join(LINK);
+    note(fs::remove_file(&link), &link);
+    match fs::read_dir(&dir) {
+        Ok(entries) => {
+            for e in entries.flatten() {
+                let p = e.path();
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                note(
+                    if is_dir {
+                        remove_tree(&p, 0)
+                    } else {
+                        fs::remove_file(&p)
+                    },
+                    &p,
+                );
+            }
+        }
+        Err(e) => note(Err(e), &dir),
     }
     match fs::remove_dir(&dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(failed(&format!("rmdir {}", dir.display()), e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound && first.is_none() => {
+            Err(failed(&format!("rmdir {}", dir.display()), e))
+        }
+        _ => first.map_or(Ok(()), Err),
     }
+}
+
+/// Makes directory `dir` root's 0700 when it is someone else's (`lchown`: CAP_CHOWN), so
+/// that root, its owner now, may list and change it.
+fn take_back(dir: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(dir)?.uid() != 0 {
+        std::os::unix::fs::lchown(dir, Some(0), Some(0))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// How deep [`remove_tree`] goes: an older layout's user could nest directories; deeper
+/// than this is an error, the rest left.
+const TREE_DEPTH_MAX: usize = 16;
+
+/// Removes directory `dir` and everything in it, never following a symlink, taking each
+/// directory back first ([`take_back`]). Errors: the first entry that could not be
+/// removed, or a tree deeper than [`TREE_DEPTH_MAX`].
+fn remove_tree(dir: &Path, depth: usize) -> io::Result<()> {
+    if depth >= TREE_DEPTH_MAX {
+        return Err(io::Error::other("nested too deep"));
+    }
+    take_back(dir)?;
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            remove_tree(&e.path(), depth + 1)?;
+        } else {
+            fs::remove_file(e.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// One device's pin directory under the pin root, as `pawl-kernel-attach reseat` weighs it.
@@ -730,16 +892,19 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
 pub struct Seated {
     /// The HID device's sysfs name (the directory's, [`pins::hid_name_of_dir`]).
     pub name: String,
-    /// The directory's owner: the user its pins were handed to, 0 when root's only.
+    /// The attachment's user ([`pins::attachment_owner`], else the directory's owner): the
+    /// user its pins were handed to, 0 when root's only.
     pub owner: u32,
     /// Whether the HID device is still in sysfs.
     pub device_exists: bool,
+    /// The device's seat ([`device_seat`]).
+    pub seat: String,
 }
 
 /// The device directories under `root` ([`Seated`]), in `read_dir` order; names that are
 /// not a device's ([`pins::hid_name_of_dir`]) and entries that vanish while read are
-/// skipped. The owner is the directory's own (`lstat`), never a symlink's target.
-pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
+/// skipped. Owners are read with `lstat`, never a symlink's target.
+pub fn seated(root: &Path, sysfs: &Path, udev_data: &Path) -> Vec<Seated> {
     let Ok(entries) = fs::read_dir(root) else {
         return Vec::new();
     };
@@ -749,23 +914,24 @@ pub fn seated(root: &Path, sysfs: &Path) -> Vec<Seated> {
             let name = pins::hid_name_of_dir(&e.file_name().to_string_lossy())?;
             let m = fs::symlink_metadata(e.path()).ok()?;
             Some(Seated {
+                seat: device_seat(sysfs, udev_data, &name),
                 device_exists: sysfs.join(&name).exists(),
-                owner: m.uid(),
+                owner: pins::attachment_owner(&e.path()).unwrap_or(m.uid()),
                 name,
             })
         })
         .collect()
 }
 
-/// What `reseat` replaces for `target` (the seat user; `None` or `Some(0)`: root only):
-/// the names, in `dirs`' order, of every attachment whose device still exists and whose
-/// directory is not `target`'s. One already `target`'s is left alone, so that a running
-/// pawl of that user keeps its maps (logind rewriting seat0's file for another reason is
-/// then a no-op); one whose device is gone is not replaced (the sweep detaches it).
-pub fn reseat_plan(dirs: &[Seated], target: Option<u32>) -> Vec<String> {
-    let want = target.unwrap_or(0);
+/// What `reseat` replaces, each device for the user of its own seat (`target(seat)`:
+/// that seat's active user; `None` or `Some(0)`: root only): the names, in `dirs`' order,
+/// of every attachment whose device still exists and whose stats pin is not its target's.
+/// One already its target's is left alone, so that a running pawl of that user keeps its
+/// maps (logind rewriting a seat's file for another reason is then a no-op); one whose
+/// device is gone is not replaced (the sweep detaches it).
+pub fn reseat_plan(dirs: &[Seated], target: impl Fn(&str) -> Option<u32>) -> Vec<String> {
     dirs.iter()
-        .filter(|d| d.device_exists && d.owner != want)
+        .filter(|d| d.device_exists && d.owner != target(&d.seat).unwrap_or(0))
         .map(|d| d.name.clone())
         .collect()
 }
@@ -780,9 +946,9 @@ pub fn sweep(root: &Path, sysfs: &Path) -> Result<(), Failure> {
     };
     for e in entries.flatten() {
         let dir_name = e.file_name().to_string_lossy().into_owned();
-        // A directory that cannot be removed (its user put something in it) stays, and
-        // keeps no other device from being attached. Anything else (bpffs's own
-        // maps.debug and progs.debug with bpf_preload, a device still there) is left.
+        // A directory that cannot be removed stays, and keeps no other device from being
+        // attached. Anything else (bpffs's own maps.debug and progs.debug with
+        // bpf_preload, a device still there) is left.
         if let Some(name) = pins::hid_name_of_dir(&dir_name)
             && !sysfs.join(&name).exists()
             && let Err(e) = detach(root, &name)
@@ -852,6 +1018,41 @@ mod tests {
         let data = b"\0hid_bpf_ops_x\0".repeat(10_000);
         assert!(!contains(Trickle(&data, 4096), needle).unwrap());
         assert!(!contains(io::empty(), needle).unwrap());
+    }
+
+    #[test]
+    fn reseat_acts_again_until_the_seat_it_read_after_acting_is_the_one_it_acted_on() {
+        // The seat file read before each round and after it: 1000, then changed to 1001
+        // during the first round, to 1002 and back to 1001 during the second (each read
+        // sees the newest), then quiet.
+        let reads = ["1000", "1001", "1001", "1002", "1001", "1001"];
+        let mut i = 0;
+        let mut acted = Vec::new();
+        let rounds = follow_until_stable(
+            || {
+                let r = reads[i.min(reads.len() - 1)];
+                i += 1;
+                r
+            },
+            |s| acted.push(*s),
+        );
+        // Acted on 1000; read 1001: act; read 1001: stable.
+        assert_eq!(acted, ["1000", "1001"]);
+        assert_eq!(rounds, 2);
+        // A state that keeps changing is followed for as many rounds as it changes.
+        let seq: Vec<u32> = (0..50).chain([49, 49]).collect();
+        let mut j = 0;
+        let mut last = None;
+        let rounds = follow_until_stable(
+            || {
+                let v = seq[j.min(seq.len() - 1)];
+                j += 1;
+                v
+            },
+            |s| last = Some(*s),
+        );
+        assert_eq!(rounds, 50);
+        assert_eq!(last, Some(49), "the final state is the one acted on");
     }
 
     #[test]
@@ -941,19 +1142,29 @@ mod tests {
     }
 
     #[test]
-    fn a_stale_directory_that_cannot_be_removed_keeps_no_other_device_from_attaching() {
+    fn a_stale_directory_with_unexpected_entries_is_removed_whole() {
         let root = tempfile::tempdir().unwrap();
         let sysfs = tempfile::tempdir().unwrap();
-        // A device gone from sysfs whose directory its user filled with a directory named
-        // like a pin (unlink fails on it), and one gone with only its pins.
-        let stuck = root.path().join("0005:046D:B034_0009");
-        fs::create_dir_all(stuck.join(LINK)).unwrap();
+        // A device gone from sysfs whose directory holds what an older layout let its user
+        // leave (a renamed link, a directory named like a pin with a file in it, a
+        // symlink out), and one gone with only its pins.
+        let odd = root.path().join("0005:046D:B034_0009");
+        fs::create_dir_all(odd.join(LINK).join("x")).unwrap();
+        fs::write(odd.join("lnk"), b"").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep"), b"").unwrap();
+        std::os::unix::fs::symlink(outside.path(), odd.join("out")).unwrap();
         let clean = root.path().join("0005:046D:B034_000A");
         fs::create_dir(&clean).unwrap();
         fs::write(clean.join(SETTINGS), b"").unwrap();
         sweep(root.path(), sysfs.path()).unwrap();
-        assert!(stuck.exists(), "the stuck directory stays");
+        assert!(!odd.exists(), "the odd directory is removed");
         assert!(!clean.exists(), "the clean one is removed");
+        assert!(
+            outside.path().join("keep").exists(),
+            "a symlink was followed"
+        );
+        detach(root.path(), "0005:046D:B034.0009").unwrap();
     }
 
     fn seat(name: &str, owner: u32, device_exists: bool) -> Seated {
@@ -961,7 +1172,80 @@ mod tests {
             name: name.into(),
             owner,
             device_exists,
+            seat: DEFAULT_SEAT.into(),
         }
+    }
+
+    #[test]
+    fn each_device_is_reseated_for_the_user_of_its_own_seat() {
+        let mut on_seat1 = seat("0005:046D:B034.0005", 1000, true);
+        on_seat1.seat = "seat1".into();
+        let dirs = [
+            seat("0005:046D:B034.0001", 1000, true),
+            on_seat1,
+            seat("0005:046D:B034.0002", 0, true),
+        ];
+        let users = |s: &str| match s {
+            "seat0" => Some(1000),
+            "seat1" => Some(1001),
+            _ => None,
+        };
+        assert_eq!(
+            reseat_plan(&dirs, users),
+            ["0005:046D:B034.0005", "0005:046D:B034.0002"]
+        );
+        // Nobody on seat1: its device goes back to root, seat0's stays.
+        let users = |s: &str| (s == "seat0").then_some(1000);
+        assert_eq!(
+            reseat_plan(&dirs, users),
+            ["0005:046D:B034.0005", "0005:046D:B034.0002"]
+        );
+        // uid 1000 active on both seats: only root's attachment is replaced.
+        assert_eq!(reseat_plan(&dirs, |_| Some(1000)), ["0005:046D:B034.0002"]);
+    }
+
+    #[test]
+    fn a_devices_seat_is_id_seat_of_it_or_its_input_children_else_seat0() {
+        assert_eq!(
+            seat_of_udev_entry("I:123\nE:ID_INPUT=1\nE:ID_SEAT=seat1\nG:seat\n"),
+            Some("seat1")
+        );
+        assert_eq!(seat_of_udev_entry("E:ID_SEAT=../etc\n"), None);
+        assert_eq!(seat_of_udev_entry("E:ID_SEAT=seat/x\n"), None);
+        assert_eq!(seat_of_udev_entry("E:ID_FOR_SEAT=input-x\n"), None);
+        assert!(is_seat_name("seat0") && is_seat_name("seat-usb_2"));
+        assert!(!is_seat_name("seat.") && !is_seat_name("x") && !is_seat_name(""));
+        assert_eq!(
+            seat_state_path("../x"),
+            Path::new("/run/systemd/seats/seat0")
+        );
+        assert_eq!(
+            seat_state_path("seat1"),
+            Path::new("/run/systemd/seats/seat1")
+        );
+
+        let sysfs = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let name = "0005:046D:B034.0003";
+        let inputs = sysfs.path().join(name).join("input");
+        fs::create_dir_all(inputs.join("input7")).unwrap();
+        fs::create_dir_all(inputs.join("input8")).unwrap();
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat0");
+        let put = |id: &str, text: &str, mode: u32| {
+            let p = data.path().join(id);
+            fs::write(&p, text).unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        put("+input:input7", "E:ID_INPUT=1\n", 0o644);
+        put("+input:input8", "E:ID_SEAT=seat1\n", 0o644);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat1");
+        // The HID device's own comes first.
+        put("+hid:0005:046D:B034.0003", "E:ID_SEAT=seat2\n", 0o644);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat2");
+        // A database file others may write is not udev's: skipped.
+        put("+hid:0005:046D:B034.0003", "E:ID_SEAT=seat2\n", 0o666);
+        put("+input:input8", "E:ID_SEAT=seat1\n", 0o666);
+        assert_eq!(device_seat(sysfs.path(), data.path(), name), "seat0");
     }
 
     #[test]
@@ -973,11 +1257,11 @@ mod tests {
             seat("0005:046D:B034.0004", 0, false),   // gone: the sweep's
         ];
         assert_eq!(
-            reseat_plan(&dirs, Some(1000)),
+            reseat_plan(&dirs, |_| Some(1000)),
             ["0005:046D:B034.0001", "0003:046D:4082.0003"]
         );
         assert_eq!(
-            reseat_plan(&dirs, Some(1001)),
+            reseat_plan(&dirs, |_| Some(1001)),
             [
                 "0005:046D:B034.0001",
                 "0005:046D:B034.0002",
@@ -986,8 +1270,8 @@ mod tests {
         );
         // Nobody at the seat: back to root only (uid 0 is the same target).
         let to_root = ["0005:046D:B034.0002", "0003:046D:4082.0003"];
-        assert_eq!(reseat_plan(&dirs, None), to_root);
-        assert_eq!(reseat_plan(&dirs, Some(0)), to_root);
+        assert_eq!(reseat_plan(&dirs, |_| None), to_root);
+        assert_eq!(reseat_plan(&dirs, |_| Some(0)), to_root);
     }
 
     #[test]
@@ -998,8 +1282,8 @@ mod tests {
             seat("0005:046D:B034.0002", 1000, true),
             seat("0005:046D:B034.0004", 0, false),
         ];
-        assert!(reseat_plan(&dirs, Some(1000)).is_empty());
-        assert!(reseat_plan(&[], None).is_empty());
+        assert!(reseat_plan(&dirs, |_| Some(1000)).is_empty());
+        assert!(reseat_plan(&[], |_| None).is_empty());
     }
 
     #[test]
@@ -1015,13 +1299,16 @@ mod tests {
         fs::create_dir(sysfs.path().join("0005:046D:B034.0003")).unwrap();
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
+        // The stats pin's owner is the attachment's user; the directory stays root's.
+        fs::write(here.join(STATS), b"").unwrap();
         let owner = if me == 0 {
-            std::os::unix::fs::chown(&here, Some(1000), None).unwrap();
+            std::os::unix::fs::chown(here.join(STATS), Some(1000), None).unwrap();
             1000
         } else {
             me
         };
-        let mut got = seated(root.path(), sysfs.path());
+        let data = tempfile::tempdir().unwrap();
+        let mut got = seated(root.path(), sysfs.path(), data.path());
         got.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(
             got,
@@ -1030,7 +1317,7 @@ mod tests {
                 seat("0005:046D:B034.0004", me, false)
             ]
         );
-        assert!(seated(&root.path().join("absent"), sysfs.path()).is_empty());
+        assert!(seated(&root.path().join("absent"), sysfs.path(), data.path()).is_empty());
     }
 
     #[test]

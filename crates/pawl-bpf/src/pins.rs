@@ -9,14 +9,21 @@
 //! /run/pawl/                              root 0755 (the loader touches it to announce)
 //! /run/pawl/loader.lock                   root 0600: the loader's lock (attach::lock)
 //! /run/pawl/bpf/                          bpffs, root 0755 (lists attached device names)
-//! /run/pawl/bpf/<dev>/                    seat user, 0700: only that user gets further
+//! /run/pawl/bpf/<dev>/                    root 0755: only root adds, renames or removes
 //! /run/pawl/bpf/<dev>/link                root 0600: the struct_ops link
 //! /run/pawl/bpf/<dev>/settings            seat user 0600: struct pawl_settings (read/write)
 //! /run/pawl/bpf/<dev>/ring                seat user 0600: the ringbuf (consuming maps it rw)
-//! /run/pawl/bpf/<dev>/stats               seat user 0400: the counters
+//! /run/pawl/bpf/<dev>/stats               seat user 0400: the counters (handed over last)
 //! /run/pawl/bpf/<dev>/glide               root 0600: the glide timer and work item (pinned so
 //!                                         the kernel arms its timers; nothing to read)
 //! ```
+//!
+//! A pin is an inode: bpffs checks its owner and mode when a pin is opened (`BPF_OBJ_GET`
+//! asks for read, or read and write), so the seat user reaches exactly its three maps,
+//! and nobody else any. The directory is root's: the seat user can rename, add or remove
+//! nothing in it (bpffs has no sticky bit, and a directory of theirs would let them), so
+//! what root unpins, replaces and removes is always what it pinned. The user of an
+//! attachment is the owner of its `stats` pin ([`attachment_owner`]).
 //!
 //! `<dev>` is the HID device's sysfs name, `BUS:VENDOR:PRODUCT.ID` (e.g.
 //! `0005:046D:B034.0003`), with the dot made an underscore (`0005:046D:B034_0003`: bpffs
@@ -44,6 +51,17 @@ pub const STATS: &str = "stats";
 /// timers only while user space holds the map or it is pinned, and the loader exits.
 /// Root's, mode 0600: nothing for user space to read.
 pub const GLIDE: &str = "glide";
+
+/// Who the attachment in pin directory `dir` is for: the owner of its [`STATS`] pin
+/// (`lstat`: a regular file, never a symlink followed), `None` while there is none (not
+/// attached, being made, or not reachable by the caller).
+pub fn attachment_owner(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir.join(STATS))
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map(|m| m.uid())
+}
 
 /// Whether `name` is a HID device sysfs name (`XXXX:XXXX:XXXX.XXXX`, hex): the only names
 /// the loader and this API accept, so that no path can be smuggled in.

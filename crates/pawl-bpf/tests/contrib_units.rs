@@ -102,7 +102,14 @@ fn the_path_unit_watches_the_seat_file_the_loader_reads_and_starts_the_reseat_se
     let path = read("contrib/pawl-kernel-reseat.path");
     assert_eq!(
         unit_values(&path, "Path", "PathChanged"),
-        [attach::SEAT0_STATE]
+        [
+            attach::SEAT0_STATE.to_owned(),
+            format!("{}/", attach::SEATS_DIR)
+        ]
+    );
+    assert_eq!(
+        attach::seat_state_path(attach::DEFAULT_SEAT),
+        std::path::Path::new(attach::SEAT0_STATE)
     );
     for other in [
         "PathExists",

@@ -94,6 +94,12 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--verbose" => opts.verbose = true,
             // `cargo xtask perf-vm`: measurements instead of scenarios; the rest are its flags.
             "--perf" => return perf::run(&opts, it.collect()),
+            // A scenario's helper, run as a user: which of a device's pins it can open.
+            "--open-pins" => {
+                return Ok(scenarios::seat::open_pins_main(std::path::Path::new(
+                    &value("--open-pins")?,
+                )));
+            }
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => filters.push(arg),
         }

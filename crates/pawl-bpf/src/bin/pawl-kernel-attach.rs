@@ -11,9 +11,10 @@
 //! ```
 //!
 //! `HID` is the sysfs name (`0005:046D:B034.0003`, udev's `%k`). Pins go to
-//! `/run/pawl/bpf/HID/` for the seat user (`--uid`, else seat0's active session, else
-//! root only). `reseat` replaces, for that user, every attachment whose device still
-//! exists and whose directory is another user's (or root's): a fresh pass-through program
+//! `/run/pawl/bpf/HID/` for the seat user (`--uid`, else the active session's user on the
+//! device's seat, `attach::device_seat`, else root only). `reseat` replaces, each for its
+//! seat's user, every attachment whose device still exists and whose stats pin is another
+//! user's (or root's): a fresh pass-through program
 //! that only the new user can open, so that two users never share one ring or settings
 //! map (the old user's pawl sees its maps unpinned and leaves kernel mode); attachments
 //! already the user's are left alone. It attaches as `add` without `--unit` does (a unit
@@ -24,8 +25,13 @@
 //! Every command holds the loader's lock (`/run/pawl/loader.lock`, root's 0600) from start
 //! to end, so that udev's parallel events and the reseat service take turns.
 //!
-//! Exit status: 0 done (or nothing to do), 1 failed (`reseat`: at least one device could
-//! not be re-attached; the others were), 2 usage, 3 the kernel has no HID-BPF (`reseat`:
+//! `--detach` detaches every device it can (a failure does not stop it), reports the
+//! others, then sweeps and unmounts the bpffs when nothing is left. `add` and `reseat`
+//! keep only CAP_BPF, CAP_PERFMON and CAP_CHOWN once the bpffs is mounted and swept
+//! (`attach::restrict_caps`); the environment is cleared before anything runs.
+//!
+//! Exit status: 0 done (or nothing to do), 1 failed (`reseat`, `--detach`: at least one
+//! device could not be re-attached or detached; the others were), 2 usage, 3 the kernel has no HID-BPF (`reseat`:
 //! only when something is to be replaced), 4 the executable is not safely installed (not
 //! root's, or writable by others), 5 the device is not one kernel mode handles (no wheel
 //! the program can reach).
@@ -39,7 +45,16 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 fn main() {
-    std::process::exit(linux::run(&std::env::args().skip(1).collect::<Vec<_>>()));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Nothing from the environment is used, and libbpf reads some of it
+    // (LIBBPF_BPF_TOKEN_PATH, LIBBPF_LOG_LEVEL, PATH and LD_LIBRARY_PATH for uprobes):
+    // all of it goes before anything else runs.
+    let keys: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    for k in keys {
+        // SAFETY: the loader has one thread, and nothing has read the environment yet.
+        unsafe { std::env::remove_var(k) };
+    }
+    std::process::exit(linux::run(&args));
 }
 
 #[cfg(target_os = "linux")]
@@ -194,24 +209,57 @@ mod linux {
                 })
                 .unwrap_or_default(),
         };
-        for n in &names {
-            attach::detach(root, n)?;
-        }
-        attach::sweep(root, sysfs)?;
-        if cmd.name.is_none() {
+        let (done, failed) = detach_each(&names, |n| attach::detach(root, n));
+        let swept = attach::sweep(root, sysfs);
+        let unmounted = if cmd.name.is_none() {
             // `--detach` (the package's prerm): nothing left mounted either.
-            attach::unmount_if_empty(root)?;
-        }
+            attach::unmount_if_empty(root).map(|_| ())
+        } else {
+            Ok(())
+        };
         // A running pawl holding the pins leaves kernel mode (or reopens them).
         attach::announce(root);
-        Ok(format!("detached {}", names.join(", ")))
+        let msg = format!("detached {}", done.join(", "));
+        if failed.is_empty() {
+            swept?;
+            unmounted?;
+            return Ok(msg);
+        }
+        println!("pawl-kernel-attach: {msg}");
+        Err(Failure::Failed(format!(
+            "{} device(s) not detached: {}",
+            failed.len(),
+            failed.join("; ")
+        ))
+        .into())
+    }
+
+    /// Detaches each of `names` with `detach`, going on after a failure: the names done,
+    /// and a line for each that failed (its name and error), both in `names`' order.
+    fn detach_each(
+        names: &[String],
+        mut detach: impl FnMut(&str) -> Result<(), Failure>,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for n in names {
+            match detach(n) {
+                Ok(()) => done.push(n.clone()),
+                Err(f) => failed.push(format!("{n}: {f}")),
+            }
+        }
+        (done, failed)
     }
 
     fn add(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
         let name = cmd.name.as_deref().expect("parse checked");
         attach::ensure_bpffs(&root)?;
         attach::sweep(&root, &sysfs)?;
-        let uid = cmd.uid.or_else(attach::seat_uid);
+        attach::restrict_caps()?;
+        let seat = attach::device_seat(&sysfs, Path::new(attach::UDEV_DATA), name);
+        let uid = cmd
+            .uid
+            .or_else(|| attach::seat_uid_in(&attach::seat_state_path(&seat)));
         let a = attach::attach(
             name,
             &AttachOptions {
@@ -223,15 +271,9 @@ mod linux {
             },
         )?;
         let l = a.layout;
-        if let Some(e) = &a.needed_more_caps {
-            eprintln!(
-                "pawl-kernel-attach: with only CAP_BPF + CAP_PERFMON: {e}; attached with \
-                 root's capabilities"
-            );
-        }
         Ok(format!(
             "attached to {name} (report {}, wheel bit {} size {}, pan bit {} size {}, HID++ {}, \
-             unit {} v120; verified_insns {}, xlated {} insns; capabilities: {}), pins in {} \
+             unit {} v120; verified_insns {}, xlated {} insns; capabilities kept: {}), pins in {} \
              for {}",
             l.report_id,
             l.wheel.bit,
@@ -242,11 +284,7 @@ mod linux {
             a.unit_v120,
             a.verified_insns,
             a.xlated_insns,
-            if a.needed_more_caps.is_none() {
-                "CAP_BPF + CAP_PERFMON"
-            } else {
-                "all of root's"
-            },
+            attach::KEPT_CAPS,
             a.dir.display(),
             uid.map_or("root only (no seat user)".to_owned(), |u| format!(
                 "uid {u}"
@@ -254,29 +292,53 @@ mod linux {
         ))
     }
 
-    /// How many times `reseat` follows seat0's active user when it changed again while
-    /// attachments were being replaced (a second switch during the run: the path unit's
-    /// start of the service, already running, would not run it again).
-    const RESEAT_ROUNDS: usize = 3;
-
     /// `reseat`: replaces every attachment [`attach::reseat_plan`] names for the target
     /// (`--uid`, else seat0's active user, else root), one after the other; a device that
-    /// fails is reported and the others are still done. Without `--uid`, seat0's user is
-    /// read again at the end, and the round repeated for a new one.
+    /// fails is reported and the others are still done. Without `--uid`, seat0's file is
+    /// read again after each round and the round repeated until that read is the file the
+    /// round acted on ([`attach::follow_until_stable`]): systemd does not start the
+    /// service again for a change made while it runs, so the final state is never missed.
     fn reseat(cmd: &Cmd, root: PathBuf, sysfs: PathBuf) -> Result<String, Stop> {
-        let seat_user = || cmd.uid.or_else(attach::seat_uid).filter(|&u| u != 0);
-        let mut target = seat_user();
+        // The privileged steps first (the bpffs mounted if it is not, stale directories
+        // removed), then only what attaching needs.
+        if root.is_dir() {
+            attach::ensure_bpffs(&root)?;
+        }
+        attach::sweep(&root, &sysfs)?;
+        attach::restrict_caps()?;
         let mut done = Vec::new();
         let mut failed = Vec::new();
-        for _ in 0..RESEAT_ROUNDS {
-            if let Some(nothing) = reseat_for(target, &root, &sysfs, &mut done, &mut failed)? {
-                done.push(nothing);
+        let mut stop = None;
+        let mut round = |target: &dyn Fn(&str) -> Option<u32>| {
+            if stop.is_some() {
+                return;
             }
-            let now = seat_user();
-            if now == target {
-                break;
+            match reseat_for(target, &root, &sysfs, &mut done, &mut failed) {
+                Ok(Some(nothing)) => done.push(nothing),
+                Ok(None) => {}
+                Err(e) => stop = Some(e),
             }
-            target = now;
+        };
+        match cmd.uid {
+            Some(u) => round(&|_: &str| Some(u).filter(|&u| u != 0)),
+            None => {
+                attach::follow_until_stable(
+                    || seats_state(&root, &sysfs),
+                    |seats| {
+                        round(&|seat: &str| {
+                            seats
+                                .iter()
+                                .find(|(s, _)| s == seat)
+                                .and_then(|(_, text)| text.as_deref())
+                                .and_then(attach::seat_uid_from)
+                                .filter(|&u| u != 0)
+                        })
+                    },
+                );
+            }
+        }
+        if let Some(e) = stop {
+            return Err(e);
         }
         if failed.is_empty() {
             return Ok(done.join("\n"));
@@ -292,12 +354,31 @@ mod linux {
         .into())
     }
 
-    /// One round of `reseat` for `target` (`None`: root only): a line for each device
-    /// replaced in `done`, for each that failed in `failed`; `Some(why)` when there was
-    /// nothing to replace. Errors: the sweep's, or no HID-BPF when something is to be
-    /// replaced.
+    /// The state files of seat0 and of every attached device's seat, by seat name, sorted
+    /// (`None`: absent or untrusted): what a reseat round acts on.
+    fn seats_state(root: &Path, sysfs: &Path) -> Vec<(String, Option<String>)> {
+        let mut seats: Vec<String> = attach::seated(root, sysfs, Path::new(attach::UDEV_DATA))
+            .into_iter()
+            .map(|d| d.seat)
+            .chain([attach::DEFAULT_SEAT.to_owned()])
+            .collect();
+        seats.sort();
+        seats.dedup();
+        seats
+            .into_iter()
+            .map(|s| {
+                let text = attach::seat_state_in(&attach::seat_state_path(&s));
+                (s, text)
+            })
+            .collect()
+    }
+
+    /// One round of `reseat`, each device for `target(its seat)` (`None`: root only): a line
+    /// for each device replaced in `done`, for each that failed in `failed`; `Some(why)`
+    /// when there was nothing to replace. Errors: the sweep's, or no HID-BPF when something
+    /// is to be replaced.
     fn reseat_for(
-        target: Option<u32>,
+        target: &dyn Fn(&str) -> Option<u32>,
         root: &Path,
         sysfs: &Path,
         done: &mut Vec<String>,
@@ -305,13 +386,19 @@ mod linux {
     ) -> Result<Option<String>, Stop> {
         // Devices gone without a remove event are detached, not handed over.
         attach::sweep(root, sysfs)?;
-        let dirs = attach::seated(root, sysfs);
+        let dirs = attach::seated(root, sysfs, Path::new(attach::UDEV_DATA));
         let plan = attach::reseat_plan(&dirs, target);
         if dirs.is_empty() {
             return Ok(Some("nothing to reseat: nothing is attached".into()));
         }
         if plan.is_empty() {
-            let whose = target.map_or("root's".to_owned(), |u| format!("uid {u}'s"));
+            let mut users = dirs.iter().map(|d| target(&d.seat));
+            let first = users.next().flatten();
+            let whose = if users.all(|u| u == first) {
+                first.map_or("root's".to_owned(), |u| format!("uid {u}'s"))
+            } else {
+                "its seat's user's".to_owned()
+            };
             return Ok(Some(format!(
                 "nothing to reseat: every attachment is {whose}"
             )));
@@ -320,19 +407,24 @@ mod linux {
             return Err(Failure::NoHidBpf.into());
         }
         attach::ensure_bpffs(root)?;
-        let opts = AttachOptions {
-            root: root.to_owned(),
-            sysfs: sysfs.to_owned(),
-            uid: target,
-            unit_v120: None,
-            drop_caps: true,
-        };
-        let for_whom = target.map_or("root only (no seat user)".to_owned(), |u| {
-            format!("uid {u}")
-        });
         for name in &plan {
+            let seat = dirs
+                .iter()
+                .find(|d| &d.name == name)
+                .map_or(attach::DEFAULT_SEAT, |d| d.seat.as_str());
+            let uid = target(seat);
+            let opts = AttachOptions {
+                root: root.to_owned(),
+                sysfs: sysfs.to_owned(),
+                uid,
+                unit_v120: None,
+                drop_caps: true,
+            };
+            let for_whom = uid.map_or("root only (no seat user)".to_owned(), |u| {
+                format!("uid {u}")
+            });
             match attach::attach(name, &opts) {
-                Ok(_) => done.push(format!("reseated {name} for {for_whom}")),
+                Ok(_) => done.push(format!("reseated {name} for {for_whom} ({seat})")),
                 Err(f) => failed.push(format!("reseat {name}: {f}")),
             }
         }
@@ -353,6 +445,30 @@ mod linux {
                 Err(Stop::Failure(f)) => panic!("{a:?}: a failure, not a usage error: {f}"),
                 Ok(_) => panic!("{a:?} was accepted"),
             }
+        }
+
+        #[test]
+        fn detach_goes_on_after_a_device_that_fails_and_reports_it() {
+            let names = args(&[
+                "0005:046D:B034.0001",
+                "0005:046D:B034.0002",
+                "0005:046D:B034.0003",
+            ]);
+            let mut tried = Vec::new();
+            let (done, failed) = detach_each(&names, |n| {
+                tried.push(n.to_owned());
+                if n.ends_with("0002") {
+                    Err(Failure::Failed("rmdir: Device or resource busy".into()))
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(tried, names, "every device is tried, in order");
+            assert_eq!(done, ["0005:046D:B034.0001", "0005:046D:B034.0003"]);
+            assert_eq!(
+                failed,
+                ["0005:046D:B034.0002: rmdir: Device or resource busy"]
+            );
         }
 
         #[test]

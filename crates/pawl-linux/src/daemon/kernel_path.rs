@@ -94,12 +94,12 @@ impl std::fmt::Debug for KernelPath {
 }
 
 /// Whether the loader attached pawl's program to HID device `name` for this user: its
-/// pin directory under [`pins::PIN_ROOT`] is there and ours (the loader makes it root's
-/// and hands it to the seat user last, after every pin), with its stats pinned.
-/// A directory of another user's (root's too, for a pawl not run as root) is
-/// [`Attachment::OtherUser`]: that user's pawl runs kernel mode on this mouse, never two at
-/// once (`/run/pawl/bpf` is root's 0755, so the owner seen is the loader's doing; the
-/// directory itself is 0700, so its pins are out of reach).
+/// pin directory under [`pins::PIN_ROOT`] is there, root's (or ours, from an older
+/// loader), and its stats pin is ours ([`pins::attachment_owner`]: the loader hands it
+/// over last, after every pin). Stats of another user's (root's too, for a pawl not run as
+/// root), or a directory of another user's, is [`Attachment::OtherUser`]: that user's pawl
+/// runs kernel mode on this mouse, never two at once (`/run/pawl/bpf` is root's 0755, so
+/// the owners seen are the loader's doing; each pin's mode keeps its maps from anyone else).
 pub(crate) fn pinned(name: &str) -> Attachment {
     pinned_in(
         Path::new(pins::PIN_ROOT),
@@ -116,8 +116,14 @@ fn pinned_in(root: &Path, name: &str, euid: u32) -> Attachment {
     }
     let dir = pins::device_dir(root, name);
     match std::fs::symlink_metadata(&dir) {
-        Ok(m) if m.is_dir() && m.uid() != euid => Attachment::OtherUser { uid: m.uid() },
-        Ok(m) if m.is_dir() && dir.join(pins::STATS).exists() => Attachment::Attached,
+        Ok(m) if m.is_dir() && m.uid() != 0 && m.uid() != euid => {
+            Attachment::OtherUser { uid: m.uid() }
+        }
+        Ok(m) if m.is_dir() => match pins::attachment_owner(&dir) {
+            Some(u) if u == euid => Attachment::Attached,
+            Some(uid) => Attachment::OtherUser { uid },
+            None => Attachment::NotAttached,
+        },
         _ => Attachment::NotAttached,
     }
 }
@@ -510,25 +516,56 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pins_are_ours_another_users_or_not_there_by_their_directorys_owner() {
+    fn pins_are_ours_another_users_or_not_there_by_their_stats_pins_owner() {
         let root = tempfile::tempdir().unwrap();
         let name = "0005:046D:B034.0003";
         let me = std::fs::metadata(root.path()).unwrap().uid();
         assert_eq!(pinned_in(root.path(), name, me), Attachment::NotAttached);
         let dir = pins::device_dir(root.path(), name);
         std::fs::create_dir(&dir).unwrap();
-        // Being made (no stats pin yet): not attached, for its owner.
+        // Being made (no stats pin yet): not attached, for anyone.
         assert_eq!(pinned_in(root.path(), name, me), Attachment::NotAttached);
+        assert_eq!(
+            pinned_in(root.path(), name, me + 1),
+            Attachment::NotAttached
+        );
         std::fs::write(dir.join(pins::STATS), b"").unwrap();
         assert_eq!(pinned_in(root.path(), name, me), Attachment::Attached);
-        // Seen by anyone else, the directory is its owner's, pins or not.
+        // Seen by anyone else, the attachment is the stats pin's owner's.
         assert_eq!(
             pinned_in(root.path(), name, me + 1),
             Attachment::OtherUser { uid: me }
         );
+        // A stats "pin" that is a symlink is not followed: not attached.
+        std::fs::remove_file(dir.join(pins::STATS)).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.join(pins::STATS)).unwrap();
+        assert_eq!(pinned_in(root.path(), name, me), Attachment::NotAttached);
         assert_eq!(
             pinned_in(root.path(), "not a hid name", me),
             Attachment::NoHidDevice
+        );
+    }
+
+    #[test]
+    fn a_directory_of_another_user_is_theirs_whatever_is_in_it() {
+        // Only root can give a directory away.
+        if rustix::process::geteuid().as_raw() != 0 {
+            eprintln!("not root: a directory of another user's is not checked");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let name = "0005:046D:B034.0004";
+        let dir = pins::device_dir(root.path(), name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(pins::STATS), b"").unwrap();
+        std::os::unix::fs::chown(&dir, Some(1000), None).unwrap();
+        assert_eq!(
+            pinned_in(root.path(), name, 0),
+            Attachment::OtherUser { uid: 1000 }
+        );
+        assert_eq!(
+            pinned_in(root.path(), name, 1001),
+            Attachment::OtherUser { uid: 1000 }
         );
     }
 }

@@ -830,13 +830,12 @@ fn reseat(ctx: &mut Ctx) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The owner of `hid`'s pin directory under `/run/pawl/bpf` (`lstat`).
+/// Whom `hid`'s attachment under `/run/pawl/bpf` is for: its stats pin's owner
+/// (`pins::attachment_owner`).
 fn pins_owner(hid: &str) -> anyhow::Result<u32> {
-    use std::os::unix::fs::MetadataExt;
     let dir = pawl_bpf::pins::device_dir(std::path::Path::new(pawl_bpf::pins::PIN_ROOT), hid);
-    Ok(std::fs::symlink_metadata(&dir)
-        .with_context(|| format!("lstat {}", dir.display()))?
-        .uid())
+    pawl_bpf::pins::attachment_owner(&dir)
+        .with_context(|| format!("no stats pin in {}", dir.display()))
 }
 
 /// Whether a bpffs is mounted on the pin root (`/proc/self/mounts`).

@@ -44,6 +44,22 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "kernel_mode_pins_follow_the_logind_seat_user",
         run: kernel_mode_pins_follow_the_logind_seat_user,
     },
+    Scenario {
+        name: "kernel_mode_seat_user_cannot_keep_the_next_users_mouse",
+        run: kernel_mode_seat_user_cannot_keep_the_next_users_mouse,
+    },
+    Scenario {
+        name: "kernel_mode_pins_follow_the_devices_own_seat",
+        run: kernel_mode_pins_follow_the_devices_own_seat,
+    },
+    Scenario {
+        name: "kernel_mode_reseat_never_misses_the_last_change",
+        run: kernel_mode_reseat_never_misses_the_last_change,
+    },
+    Scenario {
+        name: "kernel_mode_detach_removes_every_device_it_can",
+        run: kernel_mode_detach_removes_every_device_it_can,
+    },
 ];
 
 /// The second plain user of the root (`xtask/src/userland.rs` `USERS`): the one who takes
@@ -249,7 +265,7 @@ fn wait_pins(
         let complete = [pins::LINK, pins::SETTINGS, pins::RING, pins::STATS]
             .iter()
             .all(|p| dir.join(p).exists());
-        let owner = std::fs::metadata(&dir).ok().map(|m| m.uid());
+        let owner = pins::attachment_owner(&dir);
         (complete, owner)
     };
     let deadline = Instant::now() + timeout;
@@ -731,5 +747,595 @@ fn check_not_grabbed(info: &NodeInfo, pawl: &Pawl) -> anyhow::Result<()> {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
+}
+
+/// The pins of a device directory, each as `BPF_OBJ_GET` opens it: `(name, None)` opened,
+/// `(name, Some(errno))` refused. Settings and ring are asked read-write (as pawl opens
+/// them), every other pin read-only (the least a pin can be asked for). `--open-pins DIR`
+/// prints this as the user it runs as, one `NAME ok|ERRNO` line each, then `kernel-device
+/// ok|error` for [`KernelDevice::open_in`] (what pawl's daemon does to enter kernel mode).
+pub fn open_pins(dir: &Path) -> Vec<(String, Option<i32>)> {
+    use libbpf_rs::libbpf_sys;
+    use std::os::unix::ffi::OsStrExt;
+    let mut names: Vec<String> = [
+        pins::LINK,
+        pins::SETTINGS,
+        pins::RING,
+        pins::STATS,
+        pins::GLIDE,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            let flags = if n == pins::SETTINGS || n == pins::RING {
+                0
+            } else {
+                libbpf_sys::BPF_F_RDONLY
+            };
+            let c = std::ffi::CString::new(dir.join(&n).as_os_str().as_bytes()).unwrap();
+            let opts = libbpf_sys::bpf_obj_get_opts {
+                sz: size_of::<libbpf_sys::bpf_obj_get_opts>() as _,
+                file_flags: flags,
+                ..Default::default()
+            };
+            // SAFETY: `c` is NUL-terminated and `opts` a bpf_obj_get_opts of its size.
+            let fd = unsafe { libbpf_sys::bpf_obj_get_opts(c.as_ptr(), &opts) };
+            if fd >= 0 {
+                // SAFETY: the fd was just returned to us.
+                unsafe { libc::close(fd) };
+                (n, None)
+            } else {
+                (n, Some(-fd))
+            }
+        })
+        .collect()
+}
+
+/// `--open-pins DIR`: [`open_pins`] printed (run as a user by the scenarios).
+pub fn open_pins_main(dir: &Path) -> std::process::ExitCode {
+    for (n, r) in open_pins(dir) {
+        match r {
+            None => println!("{n} ok"),
+            Some(e) => println!("{n} {e}"),
+        }
+    }
+    let name = dir
+        .file_name()
+        .and_then(|n| pins::hid_name_of_dir(&n.to_string_lossy()));
+    let root = dir.parent().unwrap_or(Path::new("/"));
+    match name.map(|n| KernelDevice::open_in(root, &n)) {
+        Some(Ok(_)) => println!("kernel-device ok"),
+        Some(Err(e)) => println!("kernel-device error {e}"),
+        None => println!("kernel-device error not a device directory"),
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// [`open_pins_main`] run as `uid` (gid the same) on `hid`'s pin directory: its lines.
+fn open_pins_as(uid: u32, hid: &str) -> anyhow::Result<String> {
+    use std::os::unix::process::CommandExt;
+    output(
+        Command::new(std::env::current_exe()?)
+            .arg("--open-pins")
+            .arg(pin_dir(hid))
+            .env_clear()
+            .uid(uid)
+            .gid(uid),
+    )
+}
+
+/// Writes seat0's state file as logind does (a dot-named temporary file renamed into
+/// place): `Some(uid)` that user's session active, `None` the text logind writes with
+/// no session. The path unit sees the rename.
+fn write_seat0_as_logind(uid: Option<u32>) -> anyhow::Result<()> {
+    let text = match uid {
+        Some(u) => format!(
+            "# This is private data. Do not parse.\nIS_SEAT0=1\nCAN_MULTI_SESSION=1\n\
+             CAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=c{u}\nACTIVE_UID={u}\nSESSIONS=c{u}\nUIDS={u}\n"
+        ),
+        None => "# This is private data. Do not parse.\nIS_SEAT0=1\nCAN_MULTI_SESSION=1\n\
+                 CAN_TTY=1\nCAN_GRAPHICAL=1\n"
+            .to_owned(),
+    };
+    write_seat0_text(&text)
+}
+
+fn write_seat0_text(text: &str) -> anyhow::Result<()> {
+    let tmp = Path::new(SEAT0).with_file_name(".#seat0pawlvm");
+    std::fs::write(&tmp, text).context("write seat0's temporary file")?;
+    std::fs::rename(&tmp, SEAT0).context("rename seat0 into place")
+}
+
+/// Puts back seat0's state file as it was (logind's) when dropped.
+struct Seat0Restore(Option<String>);
+
+impl Drop for Seat0Restore {
+    fn drop(&mut self) {
+        match &self.0 {
+            Some(t) => {
+                let _ = write_seat0_text(t);
+            }
+            None => {
+                let _ = std::fs::remove_file(SEAT0);
+            }
+        }
+    }
+}
+
+/// Whether pawl-kernel-reseat.service's last run succeeded (`Result=success`) and what
+/// it is doing now.
+fn reseat_unit_state() -> String {
+    Command::new("systemctl")
+        .args([
+            "show",
+            "pawl-kernel-reseat.service",
+            "-p",
+            "Result,ActiveState,NRestarts,ExecMainStatus",
+        ])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// `kernel_mode_seat_user_cannot_keep_the_next_users_mouse`: an MX Master 3S attached
+/// while uid 1000 is seat0's user (seat0's file written as logind writes it; the real
+/// path unit runs the reseat). That user, in the device's pin directory, tries what would
+/// keep the mouse: rename root's `link` and `glide`, make a directory or file, remove or
+/// rename its own pins, rename the directory; each is refused (EACCES: the directory is
+/// root's 0755), and the directory holds exactly the five pins after. Its own pins' modes
+/// it may change (it owns them). seat0 then goes to uid 1001 as logind does: the reseat
+/// service succeeds, the pins are uid 1001's, who opens its three maps and the daemon's
+/// `KernelDevice` (kernel mode), and uid 1000 opens none of the device's pins.
+pub fn kernel_mode_seat_user_cannot_keep_the_next_users_mouse(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    ensure!(
+        seat0_uid().is_none(),
+        "seat0 has an active user before the scenario: {:?}",
+        restore.0
+    );
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    write_seat0_as_logind(Some(uid))?;
+    wait_pins(&mut dev, &hid, Some(uid), T_UDEV).with_context(|| {
+        format!(
+            "after seat0 became uid {uid}'s; reseat: {}; {}",
+            reseat_unit_state(),
+            journal("pawl-kernel-reseat.service", 10)
+        )
+    })?;
+    let dir = pin_dir(&hid);
+    let layout = |dir: &Path| -> anyhow::Result<Vec<String>> {
+        let mut v = Vec::new();
+        let m = std::fs::symlink_metadata(dir)?;
+        v.push(format!(
+            ".:{}:{:o}",
+            m.uid(),
+            m.permissions().mode() & 0o7777
+        ));
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let m = std::fs::symlink_metadata(e.path())?;
+            v.push(format!(
+                "{}:{}:{:o}",
+                e.file_name().to_string_lossy(),
+                m.uid(),
+                m.permissions().mode() & 0o7777
+            ));
+        }
+        Ok(v)
+    };
+    let before = layout(&dir)?;
+    ctx.notes.push(format!("pins for uid {uid}: {before:?}"));
+    let want = [
+        ".:0:755".to_owned(),
+        "glide:0:600".to_owned(),
+        "link:0:600".to_owned(),
+        format!("ring:{uid}:600"),
+        format!("settings:{uid}:600"),
+        format!("stats:{uid}:400"),
+    ];
+    ensure!(before == want, "pin layout {before:?}, want {want:?}");
+
+    // The attack, as the seat user in the directory (busybox's applets).
+    let busybox = Path::new(SHARE).join("busybox");
+    let dir_name = dir.display().to_string();
+    let parent_new = format!("{dir_name}_x");
+    let attempts: &[&[&str]] = &[
+        &["mv", "link", "lnk"],
+        &["mv", "glide", "gl"],
+        &["mkdir", "x"],
+        &["touch", "y"],
+        &["ln", "-s", "/", "z"],
+        &["mv", "settings", "s"],
+        &["rm", "-f", "stats"],
+        &["mv", &dir_name, &parent_new],
+        &["mkdir", &parent_new],
+    ];
+    let mut refused = Vec::new();
+    for a in attempts {
+        let out = Command::new(&busybox)
+            .args(*a)
+            .current_dir(&dir)
+            .env_clear()
+            .uid(uid)
+            .gid(uid)
+            .output()?;
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        ensure!(
+            !out.status.success()
+                && (err.contains("Permission denied") || err.contains("Operation not permitted")),
+            "as uid {uid}, `{}` in {} was not refused: {} {err}",
+            a.join(" "),
+            dir.display(),
+            out.status
+        );
+        refused.push(format!("{}: {err}", a.join(" ")));
+    }
+    ctx.notes.push(format!("refused: {refused:?}"));
+    // Its own pins' modes it may change: the next user's pins are new inodes.
+    let out = Command::new(&busybox)
+        .args(["chmod", "666", "settings", "ring", "stats"])
+        .current_dir(&dir)
+        .env_clear()
+        .uid(uid)
+        .gid(uid)
+        .output()?;
+    ctx.notes
+        .push(format!("chmod 666 of its own pins: {}", out.status));
+    let after = layout(&dir)?;
+    let names = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|l| l.split(':').next().unwrap_or("").to_owned())
+            .collect()
+    };
+    ensure!(
+        names(&after) == names(&want),
+        "the directory changed under the attack: {after:?}"
+    );
+    ensure!(!Path::new(&parent_new).exists(), "{parent_new} was made");
+
+    // The seat goes to the next user, as logind does it.
+    write_seat0_as_logind(Some(uid2))?;
+    wait_pins(&mut dev, &hid, Some(uid2), T_UDEV).with_context(|| {
+        format!(
+            "after seat0 became uid {uid2}'s; reseat: {}; {}",
+            reseat_unit_state(),
+            journal("pawl-kernel-reseat.service", 10)
+        )
+    })?;
+    let state = reseat_unit_state();
+    ctx.notes.push(format!("reseat.service: {state}"));
+    ensure!(
+        state.contains("Result=success") && state.contains("ExecMainStatus=0"),
+        "the reseat service did not succeed: {state}; {}",
+        journal("pawl-kernel-reseat.service", 10)
+    );
+    let now = layout(&dir)?;
+    ctx.notes.push(format!("pins for uid {uid2}: {now:?}"));
+    let want2: Vec<String> = want
+        .iter()
+        .map(|l| l.replace(&format!(":{uid}:"), &format!(":{uid2}:")))
+        .collect();
+    ensure!(now == want2, "pin layout {now:?}, want {want2:?}");
+    let new_user = open_pins_as(uid2, &hid)?;
+    ctx.notes.push(format!(
+        "uid {uid2} opens: {}",
+        new_user.replace('\n', "; ")
+    ));
+    let eacces = libc::EACCES.to_string();
+    for l in new_user.lines() {
+        let (n, r) = l.split_once(' ').unwrap_or((l, ""));
+        let ok = match n {
+            "settings" | "ring" | "stats" | "kernel-device" => r == "ok",
+            _ => r == eacces,
+        };
+        ensure!(ok, "as uid {uid2}: {l} (all: {new_user})");
+    }
+    let old_user = open_pins_as(uid, &hid)?;
+    ctx.notes
+        .push(format!("uid {uid} opens: {}", old_user.replace('\n', "; ")));
+    for l in old_user.lines() {
+        let (n, r) = l.split_once(' ').unwrap_or((l, ""));
+        let refused = if n == "kernel-device" {
+            r.starts_with("error")
+        } else {
+            r == eacces
+        };
+        ensure!(refused, "as uid {uid}, the old user: {l} (all: {old_user})");
+    }
+    drop(restore);
+    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat0 was logind's again")?;
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// `pawl-kernel-attach ARGS` as root; `(exit code, stdout + stderr)`.
+fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
+    let out = Command::new(crate::scenarios::kernel_mode::LOADER)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("run the loader")?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .trim()
+        .to_owned(),
+    ))
+}
+
+/// Unmounts `path` when dropped (lazily: nothing may keep it).
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).output();
+    }
+}
+
+/// `kernel_mode_detach_removes_every_device_it_can`: two MX Master 3S attached by udevd's
+/// loader; one's pin directory is made busy (a tmpfs mounted on a directory in it: rmdir
+/// fails with EBUSY, a state root itself cannot remove its way out of). `--detach` (the
+/// package's prerm) unpins the busy one's link (its program detached) and detaches the
+/// other device whole, reports the busy one, exits non-zero and leaves the pin root
+/// mounted (not empty). With the mount gone, `--detach` again removes the rest, exits 0
+/// and unmounts the pin root.
+pub fn kernel_mode_detach_removes_every_device_it_can(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let installed = Installed::package()?;
+    let (mut dev1, _i1, hid1, _p1) = hires_mouse(ctx)?;
+    let (mut dev2, _i2, hid2, _p2) = hires_mouse(ctx)?;
+    wait_pins(&mut dev1, &hid1, None, T_UDEV)?;
+    wait_pins(&mut dev2, &hid2, None, T_UDEV)?;
+    let busy = pin_dir(&hid1).join("busy");
+    std::fs::create_dir(&busy).context("mkdir in the pin directory as root")?;
+    output(
+        Command::new("mount")
+            .args(["-t", "tmpfs", "tmpfs"])
+            .arg(&busy),
+    )?;
+    let mounted = Unmount(busy.clone());
+    let (code, text) = loader(&["--detach"])?;
+    ctx.notes
+        .push(format!("--detach with one busy directory: {code}: {text}"));
+    ensure!(
+        code == 1,
+        "--detach exited {code} with a busy directory: {text}"
+    );
+    ensure!(
+        text.contains(&hid1) && text.contains("not detached"),
+        "--detach does not report {hid1}: {text}"
+    );
+    ensure!(
+        !pin_dir(&hid2).exists(),
+        "{hid2} was not detached after {hid1} failed: {text}"
+    );
+    ensure!(
+        !pin_dir(&hid1).join(pins::LINK).exists(),
+        "{hid1}'s link is still pinned (its program attached): {text}"
+    );
+    ensure!(
+        is_bpffs_mount(pins::PIN_ROOT),
+        "the pin root was unmounted with {hid1}'s directory in it"
+    );
+    drop(mounted);
+    let (code, text) = loader(&["--detach"])?;
+    ctx.notes.push(format!("--detach again: {code}: {text}"));
+    ensure!(code == 0, "--detach exited {code}: {text}");
+    ensure!(
+        !is_bpffs_mount(pins::PIN_ROOT),
+        "--detach left the pin root mounted: {text}"
+    );
+    drop(dev1);
+    drop(dev2);
+    settle()?;
+    drop(installed);
+    Ok(())
+}
+
+/// `kernel_mode_reseat_never_misses_the_last_change`: an MX Master 3S attached, seat0's
+/// file is rewritten as logind does 24 times, 40 ms apart, between uid 1000 and 1001
+/// (the reseat a path unit started takes longer than that under TCG, so most changes come
+/// while it runs), ending at 1001. Once the reseat service is inactive again, the pins
+/// are 1001's and stay so, and its last run succeeded. Then the same with a last change
+/// to "nobody": root's pins.
+pub fn kernel_mode_reseat_never_misses_the_last_change(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    for (last, want) in [(Some(uid2), uid2), (None, 0)] {
+        let t = Instant::now();
+        for i in 0..24 {
+            write_seat0_as_logind(Some(if i % 2 == 0 { uid } else { uid2 }))?;
+            dev.pump(Duration::from_millis(40))?;
+        }
+        write_seat0_as_logind(last)?;
+        // The service runs (or is started) for the changes; wait until it is done.
+        let deadline = Instant::now() + T_UDEV;
+        loop {
+            dev.pump(Duration::from_millis(300))?;
+            let st = reseat_unit_state();
+            if st.contains("ActiveState=inactive") || st.contains("ActiveState=failed") {
+                break;
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the reseat service is still running: {st}"
+            );
+        }
+        let st = reseat_unit_state();
+        let owner = pins::attachment_owner(&pin_dir(&hid));
+        ctx.notes.push(format!(
+            "last change to {last:?}: {:.1} s, pins of {owner:?}, {st}; runs: {}",
+            t.elapsed().as_secs_f64(),
+            journal("pawl-kernel-reseat.service", 200)
+                .lines()
+                .filter(|l| l.contains("reseated"))
+                .count()
+        ));
+        ensure!(
+            st.contains("Result=success"),
+            "the reseat service failed: {st}; {}",
+            journal("pawl-kernel-reseat.service", 10)
+        );
+        ensure!(
+            owner == Some(want),
+            "after the last change to {last:?} the pins are {owner:?}'s, want {want}; {}",
+            journal("pawl-kernel-reseat.service", 12)
+        );
+        // And they stay so (no late round of an earlier state).
+        dev.pump(Duration::from_secs(2))?;
+        let later = pins::attachment_owner(&pin_dir(&hid));
+        ensure!(
+            later == Some(want),
+            "2 s later the pins are {later:?}'s, want {want}"
+        );
+    }
+    drop(restore);
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// A seat state file as logind writes it for a seat other than seat0 (`None`: nobody
+/// active), renamed into place.
+fn write_seat_as_logind(seat: &str, uid: Option<u32>) -> anyhow::Result<()> {
+    let path = Path::new(pawl_bpf::attach::SEATS_DIR).join(seat);
+    let mut text = "# This is private data. Do not parse.\nIS_SEAT0=0\nCAN_MULTI_SESSION=1\n\
+                    CAN_TTY=0\nCAN_GRAPHICAL=0\n"
+        .to_owned();
+    if let Some(u) = uid {
+        text.push_str(&format!(
+            "ACTIVE=c{u}\nACTIVE_UID={u}\nSESSIONS=c{u}\nUIDS={u}\n"
+        ));
+    }
+    let tmp = path.with_file_name(format!(".#{seat}pawlvm"));
+    std::fs::write(&tmp, text).context("write the seat's temporary file")?;
+    std::fs::rename(&tmp, &path).context("rename the seat file into place")
+}
+
+/// Removes a file when dropped.
+struct RemoveFile(PathBuf);
+
+impl Drop for RemoveFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `kernel_mode_pins_follow_the_devices_own_seat`: a udev rule in `/run/udev/rules.d`
+/// gives an MX Master 3S's input device `ID_SEAT=seat1` (as an admin's rule or
+/// `loginctl attach` does; this VM has no graphics device, so logind makes no seat1 of
+/// its own, and seat1's state file is written as logind writes it). With uid 1001 active
+/// on seat1 and uid 1000 on seat0, the mouse's pins are 1001's at its bind and stay so
+/// when seat0's file changes; seat1 going to uid 1000 hands them to 1000 (the path unit
+/// watching the seats directory), seat1's file gone makes them root's.
+pub fn kernel_mode_pins_follow_the_devices_own_seat(ctx: &mut Ctx) -> anyhow::Result<()> {
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    let phys = ctx.phys("s");
+    let rule = Path::new(RULES_DIR).join("72-pawl-vm-seat1.rules");
+    std::fs::write(
+        &rule,
+        format!(
+            "SUBSYSTEM==\"input\", KERNEL==\"input*\", ATTR{{phys}}==\"{phys}\", \
+             ENV{{ID_SEAT}}=\"seat1\"\n"
+        ),
+    )?;
+    let _rule = RemoveFile(rule);
+    output(Command::new("udevadm").args(["control", "--reload-rules"]))?;
+    let seat1 = RemoveFile(Path::new(pawl_bpf::attach::SEATS_DIR).join("seat1"));
+    write_seat_as_logind("seat1", Some(uid2))?;
+    write_seat0_as_logind(Some(uid))?;
+    let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
+    let info = dev.wait_node(T_DEVICE)?;
+    let hid = crate::scenarios::drivers::hid_device_of(&info)?
+        .file_name()
+        .context("HID device path without a name")?
+        .to_string_lossy()
+        .into_owned();
+    wait_pins(&mut dev, &hid, Some(uid2), T_UDEV).with_context(|| {
+        format!(
+            "the mouse on seat1 (udev: {:?}); reseat: {}",
+            crate::scenarios::userland::udev_info(&info.path).map(|i| i.tags),
+            journal("pawl-kernel-reseat.service", 8)
+        )
+    })?;
+    let input_db: Vec<String> = std::fs::read_dir(
+        Path::new(pawl_bpf::attach::SYSFS_HID)
+            .join(&hid)
+            .join("input"),
+    )?
+    .flatten()
+    .map(|e| {
+        let id = format!("+input:{}", e.file_name().to_string_lossy());
+        let text = std::fs::read_to_string(Path::new(pawl_bpf::attach::UDEV_DATA).join(&id))
+            .unwrap_or_default();
+        let seat: Vec<&str> = text.lines().filter(|l| l.contains("SEAT")).collect();
+        format!("{id}: {}", seat.join(" "))
+    })
+    .collect();
+    ctx.notes
+        .push(format!("the input device's udev seat lines: {input_db:?}"));
+    // seat0 changing leaves the seat1 mouse alone.
+    write_seat0_as_logind(Some(uid2))?;
+    dev.pump(Duration::from_secs(3))?;
+    let owner = pins::attachment_owner(&pin_dir(&hid));
+    ensure!(
+        owner == Some(uid2),
+        "after seat0 changed, the seat1 mouse's pins are {owner:?}'s"
+    );
+    write_seat_as_logind("seat1", Some(uid))?;
+    wait_pins(&mut dev, &hid, Some(uid), T_UDEV).with_context(|| {
+        format!(
+            "after seat1 went to uid {uid}; reseat: {} {}",
+            reseat_unit_state(),
+            journal("pawl-kernel-reseat.service", 8)
+        )
+    })?;
+    drop(seat1);
+    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat1's file went")?;
+    drop(restore);
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
     Ok(())
 }
