@@ -98,6 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             summary,
             plot,
             device_index,
+            app,
         } => {
             let loaded = config_file::load(cli.config.as_deref())?;
             replay::run(
@@ -109,6 +110,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     summary,
                     plot: plot.as_deref(),
                     device_index,
+                    app: app.as_deref(),
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -176,7 +178,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ConfigCommand::Check { file } => {
                 let path = file.as_deref().or(cli.config.as_deref());
                 let loaded = config_file::load(path)?;
-                out::println(&format!("{}: ok", loaded.origin))?;
+                let apps = config_file::app_listing(&loaded.config);
+                out::println(format!("{}: ok\n{apps}", loaded.origin).trim_end())?;
                 Ok(ExitCode::SUCCESS)
             }
         },
