@@ -33,6 +33,7 @@ pub mod actions;
 pub mod caps;
 pub mod daemon;
 pub mod error;
+pub mod focus;
 pub mod hidpp;
 pub mod inspect;
 pub mod pipeline;
