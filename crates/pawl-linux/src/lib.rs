@@ -47,7 +47,8 @@ use std::path::PathBuf;
 use pawl_engine::{Config, Desktop};
 
 pub use daemon::{
-    Daemon, DeviceSummary, Exit, MouseSummary, NodeState, NodeSummary, PathLine, Reload,
+    Daemon, DeviceSummary, Exit, FocusSummary, MouseSummary, NodeState, NodeSummary, PathLine,
+    Reload,
 };
 pub use error::{Error, ErrorKind};
 

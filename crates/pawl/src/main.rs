@@ -285,18 +285,19 @@ mod platform {
 
     /// The grabbed devices and the handled mice, for the worker metadata.
     pub fn grabbed(daemon: &Daemon) -> Handled {
-        convert(&daemon.devices(), &daemon.mice())
+        convert(&daemon.devices(), &daemon.mice(), &daemon.focus())
     }
 
     /// Runs until SIGTERM/SIGINT; `changed` receives the devices and mice when they change.
     pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
-        daemon.run(&mut |devices, mice| changed(convert(devices, mice)))?;
+        daemon.run(&mut |devices, mice, focus| changed(convert(devices, mice, focus)))?;
         Ok(())
     }
 
     fn convert(
         devices: &[pawl_linux::DeviceSummary],
         mice: &[pawl_linux::MouseSummary],
+        focus: &pawl_linux::FocusSummary,
     ) -> Handled {
         Handled {
             devices: devices
@@ -309,6 +310,11 @@ mod platform {
                 })
                 .collect(),
             mice: mice.iter().map(super::mouse_record).collect(),
+            focus: Some(crate::lifecycle::FocusRecord {
+                backend: focus.backend.clone(),
+                app: focus.app.clone(),
+                profile: focus.profile.clone(),
+            }),
         }
     }
 }
