@@ -124,7 +124,7 @@ pub struct DeviceEngine {
     slots: Box<[Slot]>,
     /// Per [`AppKey`]: its slot, 0 when no `[[app]]` table applies to this device.
     app_slots: Box<[u16]>,
-    /// The slot in force and the application asked for last.
+    /// The slot in force.
     active: u16,
     /// The slot asked for while a gesture was held: it takes over when the gesture ends.
     pending: Option<u16>,
