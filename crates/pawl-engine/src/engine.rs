@@ -2,7 +2,9 @@
 //! one frame in, one decision out.
 
 use crate::action::Action;
-use crate::config::{Config, GNOME_SWIPE_FINGERS, GestureConfig, GestureStyle, ScrollSettings};
+use crate::config::{
+    AppKey, ButtonsConfig, Config, GNOME_SWIPE_FINGERS, GestureConfig, GestureStyle, ScrollSettings,
+};
 use crate::device::DeviceInfo;
 use crate::frame::{Actions, Buttons, FrameIn, FrameOut, Verdict};
 use crate::scroll::{ScrollAxis, ScrollParams};
@@ -54,13 +56,80 @@ pub struct Profile {
     pub fingers: u8,
 }
 
-/// The engine for one handled device. Deterministic: the same frames and times give the
-/// same output.
-#[derive(Clone, Debug)]
-pub struct DeviceEngine {
+/// One resolved profile with its button table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Slot {
     profile: Profile,
     /// Button actions: index = button number; only entries in `profile.mapped` are read.
     button_actions: [Action; 32],
+}
+
+impl Slot {
+    fn new(
+        gesture: GestureConfig,
+        buttons: &ButtonsConfig,
+        transform_scroll: bool,
+        scroll: ScrollSettings,
+    ) -> Slot {
+        let mut button_actions = [Action::PassThrough; 32];
+        let mut mapped = ButtonSet::default();
+        for n in 0..=Button::MAX {
+            let b = Button(n);
+            if b == gesture.button {
+                continue;
+            }
+            if let Some(a) = buttons.action(b) {
+                button_actions[n as usize] = a;
+                if a != Action::PassThrough {
+                    mapped.set(b, true);
+                }
+            }
+        }
+        Slot {
+            profile: Profile {
+                gesture,
+                transform_scroll,
+                scroll,
+                scroll_fixed: ScrollParams::new(&scroll),
+                mapped,
+                fingers: gesture.fingers.unwrap_or(GNOME_SWIPE_FINGERS),
+            },
+            button_actions,
+        }
+    }
+}
+
+/// Which profile a [`DeviceEngine`] runs: its device profile or one of an application's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileId {
+    /// The device's own profile (no `[[app]]` table applies to the focused app).
+    Device,
+    /// The profile of the `[[app]]` tables naming this application.
+    App(AppKey),
+}
+
+/// The engine for one handled device. Deterministic: the same frames and times give the
+/// same output.
+///
+/// It holds every profile it can run, resolved when it is made: its device profile and
+/// one per application that an `[[app]]` table applies to for this device.
+/// [`DeviceEngine::set_app`] switches between them by index.
+#[derive(Clone, Debug)]
+pub struct DeviceEngine {
+    /// The profile in force (a copy of `slots[active]`, read on the hot path).
+    profile: Profile,
+    /// Button actions of the profile in force.
+    button_actions: [Action; 32],
+    /// Slot 0: the device profile; then one per application with a profile of its own.
+    slots: Box<[Slot]>,
+    /// Per [`AppKey`]: its slot, 0 when no `[[app]]` table applies to this device.
+    app_slots: Box<[u16]>,
+    /// The slot in force.
+    active: u16,
+    /// The slot asked for while a gesture was held: it takes over when the gesture ends.
+    pending: Option<u16>,
+    /// The application asked for last.
+    app: ProfileId,
     held: Option<Held>,
     /// Buttons pressed on the virtual device (so releases match presses and a cancel
     /// releases everything).
@@ -76,41 +145,31 @@ impl DeviceEngine {
     /// The engine for `device` under `config`, `None` when the config does not handle it.
     pub fn new(config: &Config, device: &DeviceInfo) -> Option<DeviceEngine> {
         let decision = config.decide(device);
-        decision
-            .handle
-            .then(|| DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll))
+        if !decision.handle {
+            return None;
+        }
+        let mut engine =
+            DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll);
+        engine.add_app_profiles(config, device);
+        Some(engine)
     }
 
-    /// The engine with explicit scroll handling (for `pawl replay` and tests).
+    /// The engine with explicit scroll handling and no application profiles (for
+    /// `pawl replay` and tests; [`DeviceEngine::add_app_profiles`] adds them).
     pub fn with_profile(
         config: &Config,
         transform_scroll: bool,
         scroll: ScrollSettings,
     ) -> DeviceEngine {
-        let mut button_actions = [Action::PassThrough; 32];
-        let mut mapped = ButtonSet::default();
-        for n in 0..=Button::MAX {
-            let b = Button(n);
-            if b == config.gesture.button {
-                continue;
-            }
-            if let Some(a) = config.button_action(b) {
-                button_actions[n as usize] = a;
-                if a != Action::PassThrough {
-                    mapped.set(b, true);
-                }
-            }
-        }
+        let slot = Slot::new(config.gesture, &config.buttons, transform_scroll, scroll);
         DeviceEngine {
-            profile: Profile {
-                gesture: config.gesture,
-                transform_scroll,
-                scroll,
-                scroll_fixed: ScrollParams::new(&scroll),
-                mapped,
-                fingers: config.gesture.fingers.unwrap_or(GNOME_SWIPE_FINGERS),
-            },
-            button_actions,
+            profile: slot.profile,
+            button_actions: slot.button_actions,
+            slots: Box::new([slot]),
+            app_slots: Box::new([]),
+            active: 0,
+            pending: None,
+            app: ProfileId::Device,
             held: None,
             pressed_out: ButtonSet::default(),
             wheel: ScrollAxis::default(),
@@ -119,9 +178,104 @@ impl DeviceEngine {
         }
     }
 
-    /// The resolved settings.
+    /// The resolved settings in force.
     pub fn profile(&self) -> &Profile {
         &self.profile
+    }
+
+    /// Resolves the profile of every application of `config` that an `[[app]]` table
+    /// applies to for `device` ([`Config::app_settings`]), replacing any added before. The
+    /// device profile (and whether the wheel is transformed) stays as made; the engine
+    /// returns to it.
+    pub fn add_app_profiles(&mut self, config: &Config, device: &DeviceInfo) {
+        let transform = self.slots[0].profile.transform_scroll;
+        let mut slots = vec![self.slots[0]];
+        let mut app_slots = vec![0u16; config.app_ids.len()];
+        for (i, slot) in app_slots.iter_mut().enumerate() {
+            let Some(s) = config.app_settings(device, AppKey(i as u16)) else {
+                continue;
+            };
+            let new = Slot::new(s.gesture, &s.buttons, transform, s.scroll);
+            // Applications with the same settings share a slot.
+            *slot = match slots.iter().position(|old| *old == new) {
+                Some(k) => k as u16,
+                None => {
+                    slots.push(new);
+                    (slots.len() - 1) as u16
+                }
+            };
+        }
+        self.slots = slots.into_boxed_slice();
+        self.app_slots = app_slots.into_boxed_slice();
+        self.app = ProfileId::Device;
+        self.pending = None;
+        if self.active != 0 {
+            self.switch_to(0);
+        }
+    }
+
+    /// The focused application changed to `app` (`None`: an application no `[[app]]`
+    /// table names, or none known). An index lookup, no allocation.
+    ///
+    /// The rule for a change in the middle of something: while the gesture button is held
+    /// or a swipe's fingers are down, the profile in force stays until the gesture ends
+    /// (its release fires what the old profile says); otherwise the new profile applies at
+    /// once. When a different profile takes over, scroll state is reset (smoothing starts
+    /// afresh, a glide stops: ask [`DeviceEngine::next_deadline`] again). Buttons held
+    /// through a change are released as they were pressed: a press sent on is released, a
+    /// swallowed (mapped) press stays swallowed.
+    pub fn set_app(&mut self, app: Option<AppKey>) {
+        let slot = app
+            .and_then(|k| self.app_slots.get(usize::from(k.0)))
+            .copied()
+            .unwrap_or(0);
+        self.app = match app {
+            Some(k) if slot != 0 => ProfileId::App(k),
+            _ => ProfileId::Device,
+        };
+        if self.held.is_some() || self.fingers.is_some() {
+            self.pending = Some(slot);
+        } else {
+            self.pending = None;
+            self.switch_to(slot);
+        }
+    }
+
+    /// The profile asked for by the last [`DeviceEngine::set_app`] (in force, or waiting
+    /// for the gesture to end: [`DeviceEngine::switch_pending`]).
+    pub fn app_profile(&self) -> ProfileId {
+        self.app
+    }
+
+    /// Whether a profile change waits for the held gesture to end.
+    pub fn switch_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// How many distinct profiles the engine holds (1 = the device profile only).
+    pub fn profile_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn switch_to(&mut self, slot: u16) {
+        if slot == self.active {
+            return;
+        }
+        let s = self.slots[usize::from(slot)];
+        self.profile = s.profile;
+        self.button_actions = s.button_actions;
+        self.active = slot;
+        self.wheel.reset();
+        self.hwheel.reset();
+    }
+
+    /// Applies a pending profile once no gesture is in progress.
+    #[inline]
+    fn settle(&mut self) {
+        if self.pending.is_some() && self.held.is_none() && self.fingers.is_none() {
+            let slot = self.pending.take().unwrap_or(0);
+            self.switch_to(slot);
+        }
     }
 
     /// Whether the gesture button is held (motion is being swallowed).
@@ -310,6 +464,8 @@ impl DeviceEngine {
                 }
             }
         }
+        // A profile change waiting for the gesture to end takes over now that it has.
+        self.settle();
         // Wheel.
         if self.profile.transform_scroll {
             let s = &self.profile.scroll_fixed;
@@ -360,6 +516,7 @@ impl DeviceEngine {
             && f.advance(now, &mut out.touch)
         {
             self.fingers = None;
+            self.settle();
         }
         !out.pointer_is_empty()
     }
@@ -377,6 +534,7 @@ impl DeviceEngine {
             out.buttons.push(b, false);
         }
         self.pressed_out = ButtonSet::default();
+        self.settle();
         !out.pointer_is_empty()
     }
 
@@ -395,6 +553,7 @@ impl DeviceEngine {
                 self.pressed_out.set(b, false);
             }
         }
+        self.settle();
         !out.pointer_is_empty()
     }
 }

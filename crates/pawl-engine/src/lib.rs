@@ -49,7 +49,7 @@ mod text;
 pub mod units;
 
 pub use action::{Action, Chord, Desktop, Key};
-pub use config::{Config, ConfigError, ConfigErrors, HidppConfig, Platform};
+pub use config::{AppKey, Config, ConfigError, ConfigErrors, HidppConfig, Platform};
 pub use device::{Bus, DeviceInfo};
-pub use engine::DeviceEngine;
+pub use engine::{DeviceEngine, ProfileId};
 pub use frame::{FrameIn, FrameOut, TouchOut, Verdict, WheelIn, WheelOut};

@@ -135,6 +135,19 @@ pub struct Replay {
 
 /// Replays `recording` under `config`. `device` overrides the recording's identity.
 pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo>) -> Replay {
+    replay_as(recording, config, device, None)
+}
+
+/// [`replay`] with application `app` focused throughout: the profile its `[[app]]` tables
+/// give the device (the device profile when none applies, said in a note). A recording
+/// without identity and no `device` is matched as a device with an empty name, bus 0 and
+/// ids 0000:0000, so tables narrowed by `device` do not apply to it.
+pub fn replay_as(
+    recording: &Recording,
+    config: &Config,
+    device: Option<&DeviceInfo>,
+    app: Option<&str>,
+) -> Replay {
     let mut res = Replay::default();
     let caps = recording.wheel_caps();
     let recorded = recording.device.info();
@@ -193,6 +206,34 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
             Some(DeviceEngine::with_profile(config, transform, config.scroll))
         }
     };
+    if let (Some(app), Some(engine)) = (app, engine.as_mut()) {
+        let d = info.clone().unwrap_or(DeviceInfo {
+            name: String::new(),
+            bus: pawl_engine::Bus(0),
+            vendor: 0,
+            product: 0,
+            has_wheel: true,
+            is_touchpad: false,
+        });
+        engine.add_app_profiles(config, &d);
+        let key = config.app_key(app);
+        engine.set_app(key);
+        let settings = key.and_then(|k| config.app_settings(&d, k));
+        res.notes.push(match (key, settings) {
+            (None, _) => format!("app: {app:?}: no [[app]] table names it: the device profile"),
+            (Some(_), None) => format!(
+                "app: {app:?}: its [[app]] tables are narrowed to other devices: the device profile"
+            ),
+            (Some(_), Some(s)) => format!(
+                "app: {app:?}: [[app]] at line {}",
+                s.lines
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
     let msc_scan = recording.msc_scan();
     let fixup = WheelFixup::new(recording.missing_wheel_codes());
     res.notes.push(format!(

@@ -243,7 +243,7 @@ impl HidppDevice {
         let path = node.dev_path();
         let fd = open_hidraw(&path)?;
         warn_other_hidpp_users(&path);
-        let engine = DeviceEngine::with_profile(config, false, config.scroll);
+        let engine = gesture_engine(config, &node);
         let session_config = session_config(config, thumb_wheel);
         let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
@@ -258,6 +258,11 @@ impl HidppDevice {
         Ok(dev)
     }
 
+    /// The focused application changed ([`DeviceEngine::set_app`] of the gesture engine).
+    pub fn set_app(&mut self, app: Option<pawl_engine::AppKey>) {
+        self.engine.set_app(app);
+    }
+
     /// A new config (SIGHUP): the gesture engine restarts with it (a held gesture is
     /// cancelled); when the controls to divert changed, pawl's diversions are undone and
     /// the setup runs again with the new controls. The thumb wheel keeps its current mode
@@ -265,7 +270,7 @@ impl HidppDevice {
     pub fn reconfigure(&mut self, config: &Config, now: Micros) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
-        self.engine = DeviceEngine::with_profile(config, false, config.scroll);
+        self.engine = gesture_engine(config, &self.node);
         let wanted = session_config(config, self.session_config.thumb_wheel);
         if wanted != self.session_config {
             self.undivert();
@@ -747,6 +752,22 @@ pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryRepo
         problem,
         node,
     })
+}
+
+/// The gesture engine of an endpoint: no wheel, the config's gesture and buttons, and the
+/// `[[app]]` profiles that apply to the endpoint's mouse.
+fn gesture_engine(config: &Config, node: &HidrawNode) -> DeviceEngine {
+    let mut engine = DeviceEngine::with_profile(config, false, config.scroll);
+    let info = pawl_engine::DeviceInfo {
+        name: node.name.clone(),
+        bus: pawl_engine::Bus(node.bus),
+        vendor: node.vendor,
+        product: node.product,
+        has_wheel: true,
+        is_touchpad: false,
+    };
+    engine.add_app_profiles(config, &info);
+    engine
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ pub mod actions;
 pub mod caps;
 pub mod daemon;
 pub mod error;
+pub mod focus;
 pub mod hidpp;
 pub mod inspect;
 pub mod pipeline;
@@ -46,7 +47,8 @@ use std::path::PathBuf;
 use pawl_engine::{Config, Desktop};
 
 pub use daemon::{
-    Daemon, DeviceSummary, Exit, MouseSummary, NodeState, NodeSummary, PathLine, Reload,
+    Daemon, DeviceSummary, Exit, FocusSummary, MouseSummary, NodeState, NodeSummary, PathLine,
+    Reload,
 };
 pub use error::{Error, ErrorKind};
 

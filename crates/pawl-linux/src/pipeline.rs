@@ -134,6 +134,11 @@ impl Pipeline {
         &self.engine
     }
 
+    /// The engine, for a focus change ([`DeviceEngine::set_app`]).
+    pub fn engine_mut(&mut self) -> &mut DeviceEngine {
+        &mut self.engine
+    }
+
     /// Processes every complete frame in `bytes`; returns how many bytes were consumed
     /// (the rest is a frame still missing its `SYN_REPORT`).
     ///

@@ -49,6 +49,17 @@ impl Pawl {
         opts: &PawlOptions<'_>,
         ids: Option<(u32, u32)>,
     ) -> anyhow::Result<Pawl> {
+        Pawl::start_env(bin, work, opts, ids, &[])
+    }
+
+    /// [`Pawl::start_as`] with `env` added to pawl's environment (e.g. `SWAYSOCK`).
+    pub fn start_env(
+        bin: &Path,
+        work: &Path,
+        opts: &PawlOptions<'_>,
+        ids: Option<(u32, u32)>,
+        env: &[(&str, &Path)],
+    ) -> anyhow::Result<Pawl> {
         let config = work.join("config.toml");
         std::fs::write(&config, opts.config)
             .with_context(|| format!("write {}", config.display()))?;
@@ -79,6 +90,7 @@ impl Pawl {
             .env("XDG_RUNTIME_DIR", work)
             .env("XDG_CONFIG_HOME", work)
             .env("XDG_CURRENT_DESKTOP", opts.desktop)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)

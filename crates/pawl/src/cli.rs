@@ -80,6 +80,11 @@ pub enum Command {
         /// without it, a record whose events come from several devices is an error.
         #[arg(long, value_name = "N")]
         device_index: Option<usize>,
+        /// Replay under the profile the `[[app]]` tables give this application id (exact,
+        /// case-sensitive: a Wayland app_id, X11 WM_CLASS or macOS bundle id), as if it
+        /// were focused throughout.
+        #[arg(long, value_name = "APP")]
+        app: Option<String>,
     },
     /// Start the background worker (detached) and wait until it has grabbed its devices.
     ///
@@ -197,6 +202,9 @@ pub enum ConfigCommand {
     /// Print the default configuration, every key documented.
     Default,
     /// Check a config file (default: the one pawl reads) and exit non-zero on errors.
+    ///
+    /// A valid file prints "FILE: ok", then one line per `[[app]]` table: the applications
+    /// it names, the devices it applies to and what it sets.
     Check {
         /// The file to check.
         file: Option<PathBuf>,

@@ -173,6 +173,55 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Loaded> {
     })
 }
 
+/// `pawl config check`'s lines about `[[app]]` tables: per table, its line, the
+/// applications it names, the devices it applies to and what it overrides. Empty without
+/// tables.
+pub fn app_listing(config: &pawl_engine::Config) -> String {
+    let mut out = String::new();
+    for rule in &config.apps {
+        let devices = match &rule.device {
+            None => "every handled device".to_owned(),
+            Some(m) => {
+                let mut parts = Vec::new();
+                if let Some(n) = &m.name {
+                    parts.push(format!("name {n:?}"));
+                }
+                match (m.vendor, m.product) {
+                    (Some(v), Some(p)) => parts.push(format!("id {v:04x}:{p:04x}")),
+                    (Some(v), None) => parts.push(format!("vendor {v:04x}")),
+                    _ => {}
+                }
+                if let Some(b) = m.bus {
+                    parts.push(format!("bus {}", b.name()));
+                }
+                format!("handled devices with {}", parts.join(", "))
+            }
+        };
+        let mut sets = Vec::new();
+        if !rule.scroll.is_empty() {
+            sets.push("scroll");
+        }
+        if rule.gesture != Default::default() {
+            sets.push("gesture actions");
+        }
+        if rule.buttons != Default::default() {
+            sets.push("button actions");
+        }
+        let sets = if sets.is_empty() {
+            "nothing (the device profile)".to_owned()
+        } else {
+            sets.join(", ")
+        };
+        let apps: Vec<String> = rule.app_ids.iter().map(|a| format!("{a:?}")).collect();
+        out += &format!(
+            "[[app]] at line {}: {} on {devices}: sets {sets}\n",
+            rule.line,
+            apps.join(", ")
+        );
+    }
+    out
+}
+
 /// `pawl config keys`: every key name a chord may use, one key per line (canonical name,
 /// then its aliases), modifiers first; keys `platform` cannot press are marked.
 pub fn keys_listing(platform: Platform) -> String {
@@ -225,6 +274,23 @@ pub fn keys_listing(platform: Platform) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn app_listing_names_each_tables_apps_devices_and_overrides() {
+        let config = Config::parse(
+            "[[app]]\napp_id = [\"firefox\", \"chromium\"]\n[app.gesture]\nleft = \"back\"\n\n[[app]]\napp_id = \"game\"\ndevice = { name = \"*MX*\", id = \"046d:b034\", bus = \"usb\" }\n[app.scroll]\ninvert_vertical = false\n[app.buttons]\non_back = \"none\"\n",
+            "c.toml",
+            Platform::Linux,
+        )
+        .unwrap();
+        assert_eq!(
+            app_listing(&config),
+            "[[app]] at line 1: \"firefox\", \"chromium\" on every handled device: sets gesture actions\n\
+             [[app]] at line 6: \"game\" on handled devices with name \"*MX*\", id 046d:b034, bus usb: sets scroll, button actions\n"
+        );
+        let empty = Config::default_for(Platform::Linux);
+        assert_eq!(app_listing(&empty), "");
+    }
 
     #[test]
     fn keys_listing_names_every_key_with_its_aliases_and_marks_unpressable_ones() {

@@ -344,6 +344,14 @@ pub fn status_text(status: &Status, paths: &Paths, now: u64) -> String {
             for m in &meta.mice {
                 s.push_str(&mouse_text(m, "  mouse:   ", true, "    "));
             }
+            if let Some(f) = &meta.focus {
+                s.push_str(&format!(
+                    "  focus:   {}, app {}, profile {}\n",
+                    escape_control(&f.backend),
+                    f.app.as_deref().map_or("unknown".into(), escape_control),
+                    escape_control(&f.profile)
+                ));
+            }
             s.push_str(&format!(
                 "  version: {} ({})\n",
                 escape_control(&meta.version),
@@ -473,6 +481,11 @@ pub fn status_json(status: &Status, paths: &Paths, now: u64) -> serde_json::Valu
             "exe": meta.exe,
             "devices": meta.devices.iter().map(device_json).collect::<Vec<_>>(),
             "mice": meta.mice.iter().map(mouse_json).collect::<Vec<_>>(),
+            "focus": meta.focus.as_ref().map(|f| json!({
+                "backend": f.backend,
+                "app": f.app,
+                "profile": f.profile,
+            })),
         }),
     }
 }
@@ -690,6 +703,7 @@ pub(crate) mod tests {
             started_at: 1_700_000_000,
             devices,
             mice: Vec::new(),
+            focus: None,
         }
     }
 
@@ -738,6 +752,42 @@ pub(crate) mod tests {
               version: 0.1.0 (/usr/bin/pawl)
         "#]]
         .assert_eq(&text);
+    }
+
+    #[test]
+    fn status_names_the_focus_backend_the_focused_app_and_the_profile_in_force() {
+        let mut m = meta(vec![mx()]);
+        m.focus = Some(crate::lifecycle::FocusRecord {
+            backend: "sway".into(),
+            app: Some("firefox".into()),
+            profile: "app firefox ([[app]] at line 12)".into(),
+        });
+        let now = 1_700_000_005;
+        let text = status_text(&Status::Running(m.clone()), &paths(), now);
+        assert!(
+            text.contains(
+                "\n  focus:   sway, app firefox, profile app firefox ([[app]] at line 12)\n"
+            ),
+            "{text}"
+        );
+        let json = status_json(&Status::Running(m.clone()), &paths(), now);
+        assert_eq!(json["focus"]["backend"], "sway");
+        assert_eq!(json["focus"]["app"], "firefox");
+        m.focus = Some(crate::lifecycle::FocusRecord {
+            backend: "sway (closed: device profiles)".into(),
+            app: None,
+            profile: "device".into(),
+        });
+        let text = status_text(&Status::Running(m), &paths(), now);
+        assert!(
+            text.contains(
+                "  focus:   sway (closed: device profiles), app unknown, profile device\n"
+            ),
+            "{text}"
+        );
+        // No focus line from a worker that records none (older pawl, macOS).
+        let text = status_text(&Status::Running(meta(vec![mx()])), &paths(), now);
+        assert!(!text.contains("focus:"), "{text}");
     }
 
     /// An MX Master 3S as the Linux worker records it with HID++ on (default config).

@@ -368,6 +368,19 @@ pub struct Handled {
     pub devices: Vec<GrabbedDevice>,
     /// The handled mice and their paths (empty on macOS).
     pub mice: Vec<MouseRecord>,
+    /// The focus backend for `[[app]]` profiles (Linux).
+    pub focus: Option<FocusRecord>,
+}
+
+/// The focus backend, the focused application and the profile in force.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FocusRecord {
+    /// `sway`, `sway (closed: device profiles)`, or why there is none.
+    pub backend: String,
+    /// The focused application, when known.
+    pub app: Option<String>,
+    /// `device` or `app APP ([[app]] at line …)`.
+    pub profile: String,
 }
 
 /// What a running worker records about itself in `pawl.json`.
@@ -393,6 +406,9 @@ pub struct Metadata {
     /// older pawl).
     #[serde(default)]
     pub mice: Vec<MouseRecord>,
+    /// The focus backend (absent in metadata of an older pawl, and on macOS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<FocusRecord>,
 }
 
 impl Metadata {
@@ -696,6 +712,7 @@ mod tests {
             version: "0.1.0".into(),
             started_at: 1_700_000_000,
             mice: Vec::new(),
+            focus: None,
             devices: vec![GrabbedDevice {
                 path: "/dev/input/event3".into(),
                 name: "Logitech MX Master 3S".into(),
@@ -906,6 +923,7 @@ mod tests {
         let shorter = Metadata {
             devices: Vec::new(),
             mice: Vec::new(),
+            focus: None,
             ..sample()
         };
         shorter.write(&path).unwrap();

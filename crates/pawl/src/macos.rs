@@ -36,6 +36,7 @@ pub fn grabbed(daemon: &Daemon) -> Handled {
     Handled {
         devices,
         mice: Vec::new(),
+        focus: None,
     }
 }
 

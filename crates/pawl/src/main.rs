@@ -100,6 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             summary,
             plot,
             device_index,
+            app,
         } => {
             let loaded = config_file::load(cli.config.as_deref())?;
             replay::run(
@@ -111,6 +112,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     summary,
                     plot: plot.as_deref(),
                     device_index,
+                    app: app.as_deref(),
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -178,7 +180,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ConfigCommand::Check { file } => {
                 let path = file.as_deref().or(cli.config.as_deref());
                 let loaded = config_file::load(path)?;
-                out::println(&format!("{}: ok", loaded.origin))?;
+                let apps = config_file::app_listing(&loaded.config);
+                out::println(format!("{}: ok\n{apps}", loaded.origin).trim_end())?;
                 Ok(ExitCode::SUCCESS)
             }
         },
@@ -284,18 +287,19 @@ mod platform {
 
     /// The grabbed devices and the handled mice, for the worker metadata.
     pub fn grabbed(daemon: &Daemon) -> Handled {
-        convert(&daemon.devices(), &daemon.mice())
+        convert(&daemon.devices(), &daemon.mice(), &daemon.focus())
     }
 
     /// Runs until SIGTERM/SIGINT; `changed` receives the devices and mice when they change.
     pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
-        daemon.run(&mut |devices, mice| changed(convert(devices, mice)))?;
+        daemon.run(&mut |devices, mice, focus| changed(convert(devices, mice, focus)))?;
         Ok(())
     }
 
     fn convert(
         devices: &[pawl_linux::DeviceSummary],
         mice: &[pawl_linux::MouseSummary],
+        focus: &pawl_linux::FocusSummary,
     ) -> Handled {
         Handled {
             devices: devices
@@ -308,6 +312,11 @@ mod platform {
                 })
                 .collect(),
             mice: mice.iter().map(super::mouse_record).collect(),
+            focus: Some(crate::lifecycle::FocusRecord {
+                backend: focus.backend.clone(),
+                app: focus.app.clone(),
+                profile: focus.profile.clone(),
+            }),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use pawl_engine::{Bus, Config, DeviceInfo};
 use pawl_evdev::record::{self, Recording};
-use pawl_evdev::replay::{Point, Replay, replay};
+use pawl_evdev::replay::{Point, Replay, replay_as};
 use plotters::prelude::*;
 
 /// What `pawl replay` was asked to do.
@@ -27,6 +27,8 @@ pub struct Args<'a> {
     pub plot: Option<&'a Path>,
     /// Which device of a `libinput record` with several (0-based).
     pub device_index: Option<usize>,
+    /// The application focused throughout (its `[[app]]` profile).
+    pub app: Option<&'a str>,
 }
 
 /// Runs the replay and prints to stdout.
@@ -42,7 +44,7 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
     let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
     config.gesture.fingers =
         Some(config.swipe_fingers(pawl_engine::Desktop::from_xdg_current_desktop(&xdg)));
-    let res = replay(&recording, &config, device.as_ref());
+    let res = replay_as(&recording, &config, device.as_ref(), args.app);
     notes.extend(res.notes.iter().cloned());
     let mut text = String::new();
     for n in &notes {
@@ -551,6 +553,7 @@ where
 mod tests {
     use super::*;
     use pawl_engine::Platform;
+    use pawl_evdev::replay::replay;
 
     #[test]
     fn device_flag_takes_ids_an_optional_bus_and_a_name_with_colons() {

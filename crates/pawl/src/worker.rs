@@ -154,6 +154,7 @@ impl Worker {
                 .map_or(0, |d| d.as_secs()),
             devices: handled.devices,
             mice: handled.mice,
+            focus: handled.focus,
         };
         let path = self.paths.metadata();
         meta.write(&path)
@@ -173,6 +174,7 @@ impl Worker {
         };
         meta.devices = handled.devices;
         meta.mice = handled.mice;
+        meta.focus = handled.focus;
         meta.write(&self.paths.metadata())
     }
 
@@ -267,6 +269,7 @@ mod tests {
                 Handled {
                     devices: vec![mx()],
                     mice: Vec::new(),
+                    focus: None,
                 },
             )
             .unwrap();
@@ -320,6 +323,7 @@ mod tests {
             started_at: 0,
             devices: vec![mx()],
             mice: Vec::new(),
+            focus: None,
         };
         left.write(&paths.metadata()).unwrap();
         let _worker = Worker::start_in(paths.clone(), false).unwrap();

@@ -749,3 +749,53 @@ fn service_install_dry_run_warns_about_a_missing_config_and_prints_the_install_n
         "dry run wrote files"
     );
 }
+
+#[test]
+fn replay_with_app_runs_under_that_apps_profile_and_says_which_tables() {
+    let env = Env::new();
+    let config = env.tmp.path().join("apps.toml");
+    fs::write(
+        &config,
+        "[[app]]\napp_id = \"game\"\n[app.scroll]\ninvert_vertical = false\n",
+    )
+    .unwrap();
+    let recording =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hires-scroll.events");
+    let replay = |app: &[&str]| {
+        let mut args = vec![
+            "--config",
+            config.to_str().unwrap(),
+            "replay",
+            recording.to_str().unwrap(),
+            "--summary",
+        ];
+        args.extend_from_slice(app);
+        let ran = env.run(&args);
+        assert_eq!(ran.code, 0, "{ran:?}");
+        ran.out
+    };
+    let device = replay(&[]);
+    let game = replay(&["--app", "game"]);
+    let other = replay(&["--app", "Game"]);
+    // Two detents down in: inverted by the device profile, not by the game's.
+    assert!(device.contains("out -215 v120"), "{device}");
+    assert!(game.contains("out 215 v120"), "{game}");
+    assert!(
+        game.contains("# app: \"game\": [[app]] at line 1"),
+        "{game}"
+    );
+    // App ids match case-sensitively: another app gets the device profile, and is told so.
+    assert!(other.contains("out -215 v120"), "{other}");
+    assert!(
+        other.contains("# app: \"Game\": no [[app]] table names it: the device profile"),
+        "{other}"
+    );
+    let check = env.run(&["config", "check", config.to_str().unwrap()]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check
+            .out
+            .ends_with(": ok\n[[app]] at line 1: \"game\" on every handled device: sets scroll\n"),
+        "{check:?}"
+    );
+}

@@ -182,4 +182,20 @@ kernel_mode = "auto"
 # mx_master = true
 # [device.scroll]
 # invert_vertical = false
+
+# Per-application settings, at most 64 tables, in file order. app_id is one id or a list
+# (at most 32, each at most 255 bytes), matched exactly and case-sensitively: the Wayland
+# app_id or X11 WM_CLASS class on Linux (swaymsg -t get_tree shows them), the bundle id on
+# macOS. The focused application decides. device narrows a table to the devices a name
+# glob or a matcher { name, id, bus } matches. A table overrides, on top of the device's
+# profile: any [scroll] key but scope in [app.scroll]; left, right, up, down and click in
+# [app.gesture]; on_back, on_forward and [app.buttons.map] in [app.buttons] (the button
+# numbers stay those of [gesture] and [buttons]). When several tables name an application,
+# a later one overrides only the keys it sets. A change of focus while the gesture button
+# is held takes effect when it is released. Matching by window title is not supported yet.
+# [[app]]
+# app_id = ["steam_app_570", "org.remmina.Remmina"]
+# [app.scroll]
+# invert_vertical = false
+# smoothing = "none"
 "#;

@@ -358,6 +358,135 @@ pub struct DeviceRule {
     pub line: usize,
 }
 
+/// The gesture actions an `[app.gesture]` table sets; `None` = the device profile's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GestureActions {
+    /// `left`.
+    pub left: Option<Action>,
+    /// `right`.
+    pub right: Option<Action>,
+    /// `up`.
+    pub up: Option<Action>,
+    /// `down`.
+    pub down: Option<Action>,
+    /// `click`.
+    pub click: Option<Action>,
+}
+
+impl GestureActions {
+    /// Layers `later` on top: every action `later` sets replaces this one's.
+    pub fn merge(&mut self, later: &GestureActions) {
+        for (a, b) in [
+            (&mut self.left, later.left),
+            (&mut self.right, later.right),
+            (&mut self.up, later.up),
+            (&mut self.down, later.down),
+            (&mut self.click, later.click),
+        ] {
+            if b.is_some() {
+                *a = b;
+            }
+        }
+    }
+
+    /// `g` with the set actions replaced.
+    pub fn apply_to(&self, mut g: GestureConfig) -> GestureConfig {
+        g.left = self.left.unwrap_or(g.left);
+        g.right = self.right.unwrap_or(g.right);
+        g.up = self.up.unwrap_or(g.up);
+        g.down = self.down.unwrap_or(g.down);
+        g.click = self.click.unwrap_or(g.click);
+        g
+    }
+}
+
+/// The button actions an `[app.buttons]` table sets; the button numbers (`back`,
+/// `forward`, the gesture button) stay the device's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ButtonOverrides {
+    /// `on_back`.
+    pub on_back: Option<Action>,
+    /// `on_forward`.
+    pub on_forward: Option<Action>,
+    /// `[app.buttons.map]`: these buttons' actions replace (or add to) `[buttons.map]`.
+    pub map: Vec<(Button, Action)>,
+}
+
+impl ButtonOverrides {
+    /// Layers `later` on top.
+    pub fn merge(&mut self, later: &ButtonOverrides) {
+        self.on_back = later.on_back.or(self.on_back);
+        self.on_forward = later.on_forward.or(self.on_forward);
+        for &(b, a) in &later.map {
+            match self.map.iter_mut().find(|(mb, _)| *mb == b) {
+                Some(entry) => entry.1 = a,
+                None => self.map.push((b, a)),
+            }
+        }
+    }
+
+    /// `b` with the set actions replaced.
+    pub fn apply_to(&self, b: &ButtonsConfig) -> ButtonsConfig {
+        let mut out = b.clone();
+        out.on_back = self.on_back.unwrap_or(b.on_back);
+        out.on_forward = self.on_forward.unwrap_or(b.on_forward);
+        for &(n, a) in &self.map {
+            match out.map.iter_mut().find(|(mb, _)| *mb == n) {
+                Some(entry) => entry.1 = a,
+                None => out.map.push((n, a)),
+            }
+        }
+        out
+    }
+}
+
+/// The most `[[app]]` tables a config may have (64).
+pub const MAX_APP_TABLES: usize = 64;
+/// The most application ids one `[[app]]` table may list (32).
+pub const MAX_APP_IDS: usize = 32;
+/// The longest application id, bytes (255: an X11 `WM_CLASS`, a Wayland `app_id` or a
+/// macOS bundle id is far shorter; the focus backends drop longer ones).
+pub const MAX_APP_ID_BYTES: usize = 255;
+
+/// An `[[app]]` table: which applications (and optionally which devices) it applies to and
+/// what it overrides in the device's profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppRule {
+    /// `app_id`: exact, case-sensitive application ids (Wayland `app_id`, X11 `WM_CLASS`
+    /// class, macOS bundle id).
+    pub app_ids: Vec<String>,
+    /// `device`: only devices this matches; `None` = every handled device.
+    pub device: Option<DeviceMatcher>,
+    /// `[app.scroll]`, layered over the device's scroll keys.
+    pub scroll: ScrollOverrides,
+    /// `[app.gesture]` actions.
+    pub gesture: GestureActions,
+    /// `[app.buttons]` actions.
+    pub buttons: ButtonOverrides,
+    /// 1-based line of the table in the file.
+    pub line: usize,
+}
+
+/// An application id known to the config: an index into [`Config::app_ids`]. The
+/// platform looks it up once per focus change ([`Config::app_key`]); the engine switches
+/// profiles by it without comparing strings ([`crate::DeviceEngine::set_app`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AppKey(pub u16);
+
+/// What the `[[app]]` tables for one application decide for one device, layered in file
+/// order ([`Config::app_settings`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppSettings {
+    /// Effective scroll settings.
+    pub scroll: ScrollSettings,
+    /// Gesture settings with the app's actions.
+    pub gesture: GestureConfig,
+    /// Buttons with the app's actions.
+    pub buttons: ButtonsConfig,
+    /// Lines of the tables that apply, in file order.
+    pub lines: Vec<usize>,
+}
+
 /// The validated configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -382,6 +511,11 @@ pub struct Config {
     pub commands: Vec<Vec<String>>,
     /// Logitech HID++ (Linux: hidraw; macOS: IOHIDDevice).
     pub hidpp: HidppConfig,
+    /// `[[app]]` tables, in file order; later tables override earlier ones.
+    pub apps: Vec<AppRule>,
+    /// Every application id the `[[app]]` tables name, sorted, each once: what an
+    /// [`AppKey`] indexes.
+    pub app_ids: Vec<String>,
 }
 
 /// Logitech HID++ settings (`[hidpp]`, on by default on Linux and macOS).
@@ -505,7 +639,73 @@ impl Config {
                 thumb_wheel: true,
                 kernel_mode: KernelMode::Auto,
             },
+            apps: Vec::new(),
+            app_ids: Vec::new(),
         }
+    }
+
+    /// The key of application `app_id` (exact, case-sensitive), `None` when no `[[app]]`
+    /// table names it. A binary search: call it once per focus change, not per frame.
+    pub fn app_key(&self, app_id: &str) -> Option<AppKey> {
+        self.app_ids
+            .binary_search_by(|id| id.as_str().cmp(app_id))
+            .ok()
+            .map(|i| AppKey(i as u16))
+    }
+
+    /// The application id of `key` (`""` for a key of another config).
+    pub fn app_name(&self, key: AppKey) -> &str {
+        self.app_ids
+            .get(usize::from(key.0))
+            .map_or("", |s| s.as_str())
+    }
+
+    /// What the `[[app]]` tables naming `key` decide for `info`, `None` when none applies
+    /// (no table names it, or their `device` does not match): the device's settings
+    /// ([`Config::decide`]) with every applying table's keys layered in file order.
+    pub fn app_settings(&self, info: &DeviceInfo, key: AppKey) -> Option<AppSettings> {
+        let name = self.app_ids.get(usize::from(key.0))?;
+        let mut scroll = ScrollOverrides::default();
+        let mut gesture = GestureActions::default();
+        let mut buttons = ButtonOverrides::default();
+        let mut lines = Vec::new();
+        for rule in self.apps.iter().filter(|r| {
+            r.app_ids.iter().any(|id| id == name)
+                && r.device.as_ref().is_none_or(|m| m.matches(info))
+        }) {
+            scroll.merge(&rule.scroll);
+            gesture.merge(&rule.gesture);
+            buttons.merge(&rule.buttons);
+            lines.push(rule.line);
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        let (mut keys, device_keys) = self.device_scroll_keys(info);
+        let scroll = if device_keys || !scroll.is_empty() {
+            keys.merge(&scroll);
+            keys.apply_to(self.scroll)
+        } else {
+            self.scroll
+        };
+        Some(AppSettings {
+            scroll,
+            gesture: gesture.apply_to(self.gesture),
+            buttons: buttons.apply_to(&self.buttons),
+            lines,
+        })
+    }
+
+    /// The `[scroll]` keys with those of every matching `[[device]]` rule layered on, and
+    /// whether any rule set one.
+    fn device_scroll_keys(&self, info: &DeviceInfo) -> (ScrollOverrides, bool) {
+        let mut keys = self.scroll_keys;
+        let mut any = false;
+        for rule in self.devices.iter().filter(|r| r.matcher.matches(info)) {
+            keys.merge(&rule.scroll);
+            any |= !rule.scroll.is_empty();
+        }
+        (keys, any)
     }
 
     /// Decides what to do with a device: handle it or not, transform its scroll or not, and
@@ -559,16 +759,19 @@ impl Config {
 
     /// The action of a mapped button, if any (gesture button excluded).
     pub fn button_action(&self, b: Button) -> Option<Action> {
-        if b == self.buttons.back {
-            return Some(self.buttons.on_back);
+        self.buttons.action(b)
+    }
+}
+
+impl ButtonsConfig {
+    /// The action of a mapped button, if any (the gesture button is not known here).
+    pub fn action(&self, b: Button) -> Option<Action> {
+        if b == self.back {
+            return Some(self.on_back);
         }
-        if b == self.buttons.forward {
-            return Some(self.buttons.on_forward);
+        if b == self.forward {
+            return Some(self.on_forward);
         }
-        self.buttons
-            .map
-            .iter()
-            .find(|(mb, _)| *mb == b)
-            .map(|(_, a)| *a)
+        self.map.iter().find(|(mb, _)| *mb == b).map(|(_, a)| *a)
     }
 }

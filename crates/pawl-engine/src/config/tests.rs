@@ -804,3 +804,112 @@ fn hidpp_kernel_mode_is_auto_by_default_and_off_forces_grab_mode() {
     let text = default_config_text(Platform::Linux);
     assert!(text.contains("\nkernel_mode = \"auto\"\n"), "{text}");
 }
+
+#[test]
+fn app_tables_parse_with_their_overrides_and_a_sorted_id_list() {
+    let c = parse(
+        r#"
+[[app]]
+app_id = ["firefox", "chromium"]
+device = "*MX Master*"
+[app.scroll]
+invert_vertical = false
+[app.gesture]
+left = "back"
+[app.buttons]
+on_forward = { key = "Ctrl+Tab" }
+[app.buttons.map]
+7 = "overview"
+
+[[app]]
+app_id = "steam"
+device = { id = "046d:b034" }
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.app_ids, vec!["chromium", "firefox", "steam"]);
+    assert_eq!(c.app_key("firefox"), Some(AppKey(1)));
+    assert_eq!(c.app_key("Firefox"), None);
+    assert_eq!(c.app_name(AppKey(2)), "steam");
+    let a = &c.apps[0];
+    assert_eq!(a.line, 2);
+    assert_eq!(a.scroll.invert_vertical, Some(false));
+    assert_eq!(a.gesture.left, Some(Action::Back));
+    assert!(matches!(a.buttons.on_forward, Some(Action::Key(_))));
+    assert_eq!(a.buttons.map, vec![(Button(7), Action::Overview)]);
+    assert_eq!(
+        c.apps[1].device.as_ref().and_then(|m| m.product),
+        Some(0xb034)
+    );
+    let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+    let other = info("Other", 1, 2, false);
+    let ff = c.app_key("firefox").unwrap();
+    assert!(
+        c.app_settings(&other, ff).is_none(),
+        "narrowed to MX Masters"
+    );
+    let s = c.app_settings(&mx, ff).unwrap();
+    assert!(!s.scroll.invert_vertical);
+    assert_eq!(s.gesture.left, Action::Back);
+    assert_eq!(s.gesture.right, c.gesture.right);
+}
+
+#[test]
+fn app_table_errors_are_located() {
+    let e = errors(
+        r#"
+[[app]]
+app_id = ""
+[app.gesture]
+button = 3
+left = "nowhere"
+
+[[app]]
+device = "*"
+
+[[app]]
+app_id = ["a", "a", 3]
+title = "Mozilla.*"
+[app.scroll]
+scope = "all-wheels"
+[app.buttons.map]
+5 = "overview"
+0 = "back"
+"#,
+        Platform::Linux,
+    );
+    let want = [
+        "c.toml:3:10: app[0].app_id: application id \"\" is empty",
+        "c.toml:5:1: app[0].gesture.button: unknown key",
+        "c.toml:6:8: app[0].gesture.left: unknown action \"nowhere\"",
+        "c.toml:8:1: app[1]: this [[app]] table names no application",
+        "c.toml:12:16: app[2].app_id: application id \"a\" is listed twice",
+        "c.toml:12:21: app[2].app_id: expected a string, found an integer (3)",
+        "c.toml:13:1: app[2].title: matching by window title is not supported yet",
+        "c.toml:15:1: app[2].scroll.scope: unknown key",
+        "c.toml:17:1: app[2].buttons.map.5: button 5 cannot be mapped here: it is the gesture button",
+        "c.toml:18:1: app[2].buttons.map.0: button 0 cannot be mapped here: 0 is the left button",
+    ];
+    assert_eq!(e.len(), want.len(), "{e:#?}");
+    for (got, want) in e.iter().zip(want) {
+        assert!(
+            got.starts_with(want),
+            "{got}\n  does not start with\n{want}"
+        );
+    }
+}
+
+#[test]
+fn app_tables_and_ids_have_stated_limits() {
+    let many = "[[app]]\napp_id = \"x\"\n".repeat(MAX_APP_TABLES + 1);
+    let e = err(&many);
+    assert!(e.contains("65 [[app]] tables: at most 64"), "{e}");
+    let ids: Vec<String> = (0..=MAX_APP_IDS).map(|i| format!("\"a{i}\"")).collect();
+    let e = err(&format!("[[app]]\napp_id = [{}]\n", ids.join(", ")));
+    assert!(
+        e.contains("33 application ids: at most 32 per table"),
+        "{e}"
+    );
+    let e = err(&format!("[[app]]\napp_id = \"{}\"\n", "a".repeat(256)));
+    assert!(e.contains("is 256 bytes long: at most 255"), "{e}");
+}

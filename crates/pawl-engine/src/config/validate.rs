@@ -621,7 +621,9 @@ impl Validator<'_> {
         self.known_keys(
             doc,
             "",
-            &["gesture", "buttons", "actions", "scroll", "hidpp", "device"],
+            &[
+                "gesture", "buttons", "actions", "scroll", "hidpp", "device", "app",
+            ],
         );
         if let Some(h) = self.table(doc, "", "hidpp") {
             self.hidpp(h);
@@ -650,6 +652,254 @@ impl Validator<'_> {
                     }
                 }
                 _ => self.wrong_type(d, "device", "[[device]] tables"),
+            }
+        }
+        if let Some(a) = get(doc, "app") {
+            match a.get_ref() {
+                DeValue::Array(tables) if tables.iter().all(|r| r.get_ref().is_table()) => {
+                    if tables.len() > MAX_APP_TABLES {
+                        self.error(
+                            a.span(),
+                            "app",
+                            format!("{} [[app]] tables: at most {MAX_APP_TABLES}", tables.len()),
+                        );
+                    }
+                    for (i, table) in tables.iter().take(MAX_APP_TABLES).enumerate() {
+                        if let DeValue::Table(t) = table.get_ref() {
+                            self.app(t, i, table.span());
+                        }
+                    }
+                }
+                _ => self.wrong_type(a, "app", "[[app]] tables"),
+            }
+            let mut ids: Vec<String> = self
+                .config
+                .apps
+                .iter()
+                .flat_map(|r| r.app_ids.iter().cloned())
+                .collect();
+            ids.sort();
+            ids.dedup();
+            self.config.app_ids = ids;
+        }
+    }
+
+    /// One `[[app]]` table.
+    fn app(&mut self, t: &DeTable<'_>, i: usize, span: Span) {
+        let path = format!("app[{i}]");
+        if let Some((k, _)) = t.get_key_value("title") {
+            self.error(
+                k.span(),
+                &join(&path, "title"),
+                "matching by window title is not supported yet: match by app_id".into(),
+            );
+        }
+        let allowed = ["app_id", "device", "scroll", "gesture", "buttons", "title"];
+        self.known_keys(t, &path, &allowed);
+        let app_ids = self.app_ids(t, &path, span.clone());
+        let device = get(t, "device").and_then(|d| {
+            let key = join(&path, "device");
+            match d.get_ref() {
+                DeValue::String(name) => Some(DeviceMatcher {
+                    name: Some(name.as_ref().to_owned()),
+                    ..Default::default()
+                }),
+                DeValue::Table(m) => {
+                    self.known_keys(m, &key, &["name", "id", "bus"]);
+                    if m.is_empty() {
+                        self.error(
+                            d.span(),
+                            &key,
+                            "an empty matcher matches every device: give it name, id or bus, or leave device out".into(),
+                        );
+                    }
+                    Some(self.matcher(m, &key))
+                }
+                _ => {
+                    self.wrong_type(
+                        d,
+                        &key,
+                        "a device name like \"*MX Master*\" or a matcher like { id = \"046d:b034\" }",
+                    );
+                    None
+                }
+            }
+        });
+        let scroll = match self.table(t, &path, "scroll") {
+            Some(s) => {
+                let scroll_path = join(&path, "scroll");
+                self.known_keys(s, &scroll_path, SCROLL_KEYS);
+                self.scroll_keys(s, &scroll_path)
+            }
+            None => ScrollOverrides::default(),
+        };
+        let mut gesture = GestureActions::default();
+        if let Some(g) = self.table(t, &path, "gesture") {
+            let gpath = join(&path, "gesture");
+            self.known_keys(g, &gpath, &["left", "right", "up", "down", "click"]);
+            gesture = GestureActions {
+                left: self.action_at(g, &gpath, "left").map(|(a, _)| a),
+                right: self.action_at(g, &gpath, "right").map(|(a, _)| a),
+                up: self.action_at(g, &gpath, "up").map(|(a, _)| a),
+                down: self.action_at(g, &gpath, "down").map(|(a, _)| a),
+                click: self.action_at(g, &gpath, "click").map(|(a, _)| a),
+            };
+        }
+        let mut buttons = ButtonOverrides::default();
+        if let Some(b) = self.table(t, &path, "buttons") {
+            self.app_buttons(b, &join(&path, "buttons"), &mut buttons);
+        }
+        self.config.apps.push(AppRule {
+            app_ids,
+            device,
+            scroll,
+            gesture,
+            buttons,
+            line: line_col(self.text, span.start).0,
+        });
+    }
+
+    /// `app_id`: one string or a non-empty array of them, each non-empty, at most
+    /// [`MAX_APP_ID_BYTES`], without control characters; at most [`MAX_APP_IDS`].
+    fn app_ids(&mut self, t: &DeTable<'_>, path: &str, span: Span) -> Vec<String> {
+        let key = join(path, "app_id");
+        let Some(v) = get(t, "app_id") else {
+            self.error(
+                span,
+                path,
+                "this [[app]] table names no application: add app_id = \"firefox\" (or a list)"
+                    .into(),
+            );
+            return Vec::new();
+        };
+        let usage = "an application id like \"firefox\" or a list of them";
+        let items: Vec<&Item<'_>> = match v.get_ref() {
+            DeValue::String(_) => vec![v],
+            DeValue::Array(items) if !items.is_empty() => items.iter().collect(),
+            _ => {
+                self.wrong_type(v, &key, usage);
+                return Vec::new();
+            }
+        };
+        if items.len() > MAX_APP_IDS {
+            self.error(
+                v.span(),
+                &key,
+                format!(
+                    "{} application ids: at most {MAX_APP_IDS} per table",
+                    items.len()
+                ),
+            );
+            return Vec::new();
+        }
+        let mut ids = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(id) = item.get_ref().as_str() else {
+                self.wrong_type(item, &key, "a string");
+                continue;
+            };
+            let problem = if id.is_empty() {
+                Some("is empty".to_owned())
+            } else if id.len() > MAX_APP_ID_BYTES {
+                Some(format!(
+                    "is {} bytes long: at most {MAX_APP_ID_BYTES}",
+                    id.len()
+                ))
+            } else if id.chars().any(char::is_control) {
+                Some("contains a control character".to_owned())
+            } else {
+                None
+            };
+            match problem {
+                Some(p) => self.error(
+                    item.span(),
+                    &key,
+                    format!("application id {} {p}", quoted(id)),
+                ),
+                None if ids.iter().any(|i: &String| i == id) => self.error(
+                    item.span(),
+                    &key,
+                    format!("application id {} is listed twice", quoted(id)),
+                ),
+                None => ids.push(id.to_owned()),
+            }
+        }
+        ids
+    }
+
+    /// `[app.buttons]`: `on_back`, `on_forward` and `[app.buttons.map]`, checked against
+    /// the global button numbers like `[buttons]`.
+    fn app_buttons(&mut self, b: &DeTable<'_>, path: &str, out: &mut ButtonOverrides) {
+        self.known_keys(b, path, &["on_back", "on_forward", "map"]);
+        let g = self.config.gesture.button;
+        let (back, forward) = (self.config.buttons.back, self.config.buttons.forward);
+        for (key, button, slot) in [
+            ("on_back", back, &mut out.on_back),
+            ("on_forward", forward, &mut out.on_forward),
+        ] {
+            if let Some((a, span)) = self.action_at(b, path, key) {
+                if button == g && a != Action::PassThrough {
+                    self.error(
+                        span,
+                        &join(path, key),
+                        format!(
+                            "button {} is the gesture button: this action would never fire",
+                            g.0
+                        ),
+                    );
+                } else if button == Button::LEFT && a != Action::PassThrough {
+                    self.error(
+                        span,
+                        &join(path, key),
+                        "0 is the left button: with this action it could no longer click".into(),
+                    );
+                }
+                *slot = Some(a);
+            }
+        }
+        let Some(map) = self.table(b, path, "map") else {
+            return;
+        };
+        let map_path = join(path, "map");
+        let max = self.platform.max_button();
+        for (k, v) in in_file_order(map) {
+            let key = join(&map_path, k.get_ref());
+            let n = match k.get_ref().parse::<u8>() {
+                Ok(n) if n <= max => Button(n),
+                _ => {
+                    self.error(
+                        k.span(),
+                        &key,
+                        format!(
+                            "{} is not a button number: allowed 0..={max} on {}",
+                            quoted(k.get_ref()),
+                            self.platform.name()
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let Some(a) = self.action(v, &key) else {
+                continue;
+            };
+            let clash = if n == g {
+                Some("it is the gesture button")
+            } else if n == back {
+                Some("it is buttons.back: set on_back instead")
+            } else if n == forward {
+                Some("it is buttons.forward: set on_forward instead")
+            } else if n == Button::LEFT && a != Action::PassThrough {
+                Some("0 is the left button: mapping it would make clicking impossible")
+            } else {
+                None
+            };
+            match clash {
+                Some(why) => self.error(
+                    k.span(),
+                    &key,
+                    format!("button {} cannot be mapped here: {why}", n.0),
+                ),
+                None => out.map.push((n, a)),
             }
         }
     }

@@ -4,6 +4,7 @@
 
 mod script;
 
+mod apps;
 mod buttons;
 mod devices;
 mod fixed_point_vectors;

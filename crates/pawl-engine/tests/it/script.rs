@@ -10,7 +10,10 @@
 //!
 //! Commands instead of a frame: `tick` (advance to the engine's next deadline and run it),
 //! `glide` (run ticks until no deadline is left), `cancel`, `resync +N…` (the buttons still
-//! down).
+//! down), `app ID` (the focused application is now ID; `app -`: one no table names),
+//! echoed with the profile asked for and `(pending)` while it waits for a gesture to end.
+//!
+//! The device is [`test_mouse`]: `[[app]]` tables narrowed to other devices do not apply.
 //!
 //! Each input line is echoed with what came out after `=>`: `forward` (written unchanged),
 //! `nothing` (swallowed), or the rewritten frame: button transitions, `x=`/`y=`, wheels as
@@ -22,7 +25,21 @@ use expect_test::Expect;
 use pawl_engine::engine::buttons;
 use pawl_engine::frame::WheelIn;
 use pawl_engine::units::{Button, ButtonSet, Micros};
-use pawl_engine::{Action, Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict};
+use pawl_engine::{
+    Action, Bus, Config, DeviceEngine, DeviceInfo, FrameIn, FrameOut, Platform, ProfileId, Verdict,
+};
+
+/// The device scripts run on: a Bluetooth MX Master 3S.
+pub fn test_mouse() -> DeviceInfo {
+    DeviceInfo {
+        name: "MX Master 3S".into(),
+        bus: Bus::BLUETOOTH,
+        vendor: 0x046d,
+        product: 0xb034,
+        has_wheel: true,
+        is_touchpad: false,
+    }
+}
 
 /// Runs `script` on a Linux engine for an in-scope device under `config`.
 pub fn check(config: &str, script: &str, expect: Expect) {
@@ -33,6 +50,7 @@ pub fn check(config: &str, script: &str, expect: Expect) {
 pub fn check_on(platform: Platform, config: &str, script: &str, expect: Expect) {
     let config = Config::parse(config, "test.toml", platform).unwrap_or_else(|e| panic!("{e}"));
     let mut engine = DeviceEngine::with_profile(&config, true, config.scroll);
+    engine.add_app_profiles(&config, &test_mouse());
     expect.assert_eq(&run(&config, &mut engine, script));
 }
 
@@ -87,6 +105,19 @@ pub fn run(config: &Config, engine: &mut DeviceEngine, script: &str) -> String {
                 } else {
                     "nothing".into()
                 }
+            }
+            Some("app") => {
+                let id = tokens.get(1).copied().unwrap_or("-");
+                engine.set_app(config.app_key(id));
+                let _ = write!(res, "{line} => ");
+                let mut shown = match engine.app_profile() {
+                    ProfileId::Device => "device profile".to_owned(),
+                    ProfileId::App(k) => format!("profile of {}", config.app_name(k)),
+                };
+                if engine.switch_pending() {
+                    shown.push_str(" (pending)");
+                }
+                shown
             }
             Some("resync") => {
                 let mut down = ButtonSet::default();

@@ -665,10 +665,11 @@ fn activate(
 }
 
 fn new_pipeline(source: &Source, config: &Config) -> Pipeline {
-    let engine = DeviceEngine::with_profile(
+    let mut engine = DeviceEngine::with_profile(
         config,
         source.decision.transform_scroll,
         source.decision.scroll,
     );
+    engine.add_app_profiles(config, &source.sys.info());
     Pipeline::new(&source.caps, engine, &source.path.display().to_string())
 }

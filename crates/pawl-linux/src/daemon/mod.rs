@@ -59,6 +59,8 @@ const HOTPLUG_TOKEN: u64 = 2;
 const HIDRAW_HOTPLUG_TOKEN: u64 = 3;
 /// inotify on `/run/pawl` (or `/run`) for the kernel-mode loader's announcements.
 const PINS_TOKEN: u64 = 4;
+/// The focus backend's socket (sway IPC).
+const FOCUS_TOKEN: u64 = 5;
 /// Tokens of pointer nodes: `DEVICE_TOKEN_BASE + (mouse << NODE_BITS) + node`.
 const DEVICE_TOKEN_BASE: u64 = 16;
 /// Tokens of HID++ endpoints: `HIDPP_TOKEN_BASE + mouse`.
@@ -84,6 +86,8 @@ enum Wake {
     Pins,
     /// The kernel-mode ring of mouse `.0`.
     Ring(usize),
+    /// The focus backend has news.
+    Focus,
 }
 
 impl Wake {
@@ -94,6 +98,7 @@ impl Wake {
             HOTPLUG_TOKEN => Some(Wake::Hotplug),
             HIDRAW_HOTPLUG_TOKEN => Some(Wake::HidrawHotplug),
             PINS_TOKEN => Some(Wake::Pins),
+            FOCUS_TOKEN => Some(Wake::Focus),
             t if t >= RING_TOKEN_BASE => Some(Wake::Ring((t - RING_TOKEN_BASE) as usize)),
             t if t >= HIDPP_TOKEN_BASE => Some(Wake::Hidpp((t - HIDPP_TOKEN_BASE) as usize)),
             t if t >= DEVICE_TOKEN_BASE => {
@@ -162,6 +167,9 @@ pub enum Exit {
     Signal(i32),
 }
 
+/// What [`Daemon::run`] calls when devices, mice or the focus changed.
+pub type Changed<'a> = dyn FnMut(&[DeviceSummary], &[MouseSummary], &FocusSummary) + 'a;
+
 /// Reads the config again for SIGHUP: the new config, or the error message to log.
 pub type Reload = Box<dyn FnMut() -> Result<Config, String>>;
 
@@ -194,6 +202,31 @@ pub struct Daemon {
     /// inotify for the kernel-mode loader's announcements, and whether it is on
     /// `/run/pawl` itself (else on `/run`, until `/run/pawl` exists).
     pins_watch: Option<(OwnedFd, bool)>,
+    /// The focus backend and what it said last.
+    focus: FocusState,
+}
+
+/// The focus backend, for `[[app]]` profiles, and what it reported last.
+#[derive(Debug, Default)]
+struct FocusState {
+    /// The connection, while it is open.
+    sway: Option<crate::focus::sway::Sway>,
+    /// What `pawl status` names: `sway`, `sway (gone)`, or why there is none.
+    backend: String,
+    /// The focused application, when known.
+    app: Option<String>,
+}
+
+/// The focus part of `pawl status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FocusSummary {
+    /// The backend: `sway`, `sway (closed: device profiles)`, or why there is none
+    /// (`none: no [[app]] table`, `none: SWAYSOCK unset`).
+    pub backend: String,
+    /// The focused application, when known.
+    pub app: Option<String>,
+    /// The profile in force: `device` or `app APP ([[app]] …)`.
+    pub profile: String,
 }
 
 impl hidpp::Perform for Performer {
@@ -282,7 +315,9 @@ impl Daemon {
             hidraw_hotplug: None,
             kernel: kernel_offers(),
             pins_watch: None,
+            focus: FocusState::default(),
         };
+        daemon.start_focus();
         // Before any mouse: an attachment announced from here on is seen.
         daemon.watch_pins();
         // HID++ first: an MX Master whose gesture button is diverted needs no grab of its
@@ -345,14 +380,12 @@ impl Daemon {
     }
 
     /// Runs until SIGTERM or SIGINT, then releases everything and returns.
-    /// `devices_changed` is called with [`Daemon::devices`] and [`Daemon::mice`] whenever a
-    /// device is added or removed or a mouse's paths change (not on the hot path).
+    /// `devices_changed` is called with [`Daemon::devices`], [`Daemon::mice`] and
+    /// [`Daemon::focus`] whenever a device is added or removed, a mouse's paths change or
+    /// the focused application changes (not on the hot path).
     ///
     /// Errors: `epoll_wait` fails (not on `EINTR`).
-    pub fn run(
-        mut self,
-        devices_changed: &mut dyn FnMut(&[DeviceSummary], &[MouseSummary]),
-    ) -> Result<Exit, Error> {
+    pub fn run(mut self, devices_changed: &mut Changed<'_>) -> Result<Exit, Error> {
         let mut events = [MaybeUninit::<epoll::Event>::uninit(); 16];
         loop {
             let (ready, _) = match epoll::wait(&self.epoll, &mut events, None) {
@@ -383,6 +416,7 @@ impl Daemon {
                     Some(Wake::Hidpp(m)) => self.on_hidpp(m),
                     Some(Wake::Ring(m)) => self.on_ring(m),
                     Some(Wake::Pins) => self.on_pins(),
+                    Some(Wake::Focus) => self.on_focus(),
                     Some(Wake::Timer) => self.on_timer(),
                     Some(Wake::Hotplug) => self.on_hotplug(),
                     Some(Wake::HidrawHotplug) => self.on_hidraw_hotplug(),
@@ -390,8 +424,130 @@ impl Daemon {
                 }
             }
             if std::mem::take(&mut self.devices_changed) {
-                devices_changed(&self.devices(), &self.mice());
+                // A device that came (or an engine made again) runs the focused app's
+                // profile too.
+                self.apply_focus();
+                devices_changed(&self.devices(), &self.mice(), &self.focus());
             }
+        }
+    }
+
+    /// Connects the focus backend when `[[app]]` tables need one and none is open: sway's
+    /// IPC when `SWAYSOCK` is set. Without one every device runs its device profile.
+    fn start_focus(&mut self) {
+        if self.focus.sway.is_some() {
+            return;
+        }
+        if self.config.apps.is_empty() {
+            self.focus.backend = "none: no [[app]] table".into();
+            return;
+        }
+        let Some(sock) = std::env::var_os("SWAYSOCK").filter(|s| !s.is_empty()) else {
+            self.focus.backend = "none: SWAYSOCK unset (only sway is supported yet)".into();
+            log::info!(
+                "[[app]] tables: no focus backend (SWAYSOCK unset): device profiles in force"
+            );
+            return;
+        };
+        match crate::focus::sway::Sway::connect(Path::new(&sock)) {
+            Ok(sway) => {
+                let data = epoll::EventData::new_u64(FOCUS_TOKEN);
+                if let Err(e) = epoll::add(&self.epoll, sway.fd(), data, epoll::EventFlags::IN) {
+                    log::warn!(
+                        "focus: cannot watch sway's IPC socket ({e}): device profiles in force"
+                    );
+                    return;
+                }
+                log::info!("focus: sway IPC at {}", Path::new(&sock).display());
+                self.focus.sway = Some(sway);
+                self.focus.backend = "sway".into();
+            }
+            Err(e) => {
+                self.focus.backend = format!("none: sway IPC: {e}");
+                log::warn!(
+                    "focus: cannot connect to sway's IPC at {} ({e}): device profiles in force",
+                    Path::new(&sock).display()
+                );
+            }
+        }
+    }
+
+    /// The focus backend's socket is readable: a focus change, or the backend is gone (one
+    /// log line, device profiles from then on, the socket out of the epoll set).
+    fn on_focus(&mut self) {
+        use crate::focus::FocusEvent;
+        use crate::focus::sway::Readout;
+        let Some(sway) = self.focus.sway.as_mut() else {
+            return;
+        };
+        match sway.read() {
+            Readout::Focus(None) => return,
+            Readout::Focus(Some(FocusEvent::App(app))) => {
+                log::debug!("focus: {app}");
+                self.focus.app = Some(app);
+            }
+            Readout::Focus(Some(FocusEvent::Unknown)) => self.focus.app = None,
+            Readout::Closed => {
+                if let Some(sway) = self.focus.sway.take() {
+                    let _ = epoll::delete(&self.epoll, sway.fd());
+                }
+                log::warn!("focus: sway's IPC socket closed: device profiles in force from now on");
+                self.focus.backend = "sway (closed: device profiles)".into();
+                self.focus.app = None;
+            }
+        }
+        self.apply_focus();
+        self.devices_changed = true;
+    }
+
+    /// Gives every engine the focused application's profile (the device profile when no
+    /// `[[app]]` table names it). One lookup per call, not per frame.
+    fn apply_focus(&mut self) {
+        let key = self
+            .focus
+            .app
+            .as_deref()
+            .and_then(|a| self.config.app_key(a));
+        for mouse in self.mice.iter_mut().flatten() {
+            if let Some(dev) = mouse.endpoint_mut() {
+                dev.set_app(key);
+            }
+            for slot in mouse.nodes.iter_mut() {
+                if let Slot::Active(device) = slot {
+                    device.pipeline.engine_mut().set_app(key);
+                }
+            }
+        }
+    }
+
+    /// The focus backend, the focused application and the profile in force.
+    pub fn focus(&self) -> FocusSummary {
+        let key = self
+            .focus
+            .app
+            .as_deref()
+            .and_then(|a| self.config.app_key(a));
+        let profile = match key {
+            Some(k) => {
+                let lines: Vec<String> = self
+                    .config
+                    .apps
+                    .iter()
+                    .filter(|r| r.app_ids.iter().any(|id| id == self.config.app_name(k)))
+                    .map(|r| r.line.to_string())
+                    .collect();
+                format!(
+                    "app {} ([[app]] at line {})",
+                    self.config.app_name(k),
+                    lines.join(", ")
+                )
+            }
+            None => "device".into(),
+        };
+        FocusSummary {
+            backend: self.focus.backend.clone(),
+            app: self.focus.app.clone(),
+            profile,
         }
     }
 
@@ -555,6 +711,11 @@ impl Daemon {
             }
         }
         self.rescan(Trigger::Reload);
+        // `[[app]]` tables may have come: a backend is connected for them (one that is
+        // open stays open); the engines made again get the focused app's profile.
+        self.start_focus();
+        self.apply_focus();
+        self.devices_changed = true;
         // The new config may switch the thumb wheel off, or a node's scroll transform.
         for m in 0..self.mice.len() {
             self.apply_paths(m);
@@ -690,6 +851,7 @@ mod tests {
         );
         assert_eq!(Wake::from_token(PINS_TOKEN), Some(Wake::Pins));
         assert_eq!(Wake::from_token(RING_TOKEN_BASE + 3), Some(Wake::Ring(3)));
-        assert_eq!(Wake::from_token(5), None);
+        assert_eq!(Wake::from_token(FOCUS_TOKEN), Some(Wake::Focus));
+        assert_eq!(Wake::from_token(6), None);
     }
 }

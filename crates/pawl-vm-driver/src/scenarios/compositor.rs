@@ -209,11 +209,16 @@ struct Mouse {
 
 impl Mouse {
     fn start(ctx: &mut Ctx, config: &str) -> anyhow::Result<Mouse> {
+        Mouse::start_env(ctx, config, &[])
+    }
+
+    /// [`Mouse::start`] with `env` added to pawl's environment.
+    fn start_env(ctx: &mut Ctx, config: &str, env: &[(&str, &Path)]) -> anyhow::Result<Mouse> {
         let phys = ctx.phys("bt");
         let mut mouse = HidppMouse::create(&ctx.recordings, &phys)?;
         let source = mouse.wait_node(T_DEVICE)?;
         let dir = ctx.subdir(&format!("pawl-{phys}"))?;
-        let mut pawl = Pawl::start(
+        let mut pawl = Pawl::start_env(
             &ctx.pawl,
             &dir,
             &PawlOptions {
@@ -222,6 +227,8 @@ impl Mouse {
                 run_args: &[],
                 debug: ctx.pawl_debug,
             },
+            None,
+            env,
         )?;
         let clone = pawl.wait_clone(&source, T_DEVICE)?;
         mouse
@@ -313,5 +320,104 @@ pub fn compositor_workspace_follows_gesture(ctx: &mut Ctx) -> anyhow::Result<()>
         drop(m);
         sway.wait_input(VIRTUAL_KEYBOARD_NAME, false)?;
     }
+    Ok(())
+}
+
+/// `pawl status` of the pawl running in `work`: its text.
+fn status_text(ctx: &Ctx, work: &Path) -> anyhow::Result<String> {
+    let out = Command::new(&ctx.pawl)
+        .arg("status")
+        .env_clear()
+        .env("PATH", "/bin")
+        .env("HOME", work)
+        .env("XDG_RUNTIME_DIR", work)
+        .stdin(Stdio::null())
+        .output()
+        .context("run pawl status")?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Waits until `pawl status` in `work` has a line containing `want`; the text.
+fn wait_status(ctx: &Ctx, work: &Path, want: &str) -> anyhow::Result<String> {
+    let deadline = Instant::now() + T_EVENT;
+    loop {
+        let text = status_text(ctx, work)?;
+        if text.contains(want) {
+            return Ok(text);
+        }
+        if Instant::now() >= deadline {
+            bail!("pawl status never said {want:?} within {T_EVENT:?}:\n{text}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// CPU time pawl used so far, clock ticks (`/proc/PID/stat` utime + stime).
+fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after = stat.rsplit_once(')').context("no ) in stat")?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of proc(5), counted after the command's `)`: state is field 3.
+    let tick = |i: usize| -> anyhow::Result<u64> {
+        fields
+            .get(i - 3)
+            .and_then(|f| f.parse().ok())
+            .context("stat field")
+    };
+    Ok(tick(14)? + tick(15)?)
+}
+
+/// `per_app_backend_gone_falls_back_and_says_so`: pawl with an `[[app]]` table and
+/// `SWAYSOCK` connects to sway's IPC (`pawl status`: "focus: sway"); sway exits; pawl logs
+/// one line, `pawl status` says the device profiles are in force, pawl keeps running and
+/// uses no CPU afterwards (no busy loop on the closed socket).
+pub fn per_app_backend_gone_falls_back_and_says_so(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let config = "[[app]]\napp_id = \"pawl-test\"\n[app.scroll]\ninvert_vertical = false\n";
+    let socket = sway.socket.clone();
+    let mut m = Mouse::start_env(ctx, config, &[("SWAYSOCK", &socket)])?;
+    let work = m
+        .pawl
+        .config_path()
+        .parent()
+        .context("work dir")?
+        .to_owned();
+    let before = wait_status(ctx, &work, "focus:   sway,")?;
+    ctx.notes
+        .push(format!("$ pawl status (sway running)\n{before}"));
+    let _ = sway.sway.kill();
+    let _ = sway.sway.wait();
+    let closed = "focus: sway's IPC socket closed";
+    let after = wait_status(
+        ctx,
+        &work,
+        "focus:   sway (closed: device profiles), app unknown, profile device",
+    )
+    .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+    ctx.notes
+        .push(format!("$ pawl status (sway gone)\n{after}"));
+    let log = m.pawl.log();
+    ensure!(
+        log.matches(closed).count() == 1,
+        "pawl's log should say {closed:?} once:\n{log}"
+    );
+    let t0 = cpu_ticks(m.pawl.pid())?;
+    std::thread::sleep(Duration::from_secs(2));
+    let t1 = cpu_ticks(m.pawl.pid())?;
+    ensure!(
+        m.pawl.try_exit()?.is_none(),
+        "pawl exited after sway did: {}",
+        m.pawl.log()
+    );
+    ensure!(
+        t1 - t0 <= 2,
+        "pawl used {} ticks of CPU in 2 s after sway exited: a busy loop",
+        t1 - t0
+    );
+    // The mouse still works, with the device profile.
+    m.sentinel()?;
+    ctx.notes
+        .push(format!("CPU after sway exited: {} ticks in 2 s", t1 - t0));
     Ok(())
 }

@@ -84,6 +84,10 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "compositor_workspace_follows_gesture",
         run: compositor::compositor_workspace_follows_gesture,
     },
+    Scenario {
+        name: "per_app_backend_gone_falls_back_and_says_so",
+        run: compositor::per_app_backend_gone_falls_back_and_says_so,
+    },
 ];
 
 /// Where the userland boot mounts its share (binaries, recordings, `contrib/`).

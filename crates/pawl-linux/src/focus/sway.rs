@@ -1,0 +1,327 @@
+//! sway's IPC (sway-ipc(7)): connect to `$SWAYSOCK`, `subscribe ["window"]`, then read
+//! `window` events; `change = "focus"` carries the focused container. A message is the
+//! magic `i3-ipc`, the payload length and the message type (both `u32` in the host's byte
+//! order), then a JSON payload.
+//!
+//! [`Decoder`] (framing) and [`window_event`] (the payload) are pure; [`Sway`] owns the
+//! socket, non-blocking, for the daemon's epoll set.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+use super::FocusEvent;
+
+/// The magic every message starts with.
+pub const MAGIC: &[u8; 6] = b"i3-ipc";
+/// Magic, payload length and message type: 14 bytes.
+pub const HEADER_BYTES: usize = 14;
+/// The `SUBSCRIBE` message type (sway-ipc(7), "MESSAGES AND REPLIES": 2).
+pub const SUBSCRIBE: u32 = 2;
+/// The type of `window` events: the event bit `0x80000000` plus 3 (sway-ipc(7), "EVENTS").
+pub const WINDOW_EVENT: u32 = 0x8000_0003;
+/// The largest payload pawl reads, bytes (1 MiB). A `window` event carries one container
+/// and its children, a few KiB; a larger message is skipped unread.
+pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
+
+/// The `subscribe ["window"]` message.
+pub fn subscribe_message() -> Vec<u8> {
+    let payload = br#"["window"]"#;
+    let mut m = Vec::with_capacity(HEADER_BYTES + payload.len());
+    m.extend_from_slice(MAGIC);
+    m.extend_from_slice(&(payload.len() as u32).to_ne_bytes());
+    m.extend_from_slice(&SUBSCRIBE.to_ne_bytes());
+    m.extend_from_slice(payload);
+    m
+}
+
+/// A framing error: the stream is not sway's IPC.
+#[derive(Debug, PartialEq, Eq)]
+pub struct BadMagic;
+
+/// Splits the byte stream into messages. Bytes may arrive in any pieces.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    buf: Vec<u8>,
+    /// Payload bytes still to drop of a message larger than [`MAX_PAYLOAD_BYTES`].
+    skip: usize,
+}
+
+impl Decoder {
+    /// Appends bytes read from the socket.
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        let dropped = self.skip.min(bytes.len());
+        self.skip -= dropped;
+        bytes = &bytes[dropped..];
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The next whole message (type, payload); `Ok(None)` until one is complete. A message
+    /// over [`MAX_PAYLOAD_BYTES`] is dropped as it arrives, without being kept.
+    pub fn next_message(&mut self) -> Result<Option<(u32, Vec<u8>)>, BadMagic> {
+        loop {
+            if self.skip > 0 || self.buf.len() < HEADER_BYTES {
+                return Ok(None);
+            }
+            if &self.buf[..6] != MAGIC {
+                return Err(BadMagic);
+            }
+            let word = |i: usize| {
+                u32::from_ne_bytes([
+                    self.buf[i],
+                    self.buf[i + 1],
+                    self.buf[i + 2],
+                    self.buf[i + 3],
+                ])
+            };
+            let (len, kind) = (word(6) as usize, word(10));
+            if len > MAX_PAYLOAD_BYTES {
+                let have = self.buf.len() - HEADER_BYTES;
+                let dropped = have.min(len);
+                self.buf.drain(..HEADER_BYTES + dropped);
+                self.skip = len - dropped;
+                log::warn!(
+                    "sway IPC: a message of {len} bytes (type {kind:#x}) is over the {MAX_PAYLOAD_BYTES} byte limit: skipped"
+                );
+                continue;
+            }
+            if self.buf.len() < HEADER_BYTES + len {
+                return Ok(None);
+            }
+            let payload = self.buf[HEADER_BYTES..HEADER_BYTES + len].to_vec();
+            self.buf.drain(..HEADER_BYTES + len);
+            return Ok(Some((kind, payload)));
+        }
+    }
+}
+
+/// The focus change a `window` event's payload says, `None` for other changes (`title`,
+/// `move`, …) or a payload that is not such an event. `change = "focus"`: the container's
+/// `app_id`, else (an Xwayland window) its `window_properties.class`, else
+/// [`FocusEvent::Unknown`]; `change = "close"` of the focused container:
+/// [`FocusEvent::Unknown`].
+pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
+    let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let con = v.get("container")?;
+    match v.get("change")?.as_str()? {
+        "focus" => {}
+        "close" if con.get("focused").and_then(|f| f.as_bool()) == Some(true) => {
+            return Some(FocusEvent::Unknown);
+        }
+        _ => return None,
+    }
+    let id = con
+        .get("app_id")
+        .and_then(|a| a.as_str())
+        .or_else(|| {
+            con.get("window_properties")?
+                .get("class")
+                .and_then(|c| c.as_str())
+        })
+        .filter(|id| !id.is_empty() && id.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
+    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::App(id.to_owned())))
+}
+
+/// A subscribed connection to sway.
+#[derive(Debug)]
+pub struct Sway {
+    stream: UnixStream,
+    decoder: Decoder,
+}
+
+/// What [`Sway::read`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Readout {
+    /// The socket has nothing more now; the last focus change read, if any.
+    Focus(Option<FocusEvent>),
+    /// sway closed the connection (or it broke): the backend is gone.
+    Closed,
+}
+
+impl Sway {
+    /// Connects to the socket at `path` (`$SWAYSOCK`) and subscribes to `window` events;
+    /// the stream is non-blocking afterwards. Errors: connecting or writing failed.
+    pub fn connect(path: &Path) -> io::Result<Sway> {
+        let mut stream = UnixStream::connect(path)?;
+        stream.write_all(&subscribe_message())?;
+        stream.set_nonblocking(true)?;
+        Ok(Sway {
+            stream,
+            decoder: Decoder::default(),
+        })
+    }
+
+    /// The socket, for epoll (readable: call [`Sway::read`]).
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    /// Reads everything the socket holds and returns the last focus change in it (the
+    /// earlier ones are already out of date).
+    pub fn read(&mut self) -> Readout {
+        let mut chunk = [0u8; 4096];
+        let mut last = None;
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Readout::Closed,
+                Ok(n) => self.decoder.push(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Readout::Closed,
+            }
+            loop {
+                match self.decoder.next_message() {
+                    Ok(Some((WINDOW_EVENT, payload))) => {
+                        if let Some(f) = window_event(&payload) {
+                            last = Some(f);
+                        }
+                    }
+                    Ok(Some((SUBSCRIBE, payload))) => {
+                        let ok = serde_json::from_slice::<serde_json::Value>(&payload)
+                            .ok()
+                            .and_then(|v| v.get("success")?.as_bool());
+                        if ok != Some(true) {
+                            log::warn!("sway IPC: subscribe [\"window\"] was refused");
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(BadMagic) => return Readout::Closed,
+                }
+            }
+        }
+        Readout::Focus(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of sway-ipc(7)'s `window` event example (an Xwayland URxvt), as focus.
+    const XWAYLAND_FOCUS: &str = r#"{
+        "change": "focus",
+        "container": {
+            "id": 12, "name": "urxvt", "type": "con", "focused": true,
+            "rect": {"x": 0, "y": 0, "width": 1920, "height": 1080},
+            "window": 8388611, "urgent": false, "floating_nodes": [], "sticky": false,
+            "fullscreen_mode": 0, "pid": 19787, "app_id": null,
+            "window_properties": {"class": "URxvt", "instance": "urxvt", "title": "urxvt",
+                                  "transient_for": null},
+            "nodes": []
+        }
+    }"#;
+    const WAYLAND_FOCUS: &str = r#"{"change":"focus","container":{"id":7,"type":"con",
+        "focused":true,"name":"~","app_id":"foot","pid":4242,"shell":"xdg_shell",
+        "nodes":[],"floating_nodes":[]}}"#;
+
+    fn message(kind: u32, payload: &[u8]) -> Vec<u8> {
+        let mut m = MAGIC.to_vec();
+        m.extend_from_slice(&(payload.len() as u32).to_ne_bytes());
+        m.extend_from_slice(&kind.to_ne_bytes());
+        m.extend_from_slice(payload);
+        m
+    }
+
+    #[test]
+    fn a_focus_event_names_the_wayland_app_id_or_the_x11_class() {
+        assert_eq!(
+            window_event(WAYLAND_FOCUS.as_bytes()),
+            Some(FocusEvent::App("foot".into()))
+        );
+        assert_eq!(
+            window_event(XWAYLAND_FOCUS.as_bytes()),
+            Some(FocusEvent::App("URxvt".into()))
+        );
+    }
+
+    #[test]
+    fn other_changes_say_nothing_and_closing_the_focused_window_is_unknown() {
+        let title = WAYLAND_FOCUS.replace("\"focus\"", "\"title\"");
+        assert_eq!(window_event(title.as_bytes()), None);
+        let close = WAYLAND_FOCUS.replace("\"focus\"", "\"close\"");
+        assert_eq!(window_event(close.as_bytes()), Some(FocusEvent::Unknown));
+        let unfocused = close.replace("\"focused\":true", "\"focused\":false");
+        assert_eq!(window_event(unfocused.as_bytes()), None);
+        let no_id = WAYLAND_FOCUS.replace("\"app_id\":\"foot\"", "\"app_id\":null");
+        assert_eq!(window_event(no_id.as_bytes()), Some(FocusEvent::Unknown));
+        assert_eq!(window_event(b"not json"), None);
+        assert_eq!(window_event(b"[1,2]"), None);
+    }
+
+    #[test]
+    fn the_subscribe_message_is_framed_as_sway_ipc_7_says() {
+        let m = subscribe_message();
+        assert_eq!(&m[..6], b"i3-ipc");
+        assert_eq!(u32::from_ne_bytes(m[6..10].try_into().unwrap()), 10);
+        assert_eq!(u32::from_ne_bytes(m[10..14].try_into().unwrap()), 2);
+        assert_eq!(&m[14..], br#"["window"]"#);
+    }
+
+    #[test]
+    fn messages_split_anywhere_are_put_back_together() {
+        let mut stream = message(SUBSCRIBE, br#"{"success":true}"#);
+        stream.extend(message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()));
+        let mut d = Decoder::default();
+        let mut got = Vec::new();
+        for byte in &stream {
+            d.push(std::slice::from_ref(byte));
+            while let Some(m) = d.next_message().unwrap() {
+                got.push(m);
+            }
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], (SUBSCRIBE, br#"{"success":true}"#.to_vec()));
+        assert_eq!(got[1].0, WINDOW_EVENT);
+    }
+
+    #[test]
+    fn a_message_over_the_limit_is_skipped_and_the_next_one_read() {
+        let mut d = Decoder::default();
+        let big = vec![b' '; MAX_PAYLOAD_BYTES + 1];
+        let stream = message(WINDOW_EVENT, &big);
+        for piece in stream.chunks(65_536) {
+            d.push(piece);
+            assert_eq!(d.next_message(), Ok(None));
+        }
+        assert!(d.buf.len() < HEADER_BYTES, "the big payload is not kept");
+        d.push(&message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()));
+        assert_eq!(d.next_message().unwrap().unwrap().0, WINDOW_EVENT);
+    }
+
+    #[test]
+    fn a_stream_that_is_not_sway_ipc_is_refused() {
+        let mut d = Decoder::default();
+        d.push(b"HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!(d.next_message(), Err(BadMagic));
+    }
+
+    #[test]
+    fn a_connection_subscribes_reads_the_last_focus_and_sees_the_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sway.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let mut sway = Sway::connect(&path).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let mut sub = vec![0u8; subscribe_message().len()];
+        server.read_exact(&mut sub).unwrap();
+        assert_eq!(sub, subscribe_message());
+        assert_eq!(sway.read(), Readout::Focus(None), "nothing sent yet");
+        server
+            .write_all(&message(SUBSCRIBE, br#"{ "success": true }"#))
+            .unwrap();
+        server
+            .write_all(&message(WINDOW_EVENT, XWAYLAND_FOCUS.as_bytes()))
+            .unwrap();
+        server
+            .write_all(&message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()))
+            .unwrap();
+        assert_eq!(
+            sway.read(),
+            Readout::Focus(Some(FocusEvent::App("foot".into())))
+        );
+        drop(server);
+        assert_eq!(sway.read(), Readout::Closed);
+    }
+}
