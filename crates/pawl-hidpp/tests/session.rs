@@ -979,3 +979,25 @@ fn diversions_wait_for_the_whole_control_list() {
     );
     assert_eq!(rig.session.controls().len(), 8);
 }
+
+#[test]
+fn the_thumb_wheel_is_diverted_only_where_its_scroll_is_transformed() {
+    let mut config = Config::default_for(Platform::Linux);
+    config.hidpp.thumb_wheel = true;
+    assert_eq!(ThumbWheel::for_config(&config, true), ThumbWheel::Divert);
+    assert_eq!(ThumbWheel::for_config(&config, false), ThumbWheel::Native);
+    config.hidpp.thumb_wheel = false;
+    assert_eq!(ThumbWheel::for_config(&config, true), ThumbWheel::Leave);
+    assert_eq!(ThumbWheel::for_config(&config, false), ThumbWheel::Leave);
+}
+
+#[test]
+fn a_session_behind_a_receiver_addresses_its_slot() {
+    let rig = Rig::new(
+        Emulator::mx_master_3s(RECEIVER, 3),
+        RECEIVER,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.device(), 3);
+    assert!(rig.written.iter().all(|m| m.device == 3));
+}
