@@ -20,6 +20,8 @@
 //!   for a bounded time on its corpus ([`fuzz`]); `ci` runs a short pass.
 //! - `perf-vm [--quick]` — PERFORMANCE.md: pawl and its peers measured from /proc in the
 //!   same VM ([`perf_vm`]); a report, not part of `ci` (about 15 minutes).
+//! - `mutants [--timeout SECS] [--baseline] [FILE...]` — cargo-mutants on the core files
+//!   and a score per file ([`mutants`]); a report, not part of `ci`.
 //! - `dist deb [--test]` — the Debian package, lintian-clean; `--test` installs, runs and
 //!   purges it in a Debian chroot ([`dist`]).
 
@@ -31,6 +33,7 @@ mod fuzz;
 mod kernels;
 mod macho;
 mod macos_link;
+mod mutants;
 mod perf_vm;
 mod userland;
 mod util;
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         "vm-root" => vm::vm_root(rest),
         "dist" => dist::dist(rest),
         "fuzz" => fuzz::fuzz(rest),
+        "mutants" => mutants::mutants(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>
@@ -69,7 +73,10 @@ tasks:
   perf-vm [--quick]    measure pawl and its peers in the VM, write PERFORMANCE.md
   dist deb [--test]    the Debian package (cargo-deb, lintian); --test: install and purge it in a chroot
   fuzz [--time SECS] [--runs N] [TARGET...]
-                       run the fuzz targets (default 60 s each)"
+                       run the fuzz targets (default 60 s each)
+  mutants [--timeout SECS] [--baseline] [FILE...]
+                       cargo-mutants per core file and a score table (default: the list in
+                       xtask/src/mutants.rs)"
             );
             return ExitCode::from(2);
         }

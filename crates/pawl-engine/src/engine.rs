@@ -1095,6 +1095,9 @@ mod tests {
         }
         assert!(!a.paces_touch(&wheel(0)), "no gesture: no clock needed");
         assert!(a.paces_touch(&press(0, 5, true)));
+        // Held, the fingers not down yet (under the slop): motion may put them down.
+        a.frame(&press(0, 5, true), &mut FrameOut::default());
+        assert!(a.paces_touch(&motion(1_000, 1, 0)));
     }
 
     #[test]
@@ -1145,6 +1148,20 @@ mod tests {
             "dropped the rest: {lift:?}"
         );
         assert!(!e.swiping());
+    }
+
+    #[test]
+    fn the_drag_that_reaches_the_pads_edge_is_rounded_up_to_whole_px() {
+        // MAX_OFFSET is (2000, 2260) units; at scale 1.5 that is 1333.3 and 1506.7 px.
+        for (scale, want) in [
+            (1000, (2000, 2260)),
+            (1500, (1334, 1507)),
+            (250, (8000, 9040)),
+        ] {
+            let mut c = swipe_config();
+            c.gesture.swipe_scale_milli = scale;
+            assert_eq!(swipe_reach_px(engine(&c).profile()), want, "scale {scale}");
+        }
     }
 
     #[test]

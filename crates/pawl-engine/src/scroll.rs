@@ -550,6 +550,33 @@ mod tests {
     }
 
     #[test]
+    fn parameters_from_borrowed_settings_are_those_settings() {
+        // Kernel mode builds its parameters through this `From`; every field differs
+        // from the defaults, so returning the defaults cannot pass.
+        let s = ScrollSettings {
+            invert_vertical: false,
+            invert_horizontal: true,
+            smoothing: Smoothing::Ema(0.8),
+            max_step: 2.0,
+            spike_ratio: 9.0,
+            gesture_gap_us: 120_000,
+            inertia: Inertia::Off,
+        };
+        assert_eq!(ScrollParams::from(&s), ScrollParams::new(&s));
+        assert_ne!(ScrollParams::from(&s), ScrollParams::default());
+    }
+
+    #[test]
+    fn a_pause_of_exactly_the_gesture_gap_continues_the_gesture() {
+        // A pause longer than the gap starts a new gesture; one exactly as long does not.
+        // Continued: 600 is damped to 4 x 120 = 480, then the EMA gives
+        // 0.35 x 480 + 0.65 x 120 = 246. New gesture: the EMA is seeded with 600.
+        let s = ema();
+        assert_eq!(run(&s, false, &[(0, 120), (300, 600)]), [120, 246]);
+        assert_eq!(run(&s, false, &[(0, 120), (301, 600)]), [120, 600]);
+    }
+
+    #[test]
     fn one_detent_in_is_one_detent_out_without_smoothing() {
         let mut a = ScrollAxis::default();
         let out = a.step(&plain().into(), false, 120, Micros(0));

@@ -255,3 +255,93 @@ impl SwipeFingers {
         self.released.is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The pad is 6480 × 4600 units, so ORIGIN is (3240, 2300), FINGER_SPACING 600 and
+    // MAX_OFFSET (3240 − 1200 − 40, 2300 − 40) = (2000, 2260).
+
+    #[test]
+    fn three_fingers_sit_in_a_row_15_mm_apart_centred_on_the_origin() {
+        let row: Vec<_> = (0..3).map(|i| finger_position(i, 3, 0, 0)).collect();
+        assert_eq!(row, [(2640, 2300), (3240, 2300), (3840, 2300)]);
+    }
+
+    #[test]
+    fn four_fingers_move_together_with_the_offset() {
+        let row: Vec<_> = (0..4).map(|i| finger_position(i, 4, 100, -50)).collect();
+        assert_eq!(
+            row,
+            [(2440, 2250), (3040, 2250), (3640, 2250), (4240, 2250)]
+        );
+    }
+
+    #[test]
+    fn the_offset_is_clamped_so_every_finger_stays_on_the_pad() {
+        // Four fingers at the clamp: the outer ones 340 units inside the side edges, the
+        // row 40 units (1 mm) from the top or bottom edge.
+        assert_eq!(finger_position(3, 4, 99_999, -99_999), (6140, 40));
+        assert_eq!(finger_position(0, 4, -99_999, 99_999), (340, 4560));
+        assert_eq!(MAX_OFFSET, (2000, 2260));
+    }
+
+    #[test]
+    fn a_step_is_at_most_12_units_per_ms_and_grows_with_at_most_30_ms() {
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(3, Micros(0), &mut out);
+        assert!(out.down && out.fingers == 3);
+        f.aim(1000, 0, Micros(1_000));
+        let mut out = TouchOut::default();
+        assert!(!f.advance(Micros(7_000), &mut out));
+        // 7 ms × 12 units/ms.
+        assert_eq!((out.moved, out.dx, out.dy), (true, 84, 0));
+        assert_eq!(f.at(), (84, 0));
+        // 43 ms later, but a step grows with 30 ms at most: 360 more.
+        let mut out = TouchOut::default();
+        f.advance(Micros(50_000), &mut out);
+        assert_eq!(f.at(), (444, 0));
+    }
+
+    #[test]
+    fn lagging_fingers_wait_for_the_hand_while_held_and_catch_up_after_the_release() {
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(3, Micros(0), &mut out);
+        f.aim(1000, 0, Micros(1_000));
+        f.advance(Micros(7_000), &mut out);
+        // Held: the next frame waits until the hand has been still for 20 ms.
+        assert!(!f.released());
+        assert_eq!(f.deadline(), Some(Micros(21_000)));
+        // Released: a frame every 7 ms until caught up.
+        f.release(Micros(8_000));
+        assert!(f.released());
+        assert_eq!(f.deadline(), Some(Micros(14_000)));
+    }
+
+    #[test]
+    fn a_short_swipe_lifts_only_after_the_tap_guard_and_a_long_one_at_once() {
+        // 10 units is under the 52-unit tap motion threshold.
+        let mut out = TouchOut::default();
+        let mut short = SwipeFingers::down(3, Micros(0), &mut out);
+        short.aim(10, 0, Micros(1_000));
+        assert!(!short.advance(Micros(7_000), &mut out));
+        short.release(Micros(8_000));
+        assert_eq!(short.deadline(), Some(Micros(TAP_GUARD_US)));
+        let mut out = TouchOut::default();
+        assert!(!short.advance(Micros(TAP_GUARD_US - 1), &mut out));
+        assert!(short.advance(Micros(TAP_GUARD_US), &mut out));
+        assert!(out.lift);
+
+        let mut out = TouchOut::default();
+        let mut long = SwipeFingers::down(3, Micros(0), &mut out);
+        long.aim(84, 0, Micros(1_000));
+        long.advance(Micros(7_000), &mut out);
+        long.release(Micros(8_000));
+        // Caught up and far: due at once (the last frame's time).
+        assert_eq!(long.deadline(), Some(Micros(7_000)));
+        let mut out = TouchOut::default();
+        assert!(long.advance(Micros(8_000), &mut out));
+        assert_eq!((out.lift, out.dx), (true, 84));
+    }
+}

@@ -749,6 +749,114 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_with_one_output_alone_is_written_with_its_syn_report() {
+        let wheel = |v120, detents| WheelOut { v120, detents };
+        let cases = [
+            (
+                FrameOut {
+                    dx: 5,
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_X, 5),
+            ),
+            (
+                FrameOut {
+                    dy: -3,
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_Y, -3),
+            ),
+            (
+                FrameOut {
+                    hwheel: wheel(60, 0),
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_HWHEEL_HI_RES, 60),
+            ),
+            (
+                FrameOut {
+                    hwheel: wheel(0, -1),
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_HWHEEL, -1),
+            ),
+            (
+                FrameOut {
+                    wheel: wheel(-30, 0),
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_WHEEL_HI_RES, -30),
+            ),
+            (
+                FrameOut {
+                    wheel: wheel(0, 2),
+                    ..FrameOut::default()
+                },
+                (EV_REL, REL_WHEEL, 2),
+            ),
+        ];
+        for (out, event) in cases {
+            let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+            let n = encode_frame(&out, &[], &mut buf);
+            assert_eq!(
+                events(&buf[..n]),
+                [event, (EV_SYN, SYN_REPORT, 0)],
+                "{out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_frame_of_copied_through_events_only_is_written() {
+        let raw = bytes(&[(EV_MSC, MSC_TIMESTAMP, 77), (EV_SYN, SYN_REPORT, 0)]);
+        let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+        let n = encode_frame(&FrameOut::default(), &raw, &mut buf);
+        assert_eq!(
+            events(&buf[..n]),
+            [(EV_MSC, MSC_TIMESTAMP, 77), (EV_SYN, SYN_REPORT, 0)]
+        );
+    }
+
+    #[test]
+    fn different_buttons_changing_in_one_frame_share_it() {
+        // Only the same button changing twice needs a SYN_REPORT between.
+        let mut out = FrameOut::default();
+        out.buttons.push(Button(0), true);
+        out.buttons.push(Button(1), true);
+        let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
+        let n = encode_frame(&out, &[], &mut buf);
+        assert_eq!(
+            events(&buf[..n]),
+            [
+                (EV_KEY, BTN_LEFT, 1),
+                (EV_KEY, BTN_RIGHT, 1),
+                (EV_SYN, SYN_REPORT, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn key_autorepeat_is_not_a_button_change() {
+        let raw = bytes(&[
+            (EV_KEY, BTN_LEFT, 1),
+            (EV_SYN, SYN_REPORT, 0),
+            (EV_KEY, BTN_LEFT, 2),
+            (EV_REL, REL_X, 1),
+            (EV_SYN, SYN_REPORT, 0),
+        ]);
+        let mut frames = Vec::new();
+        Decoder::default().decode(&raw, |d| {
+            if let Decoded::Frame(f, _) = d {
+                frames.push(f);
+            }
+        });
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0].buttons.len(), 1);
+        assert!(frames[1].buttons.is_empty(), "{:?}", frames[1].buttons);
+        assert_eq!(frames[1].dx, 1);
+    }
+
+    #[test]
     fn empty_output_encodes_to_nothing() {
         let mut buf = [0u8; MAX_OUT_EVENTS * EVENT_SIZE];
         assert_eq!(encode_frame(&FrameOut::default(), &[], &mut buf), 0);

@@ -1,12 +1,14 @@
 //! The HID++ session against the emulated MX Master 3S: setup, gestures through the real
 //! engine, reconnection, exit, errors — the pure halves of the VM's `hidpp_*` scenarios.
 
+use pawl_engine::frame::Buttons;
 use pawl_engine::units::{Button, Micros};
-use pawl_engine::{Action, Config, DeviceEngine, FrameOut, Platform, Verdict};
+use pawl_engine::{Action, Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict};
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 use pawl_hidpp::emulator::{Emulator, Failure, Motion};
 use pawl_hidpp::error::ErrorReply;
 use pawl_hidpp::feature;
+use pawl_hidpp::feature::receiver;
 use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, Message};
 use pawl_hidpp::{Event, Output, Phase, Request, Session, SessionConfig, ThumbStatus, ThumbWheel};
 
@@ -446,6 +448,12 @@ impl Rig {
         let mut out = Output::default();
         self.session.input(&bytes[..len], self.now, &mut out);
         let frame = out.frame.unwrap_or_default();
+        if out.frame.is_some() {
+            // The frame is stamped with the time its report arrived; lo-res detents are
+            // whole detents of the v120 (120 each).
+            assert_eq!(frame.time, self.now);
+            assert_eq!(frame.hwheel.detents, frame.hwheel.v120 / 120);
+        }
         assert_eq!((frame.dx, frame.dy, frame.wheel.v120), (0, 0, 0));
         assert!(frame.buttons.is_empty());
         frame.hwheel.v120
@@ -854,4 +862,142 @@ fn the_kernels_replies_on_hidraw_change_nothing() {
     }
     assert_eq!(session.phase(), Phase::Ready);
     assert!(device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
+
+/// A short HID++ 1.0 notification from the receiver about slot `device`.
+fn receiver_notification(device: u8, sub_id: u8) -> Message {
+    Message {
+        long: false,
+        device,
+        sub_id,
+        address: 0,
+        params: [0; pawl_hidpp::report::LONG_PARAMS],
+    }
+}
+
+#[test]
+fn receiver_disconnection_takes_the_device_offline_and_other_notifications_do_nothing() {
+    let mut rig = Rig::new(
+        Emulator::mx_master_3s(RECEIVER, 2),
+        RECEIVER,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    // 0x4A (the receiver's pairing-lock status) is neither a connection nor a loss.
+    let before = rig.events.len();
+    rig.receive(receiver_notification(2, 0x4A));
+    assert_eq!(rig.events[before..], []);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    // 0x40: the device was unpaired; its diversions are gone with it.
+    rig.receive(receiver_notification(2, receiver::DEVICE_DISCONNECTION));
+    assert_eq!(rig.events[before..], [Event::Disconnected]);
+    assert_eq!(rig.session.phase(), Phase::Offline);
+    assert_eq!(rig.session.diverted().count(), 0);
+}
+
+#[test]
+fn raw_xy_frames_carry_both_axes_and_the_time_they_arrived() {
+    let mut rig = Rig::bluetooth();
+    rig.press(true);
+    rig.drag(0, 0); // the first report after the press is dropped
+    let Motion::RawXy(m) = rig.device.motion(-7, -250) else {
+        panic!("motion went to HID while the gesture button is held");
+    };
+    let (bytes, len) = m.encode();
+    let mut out = Output::default();
+    rig.session.input(&bytes[..len], Micros(123_456), &mut out);
+    assert_eq!(
+        out.frame,
+        Some(FrameIn {
+            time: Micros(123_456),
+            dx: -7,
+            dy: -250,
+            ..FrameIn::default()
+        })
+    );
+}
+
+#[test]
+fn a_diverted_button_frame_carries_the_time_it_arrived() {
+    let mut rig = Rig::bluetooth();
+    let m = rig.device.set_held(CID_GESTURE_BUTTON, true).unwrap();
+    let (bytes, len) = m.encode();
+    let mut out = Output::default();
+    rig.session.input(&bytes[..len], Micros(77_000), &mut out);
+    let mut buttons = Buttons::default();
+    buttons.push(Button(5), true);
+    assert_eq!(
+        out.frame,
+        Some(FrameIn {
+            time: Micros(77_000),
+            buttons,
+            ..FrameIn::default()
+        })
+    );
+}
+
+#[test]
+fn a_name_longer_than_one_reply_is_read_in_chunks() {
+    // 26 bytes: a 0x0005 reply holds 16, so the name takes two reads.
+    let name = "Wireless Mouse MX Master 3";
+    let rig = Rig::new(
+        Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT).with_name(name),
+        BLUETOOTH,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.name(), name);
+}
+
+#[test]
+fn a_control_that_is_not_divertable_is_reported_missing_and_left_alone() {
+    let mut config = SessionConfig::gesture(Button(5));
+    // 0x0050, the left button, has no divertable flag on the MX Master 3S.
+    config.divert.push(pawl_hidpp::DivertSpec {
+        cid: 0x0050,
+        button: Button(6),
+        raw_xy: false,
+    });
+    let rig = Rig::new(mx_master_3s(), BLUETOOTH, config);
+    assert!(rig.events.contains(&Event::ControlMissing(0x0050)));
+    assert!(!rig.device.reporting(0x0050).unwrap().divert);
+    assert!(!rig.events.iter().any(|e| matches!(e, Event::Error { .. })));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+}
+
+#[test]
+fn diversions_wait_for_the_whole_control_list() {
+    // The gesture button is not the first control read: diverting before the whole
+    // list is read would report it missing.
+    let rig = Rig::bluetooth();
+    let read: Vec<u16> = rig.session.controls().iter().map(|c| c.info.cid).collect();
+    let at = read.iter().position(|&c| c == CID_GESTURE_BUTTON);
+    assert!(matches!(at, Some(i) if i > 0), "{read:04x?}");
+    assert!(
+        !rig.events
+            .iter()
+            .any(|e| matches!(e, Event::ControlMissing(_)))
+    );
+    assert_eq!(rig.session.controls().len(), 8);
+}
+
+#[test]
+fn the_thumb_wheel_is_diverted_only_where_its_scroll_is_transformed() {
+    let mut config = Config::default_for(Platform::Linux);
+    config.hidpp.thumb_wheel = true;
+    assert_eq!(ThumbWheel::for_config(&config, true), ThumbWheel::Divert);
+    assert_eq!(ThumbWheel::for_config(&config, false), ThumbWheel::Native);
+    config.hidpp.thumb_wheel = false;
+    assert_eq!(ThumbWheel::for_config(&config, true), ThumbWheel::Leave);
+    assert_eq!(ThumbWheel::for_config(&config, false), ThumbWheel::Leave);
+}
+
+#[test]
+fn a_session_behind_a_receiver_addresses_its_slot() {
+    let rig = Rig::new(
+        Emulator::mx_master_3s(RECEIVER, 3),
+        RECEIVER,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.device(), 3);
+    assert!(rig.written.iter().all(|m| m.device == 3));
 }

@@ -182,3 +182,29 @@ fn macos_back_and_forward_are_cmd_brackets() {
     );
     assert_eq!(Key::parse("Cmd"), Some(Key::Super));
 }
+
+#[test]
+fn the_engine_reports_the_buttons_it_holds_down_and_a_held_gesture_button() {
+    use pawl_engine::units::{Button, Micros};
+    use pawl_engine::{Config, DeviceEngine, FrameIn, FrameOut};
+    let config = Config::default_for(Platform::Linux);
+    let mut engine = DeviceEngine::with_profile(&config, true, config.scroll);
+    let mut step = |button: u8, pressed: bool, ms: u64| {
+        let mut input = FrameIn {
+            time: Micros(ms * 1000),
+            ..FrameIn::default()
+        };
+        input.buttons.push(Button(button), pressed);
+        engine.frame(&input, &mut FrameOut::default());
+        (
+            engine.pressed_out().iter().collect::<Vec<_>>(),
+            engine.gesture_held(),
+        )
+    };
+    // Left goes through and is down on the virtual device; 5, the gesture button, is held
+    // by the engine and never reaches it.
+    assert_eq!(step(0, true, 0), (vec![Button(0)], false));
+    assert_eq!(step(5, true, 10), (vec![Button(0)], true));
+    assert_eq!(step(5, false, 20), (vec![Button(0)], false));
+    assert_eq!(step(0, false, 30), (vec![], false));
+}

@@ -184,6 +184,52 @@ fn repeat_fires_for_every_threshold_crossed_in_one_frame() {
 }
 
 #[test]
+fn repeat_keeps_the_rest_of_a_leftward_drag_in_its_direction() {
+    // -250 px is two thresholds and -50 px left over; -40 px more is -90 (nothing),
+    // -10 px more reaches -100 and fires again.
+    check(
+        "[gesture]\nrepeat = true\nthreshold = 100\n",
+        "
+        +5
+        x=-250
+        x=-40
+        x=-10
+        -5
+        ",
+        expect![[r#"
+            +5 => nothing
+            x=-250 => action desktop-right action desktop-right
+            x=-40 => nothing
+            x=-10 => action desktop-right
+            -5 => nothing
+        "#]],
+    );
+}
+
+#[test]
+fn repeat_keeps_the_rest_of_an_upward_drag_in_its_direction() {
+    // As leftward: -250 px up fires twice and keeps -50 px; -40 px more is -90, and
+    // -10 px more fires once.
+    check(
+        "[gesture]\nrepeat = true\nthreshold = 100\n",
+        "
+        +5
+        y=-250
+        y=-40
+        y=-10
+        -5
+        ",
+        expect![[r#"
+            +5 => nothing
+            y=-250 => action overview action overview
+            y=-40 => nothing
+            y=-10 => action overview
+            -5 => nothing
+        "#]],
+    );
+}
+
+#[test]
 fn repeat_fires_at_most_four_times_per_frame_and_drops_the_rest_of_a_flick() {
     // 1050 px is ten thresholds: four fire, the other six are dropped with their travel
     // (50 px stays), so the next small motion fires nothing.

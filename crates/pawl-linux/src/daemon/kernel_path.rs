@@ -516,6 +516,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kernel_mode_settings_carry_the_users_scroll_section() {
+        // Every field differs from the defaults, so settings that ignored `[scroll]`
+        // (default parameters) could not compare equal.
+        let text = "[scroll]\ninvert_vertical = false\ninvert_horizontal = true\n\
+                    smoothing_factor = 0.8\nmax_step = 2.0\nspike_ratio = 9.0\n\
+                    gesture_gap_ms = 120\ninertia = \"glide\"\n";
+        let config =
+            pawl_engine::Config::parse(text, "c.toml", pawl_engine::Platform::Linux).unwrap();
+        // A mouse with no node yet: its settings come from the config's `[scroll]`.
+        let mouse = Mouse::new(None);
+        let s = settings_for(&config, &mouse, 8);
+        let want = Settings::new(&ScrollParams::new(&config.scroll), 8);
+        assert_eq!(s.scroll, want.scroll);
+        assert_ne!(
+            s.scroll,
+            Settings::new(&ScrollParams::default(), 8).scroll,
+            "the user's [scroll] must not be replaced by the defaults"
+        );
+        // No handled node: the program passes the wheel through; no HID++ index known.
+        assert_eq!(
+            (s.flags, s.reprog_index, s.wireless_status_index),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
     fn pins_are_ours_another_users_or_not_there_by_their_stats_pins_owner() {
         let root = tempfile::tempdir().unwrap();
         let name = "0005:046D:B034.0003";
