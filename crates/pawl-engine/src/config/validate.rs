@@ -331,6 +331,27 @@ impl Validator<'_> {
         .map(|n| n as f32)
     }
 
+    /// The button a `map` key names (`"0"`..=the platform's last button), or an error at
+    /// the key and `None`.
+    fn button_key(&mut self, k: &Spanned<DeString<'_>>, key: &str) -> Option<Button> {
+        let max = self.platform.max_button();
+        match k.get_ref().parse::<u8>() {
+            Ok(n) if n <= max => Some(Button(n)),
+            _ => {
+                self.error(
+                    k.span(),
+                    key,
+                    format!(
+                        "{} is not a button number: allowed 0..={max} on {}",
+                        quoted(k.get_ref()),
+                        self.platform.name()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     /// A 0-based button number in this platform's range.
     fn button(&mut self, t: &DeTable<'_>, path: &str, key: &str) -> Option<(Button, Span)> {
         let max = self.platform.max_button();
@@ -861,23 +882,10 @@ impl Validator<'_> {
             return;
         };
         let map_path = join(path, "map");
-        let max = self.platform.max_button();
         for (k, v) in in_file_order(map) {
             let key = join(&map_path, k.get_ref());
-            let n = match k.get_ref().parse::<u8>() {
-                Ok(n) if n <= max => Button(n),
-                _ => {
-                    self.error(
-                        k.span(),
-                        &key,
-                        format!(
-                            "{} is not a button number: allowed 0..={max} on {}",
-                            quoted(k.get_ref()),
-                            self.platform.name()
-                        ),
-                    );
-                    continue;
-                }
+            let Some(n) = self.button_key(k, &key) else {
+                continue;
             };
             let Some(a) = self.action(v, &key) else {
                 continue;
@@ -1041,23 +1049,10 @@ impl Validator<'_> {
         let Some(map) = self.table(b, path, "map") else {
             return;
         };
-        let max = self.platform.max_button();
         for (k, v) in in_file_order(map) {
             let key = format!("buttons.map.{}", k.get_ref());
-            let n = match k.get_ref().parse::<u8>() {
-                Ok(n) if n <= max => Button(n),
-                _ => {
-                    self.error(
-                        k.span(),
-                        &key,
-                        format!(
-                            "{} is not a button number: allowed 0..={max} on {}",
-                            quoted(k.get_ref()),
-                            self.platform.name()
-                        ),
-                    );
-                    continue;
-                }
+            let Some(n) = self.button_key(k, &key) else {
+                continue;
             };
             if let Some(a) = self.action(v, &key) {
                 if let Some(i) = origins.map.iter().position(|(b, _, _)| *b == n) {
