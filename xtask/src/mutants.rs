@@ -212,6 +212,8 @@ pub fn mutants(args: &[String]) -> anyhow::Result<()> {
         }
         let stem = file.trim_end_matches(".rs").replace('/', "_");
         let out = root.join("target/mutants").join(stem);
+        // cargo-mutants creates `out` but not its parent.
+        std::fs::create_dir_all(&out).with_context(|| format!("{}", out.display()))?;
         util::step(&format!("mutants {file}"), || run_file(file, &out, &o))?;
         let path = out.join("mutants.out/outcomes.json");
         let json = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
