@@ -2,7 +2,7 @@
 //!
 //! The protocol between these commands and the worker is in [`crate::worker`]; the lock and
 //! metadata in [`crate::lifecycle`]. Everything here runs in the short-lived client, so
-//! waiting is done by polling every [`POLL`] up to a deadline: the worker never polls.
+//! waiting is done by polling every [`lifecycle::POLL`] up to a deadline: the worker never polls.
 //!
 //! The lock decides ([`lifecycle::current_status`]): `status` calls a worker running only
 //! while the lock is held, `off` signals only a pid whose start time matches its metadata
@@ -30,9 +30,6 @@ use crate::lifecycle::{
 };
 use crate::out::{self, escape_control};
 use crate::worker::{ERROR_PREFIX, READY_LINE};
-
-/// How often the client re-checks while it waits for a worker to start or exit.
-pub const POLL: Duration = Duration::from_millis(5);
 
 /// `pawl status` exit code when a worker runs (LSB init-script convention).
 pub const EXIT_RUNNING: u8 = 0;
@@ -86,7 +83,7 @@ pub fn on(opts: &OnOptions) -> anyhow::Result<ExitCode> {
                 out::println(&lifecycle::unidentified_line(&paths, &why))?;
                 return Ok(ExitCode::from(EXIT_UNIDENTIFIED));
             }
-            _ => std::thread::sleep(POLL),
+            _ => std::thread::sleep(lifecycle::POLL),
         }
     }
     // We hold the lock, so any metadata is from a worker that died without cleaning up.
@@ -229,7 +226,7 @@ pub fn off(timeout: Duration, kill: bool) -> anyhow::Result<ExitCode> {
                 out::println(&lifecycle::unidentified_line(&paths, &why))?;
                 return Ok(ExitCode::from(EXIT_UNIDENTIFIED));
             }
-            Status::Unidentified(_) => std::thread::sleep(POLL),
+            Status::Unidentified(_) => std::thread::sleep(lifecycle::POLL),
         }
     };
     let pid = meta.pid;
@@ -665,7 +662,7 @@ fn wait_gone(meta: &Metadata, deadline: Instant) -> bool {
         if Instant::now() >= deadline {
             return false;
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(lifecycle::POLL);
     }
 }
 

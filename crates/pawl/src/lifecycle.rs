@@ -25,6 +25,9 @@ use anyhow::{Context, bail};
 use rustix::fs::FlockOperation;
 use serde::{Deserialize, Serialize};
 
+/// How often a client re-checks the lock while it waits for a worker to start or exit: 5 ms.
+pub const POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// The most `pawl.json` may hold: 1 MiB (a worker with a hundred devices writes ~20 KB); a
 /// longer file is not pawl metadata.
 pub const METADATA_LIMIT: u64 = 1 << 20;

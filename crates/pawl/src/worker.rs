@@ -119,7 +119,7 @@ impl Worker {
             if let Some(already) = holder(&paths, deadline)? {
                 return Err(already.into());
             }
-            std::thread::sleep(crate::control::POLL);
+            std::thread::sleep(lifecycle::POLL);
         }
         // We hold the lock: any metadata left is from a worker that died without cleanup.
         lifecycle::remove_if_exists(&paths.metadata())?;
