@@ -33,6 +33,10 @@ pub struct Error {
 /// How to grant access, appended to permission errors.
 pub const PERMISSION_FIX: &str = "with the .deb the udev rule is installed: log out and in (or re-plug the mouse; `sudo modprobe uinput` for /dev/uinput); from a checkout, install the udev rule: `sudo install -m 644 contrib/70-pawl.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger`, then log out and in (it gives the logged-in user /dev/uinput, pointer devices and MX Master hidraw nodes, never keyboards); or add yourself to the group owning the file (`ls -l` it; usually `input`)";
 
+/// The uinput device: virtual devices are made through it, and its absence means the
+/// module is not loaded.
+pub const UINPUT: &str = "/dev/uinput";
+
 /// How to get `/dev/uinput`.
 pub const UINPUT_FIX: &str = "load the uinput module: `sudo modprobe uinput` (and add `uinput` to /etc/modules-load.d/pawl.conf to load it at boot)";
 
@@ -40,7 +44,7 @@ impl Error {
     /// An error from `op` (`open`, `grab`, …) on `path`, classified from the OS error.
     pub fn io(path: impl AsRef<Path>, op: &'static str, source: io::Error) -> Error {
         let path = path.as_ref().to_owned();
-        let is_uinput = path == Path::new(crate::uinput::UINPUT);
+        let is_uinput = path == Path::new(UINPUT);
         let kind = match source.raw_os_error() {
             Some(libc::EACCES | libc::EPERM) => ErrorKind::Permission,
             Some(libc::ENOENT | libc::ENODEV | libc::ENXIO) if is_uinput => ErrorKind::NoUinput,

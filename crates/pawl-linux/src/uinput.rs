@@ -11,11 +11,9 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::caps::{ABS_MAX, Caps};
 use crate::error::Error;
+pub use crate::error::UINPUT;
 use crate::sys::{self, AbsInfo, InputId, UinputSpec};
 use crate::sysfs::{self, PAWL_PHYS_PREFIX, SysDevice};
-
-/// The uinput control node.
-pub const UINPUT: &str = "/dev/uinput";
 
 /// The name of pawl's virtual keyboard.
 pub const KEYBOARD_NAME: &str = "pawl virtual keyboard";
