@@ -9,6 +9,7 @@ mod buttons;
 mod devices;
 mod fixed_point_vectors;
 mod gestures;
+mod imports;
 mod properties;
 mod scroll;
 mod tidy;
