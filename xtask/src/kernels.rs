@@ -21,7 +21,6 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, bail, ensure};
 
 use crate::util;
-use crate::vm::Kernel;
 
 /// The suite that carries the newest packaged kernel with `CONFIG_HID_BPF=y` (Debian
 /// enabled it in 6.16.3-1, Debian bug #1110780; trixie-backports has 7.3.4 as of 2026-12).
@@ -238,7 +237,7 @@ fn newest_image_release(deps: &[String]) -> Option<String> {
         .filter_map(|d| d.strip_prefix("linux-image-"))
         .filter(|r| r.ends_with("-amd64") && r.starts_with(|c: char| c.is_ascii_digit()))
         .collect();
-    releases.sort_by_key(|r| crate::vm::version_key(r));
+    releases.sort_by_key(|r| version_key(r));
     releases.pop().map(str::to_owned)
 }
 
@@ -271,9 +270,52 @@ fn mirror_from(deb822: &str, one_line: &str) -> String {
         )
 }
 
+/// A kernel: release, image, modules directory (with `modules.dep`).
+#[derive(Debug)]
+pub(crate) struct Kernel {
+    pub(crate) version: String,
+    pub(crate) vmlinuz: PathBuf,
+    pub(crate) modules: PathBuf,
+}
+
+/// The newest kernel that has both `/boot/vmlinuz-<v>` and `/lib/modules/<v>/modules.dep`.
+pub(crate) fn find_kernel() -> anyhow::Result<Kernel> {
+    let mut found: Vec<Kernel> = std::fs::read_dir("/lib/modules")
+        .context("read /lib/modules (is linux-image-amd64 installed?)")?
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_string_lossy().into_owned();
+            let vmlinuz = PathBuf::from(format!("/boot/vmlinuz-{version}"));
+            let modules = e.path();
+            (vmlinuz.is_file() && modules.join("modules.dep").is_file()).then_some(Kernel {
+                version,
+                vmlinuz,
+                modules,
+            })
+        })
+        .collect();
+    found.sort_by_key(|k| version_key(&k.version));
+    found
+        .pop()
+        .context("no kernel with both /boot/vmlinuz-<version> and /lib/modules/<version>")
+}
+
+/// `6.1.0-57-amd64` → [6, 1, 0, 57] for ordering.
+pub(crate) fn version_key(v: &str) -> Vec<u64> {
+    v.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_versions_order_numerically() {
+        assert!(version_key("6.10.0-1-amd64") > version_key("6.9.0-5-amd64"));
+        assert!(version_key("6.1.0-57-amd64") > version_key("6.1.0-9-amd64"));
+    }
 
     #[test]
     fn the_newest_release_comes_from_the_meta_package_dependencies() {

@@ -41,8 +41,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use crate::cpio::Cpio;
+use crate::kernels::{self, Kernel, find_kernel};
+use crate::userland;
 use crate::util;
-use crate::{kernels, userland};
 
 /// Debian packages the VM needs (the `cpio` tool is not used: xtask writes the archive).
 pub(crate) const PACKAGES: &[&str] = &[
@@ -448,43 +449,6 @@ pub fn vm_root(args: &[String]) -> anyhow::Result<()> {
     })?;
     println!("{}", dir.expect("step returned").display());
     Ok(())
-}
-
-/// A kernel: release, image, modules directory (with `modules.dep`).
-#[derive(Debug)]
-pub(crate) struct Kernel {
-    pub(crate) version: String,
-    pub(crate) vmlinuz: PathBuf,
-    pub(crate) modules: PathBuf,
-}
-
-/// The newest kernel that has both `/boot/vmlinuz-<v>` and `/lib/modules/<v>/modules.dep`.
-pub(crate) fn find_kernel() -> anyhow::Result<Kernel> {
-    let mut found: Vec<Kernel> = std::fs::read_dir("/lib/modules")
-        .context("read /lib/modules (is linux-image-amd64 installed?)")?
-        .flatten()
-        .filter_map(|e| {
-            let version = e.file_name().to_string_lossy().into_owned();
-            let vmlinuz = PathBuf::from(format!("/boot/vmlinuz-{version}"));
-            let modules = e.path();
-            (vmlinuz.is_file() && modules.join("modules.dep").is_file()).then_some(Kernel {
-                version,
-                vmlinuz,
-                modules,
-            })
-        })
-        .collect();
-    found.sort_by_key(|k| version_key(&k.version));
-    found
-        .pop()
-        .context("no kernel with both /boot/vmlinuz-<version> and /lib/modules/<version>")
-}
-
-/// `6.1.0-57-amd64` → [6, 1, 0, 57] for ordering.
-pub(crate) fn version_key(v: &str) -> Vec<u64> {
-    v.split(|c: char| !c.is_ascii_digit())
-        .filter_map(|p| p.parse().ok())
-        .collect()
 }
 
 /// `$PAWL_RECORDINGS` when set (as the test suites read it), else
@@ -1334,12 +1298,6 @@ mod tests {
         add_with_deps("a/uhid.ko", &deps, &mut order);
         add_with_deps("a/hid-generic.ko", &deps, &mut order);
         assert_eq!(order, ["a/hid.ko", "a/uhid.ko", "a/hid-generic.ko"]);
-    }
-
-    #[test]
-    fn kernel_versions_order_numerically() {
-        assert!(version_key("6.10.0-1-amd64") > version_key("6.9.0-5-amd64"));
-        assert!(version_key("6.1.0-57-amd64") > version_key("6.1.0-9-amd64"));
     }
 
     #[test]

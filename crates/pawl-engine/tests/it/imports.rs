@@ -538,7 +538,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         "pawl-vm-driver",
         &["scenarios::userland", "scenarios::udev"],
     ),
-    ("xtask", &["vm", "kernels"]),
 ];
 
 #[test]
