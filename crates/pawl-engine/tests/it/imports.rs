@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::tidy::{rust_files, workspace_root};
+
 /// A module's path inside its crate: `[]` is the crate root, `["daemon", "grab"]` is
 /// `daemon::grab`.
 type ModPath = Vec<String>;
@@ -210,19 +212,12 @@ fn use_tree(toks: &[(Tok, usize)], mut i: usize, base: &[String]) -> (Vec<Vec<St
 /// The index of the token after the item starting at `i`: through its matching `}` or to
 /// its `;`, whichever ends it.
 fn skip_item(toks: &[(Tok, usize)], mut i: usize) -> usize {
-    let mut depth = 0usize;
     while let Some((t, _)) = toks.get(i) {
-        i += 1;
         match t {
-            Tok::Punct('{') | Tok::Punct('(') | Tok::Punct('[') => depth += 1,
-            Tok::Punct('}') | Tok::Punct(')') | Tok::Punct(']') => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 && *t == Tok::Punct('}') {
-                    return i;
-                }
-            }
-            Tok::Punct(';') if depth == 0 => return i,
-            _ => {}
+            Tok::Punct('{') => return skip_group(toks, i),
+            Tok::Punct('(' | '[') => i = skip_group(toks, i),
+            Tok::Punct(';') => return i + 1,
+            _ => i += 1,
         }
     }
     i
@@ -461,21 +456,10 @@ fn module_of(src: &Path, file: &Path) -> ModPath {
     parts
 }
 
-fn rust_files(dir: &Path, res: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, res);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            res.push(p);
-        }
-    }
-}
-
 /// Each crate of the workspace as (its name, its files as module path and source); every
 /// `src/bin/*.rs` is a crate of one file.
 fn workspace_crates() -> Vec<(String, Vec<(ModPath, String)>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = workspace_root();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
         .unwrap()
         .flatten()

@@ -4,14 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-fn workspace_root() -> PathBuf {
+/// The workspace's root directory, canonical.
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .unwrap()
 }
 
-fn rust_files(dir: &Path, res: &mut Vec<PathBuf>) {
+/// Every `.rs` file under `dir`, skipping `target` and hidden directories.
+pub(crate) fn rust_files(dir: &Path, res: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
