@@ -1,6 +1,6 @@
-//! The VM's second kernel: Debian's newest packaged kernel with `CONFIG_HID_BPF=y`, fetched
-//! into `target/` with a private apt configuration. The host's sources, apt state and
-//! `/boot` are never touched.
+//! The VM's kernels: the host's installed one ([`find_kernel`]) and the second, Debian's
+//! newest packaged kernel with `CONFIG_HID_BPF=y`, fetched into `target/` with a private apt
+//! configuration. The host's sources, apt state and `/boot` are never touched.
 //!
 //! The apt configuration (`target/vm-kernels/apt/apt.conf`, passed as `APT_CONFIG`) has its
 //! own sources list (only [`SUITE`]), state, status and cache directories; `apt-get update`
