@@ -836,7 +836,7 @@ pub fn detach(root: &Path, name: &str) -> Result<(), Failure> {
                 let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
                 note(
                     if is_dir {
-                        remove_tree(&p, 0)
+                        remove_tree(&p)
                     } else {
                         fs::remove_file(&p)
                     },
@@ -864,26 +864,100 @@ fn take_back(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// How deep [`remove_tree`] goes: an older layout's user could nest directories; deeper
-/// than this is an error, the rest left.
-const TREE_DEPTH_MAX: usize = 16;
-
-/// Removes directory `dir` and everything in it, never following a symlink, taking each
-/// directory back first ([`take_back`]). Errors: the first entry that could not be
-/// removed, or a tree deeper than [`TREE_DEPTH_MAX`].
-fn remove_tree(dir: &Path, depth: usize) -> io::Result<()> {
-    if depth >= TREE_DEPTH_MAX {
-        return Err(io::Error::other("nested too deep"));
+/// Makes entry `name` of directory `parent` root's 0700 (a directory, never a symlink's
+/// target). `parent` must be root's, so that the name cannot be swapped in between.
+fn take_back_at(parent: &std::os::fd::OwnedFd, name: &std::ffi::CStr) -> rustix::io::Result<()> {
+    use rustix::fs::{self as rfs, AtFlags, FileType, Mode};
+    let st = rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return Err(rustix::io::Errno::NOTDIR);
     }
+    if st.st_uid != 0 {
+        rfs::chownat(
+            parent,
+            name,
+            Some(rfs::Uid::ROOT),
+            Some(rfs::Gid::ROOT),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+    }
+    rfs::chmodat(parent, name, Mode::from_raw_mode(0o700), AtFlags::empty())
+}
+
+/// How many entries [`remove_tree`] looks at, at most, before it gives up: an older
+/// layout's user could have filled the tree; a bound keeps the loader's work finite. Depth
+/// has no bound of its own (the walk keeps one directory open, not one per level).
+const TREE_ENTRIES_MAX: usize = 1 << 16;
+
+/// Removes directory `dir` and everything in it, never following a symlink. The walk holds
+/// one directory fd at a time. Each directory is made root's 0700 by name before it is
+/// opened (`fchownat`: CAP_CHOWN; its parent is root's already, so nobody can swap the
+/// name meanwhile); from then on nobody else can add to it, rename out of it or move it.
+/// Its files are unlinked and its subdirectories entered; the walk climbs back through
+/// `..`, which stays the directory it came from because every parent is root's by then.
+/// `dir`'s own parent must be root's. Errors: the first entry that could not be removed,
+/// or more than [`TREE_ENTRIES_MAX`] entries seen.
+fn remove_tree(dir: &Path) -> io::Result<()> {
+    use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     take_back(dir)?;
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        if e.file_type()?.is_dir() {
-            remove_tree(&e.path(), depth + 1)?;
-        } else {
-            fs::remove_file(e.path())?;
+    let mut cur = rfs::open(dir, flags, Mode::empty())?;
+    // The names from `dir` down to `cur`, to remove each on the way back up.
+    let mut names: Vec<CString> = Vec::new();
+    let mut seen = 0usize;
+    loop {
+        let mut sub: Option<CString> = None;
+        let mut entries = Dir::read_from(&cur)?;
+        while let Some(e) = entries.read() {
+            let e = e?;
+            let name = e.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            seen += 1;
+            if seen > TREE_ENTRIES_MAX {
+                return Err(io::Error::other(format!(
+                    "more than {TREE_ENTRIES_MAX} entries"
+                )));
+            }
+            let is_dir = match e.file_type() {
+                FileType::Directory => true,
+                FileType::Unknown => rfs::statat(&cur, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)?,
+                _ => false,
+            };
+            if is_dir {
+                sub = Some(name.to_owned());
+                break;
+            }
+            match rfs::unlinkat(&cur, name, AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        drop(entries);
+        match sub {
+            Some(name) => match take_back_at(&cur, &name)
+                .and_then(|()| rfs::openat(&cur, name.as_c_str(), flags, Mode::empty()))
+            {
+                Ok(fd) => {
+                    names.push(name);
+                    cur = fd;
+                }
+                // Gone, or no longer a directory: the next listing sees what is there now.
+                Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {}
+                Err(e) => return Err(e.into()),
+            },
+            None => {
+                let Some(name) = names.pop() else { break };
+                let parent = rfs::openat(&cur, c"..", flags, Mode::empty())?;
+                rfs::unlinkat(&parent, name.as_c_str(), AtFlags::REMOVEDIR)?;
+                cur = parent;
+            }
         }
     }
+    drop(cur);
     fs::remove_dir(dir)
 }
 
@@ -1139,6 +1213,46 @@ mod tests {
         // ensure_bpffs refuses it before mounting anything.
         let e = ensure_bpffs(&link).unwrap_err();
         assert!(e.to_string().contains("not a directory"), "{e}");
+    }
+
+    #[test]
+    fn detach_removes_a_link_nested_far_deeper_than_a_path_reaches() {
+        use rustix::fs::{self as rfs, Mode, OFlags};
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("keep"), b"").unwrap();
+        // What an older layout let its user do: root's link moved 1500 levels down (a path
+        // to it is over PATH_MAX), a symlink out half way, every directory the user's.
+        let dir = root.path().join("0005:046D:B034_0009");
+        fs::create_dir(&dir).unwrap();
+        let as_root = rustix::process::geteuid().is_root();
+        let user = Some(rfs::Uid::from_raw(1000));
+        let mut cur = rfs::open(&dir, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        for i in 0..1500 {
+            rfs::mkdirat(&cur, "d", Mode::from_raw_mode(0o700)).unwrap();
+            if i == 750 {
+                rfs::symlinkat(outside.path(), &cur, "out").unwrap();
+            }
+            if as_root {
+                rfs::fchown(&cur, user, None).unwrap();
+            }
+            cur =
+                rfs::openat(&cur, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        }
+        rfs::openat(
+            &cur,
+            LINK,
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        drop(cur);
+        detach(root.path(), "0005:046D:B034.0009").unwrap();
+        assert!(!dir.exists(), "the whole tree is removed");
+        assert!(
+            outside.path().join("keep").exists(),
+            "a symlink was followed"
+        );
     }
 
     #[test]
