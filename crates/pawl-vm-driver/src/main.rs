@@ -21,6 +21,9 @@
 //! [`scenarios::seat::SCENARIOS`] (kernel mode under systemd-udevd.service and logind: the
 //! Debian root with systemd as PID 1), `--set all` base and userland (default `base`).
 //!
+//! `--wayland-window APP_ID` maps one Wayland window with that `app_id` and serves it
+//! ([`wayland_window`]): the application of the per-application scenarios on sway.
+//!
 //! `--perf [FLAGS]` (last) runs the measurements of `cargo xtask perf-vm` instead ([`perf`]).
 
 #[cfg(target_os = "linux")]
@@ -45,6 +48,8 @@ mod uhid;
 mod uinput;
 #[cfg(target_os = "linux")]
 mod watch;
+#[cfg(target_os = "linux")]
+mod wayland_window;
 
 use std::process::ExitCode;
 
@@ -99,6 +104,11 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
                 return Ok(scenarios::seat::open_pins_main(std::path::Path::new(
                     &value("--open-pins")?,
                 )));
+            }
+            // A scenario's helper, run as the desktop user: one window on sway.
+            "--wayland-window" => {
+                wayland_window::run(&value("--wayland-window")?)?;
+                return Ok(ExitCode::SUCCESS);
             }
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => filters.push(arg),

@@ -214,6 +214,25 @@ impl Pawl {
         Ok((field("syscr:")?, field("syscw:")?))
     }
 
+    /// `(syscr, syscw, voluntary + nonvoluntary context switches)` so far, the switches
+    /// summed over all of pawl's threads (`/proc/PID/task/*/status`).
+    pub fn counters(&self) -> anyhow::Result<(u64, u64, u64)> {
+        let (r, w) = self.syscalls()?;
+        let mut switches = 0;
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid()))? {
+            let text = std::fs::read_to_string(task?.path().join("status"))?;
+            for line in text.lines() {
+                if let Some(v) = line
+                    .strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+                {
+                    switches += v.trim().parse::<u64>().context("ctxt switches")?;
+                }
+            }
+        }
+        Ok((r, w, switches))
+    }
+
     /// Stops pawl (SIGSTOP, `stop = true`) or lets it go on (SIGCONT): a pawl held up by
     /// the scheduler, as on a loaded machine. Errors: `kill(2)` fails (pawl is gone).
     pub fn hold_up(&self, stop: bool) -> anyhow::Result<()> {

@@ -34,6 +34,8 @@ struct Sway {
     sway: Child,
     socket: PathBuf,
     log: PathBuf,
+    /// The Wayland windows mapped with [`Sway::window`].
+    windows: Vec<Child>,
 }
 
 impl Sway {
@@ -92,6 +94,7 @@ impl Sway {
             sway,
             socket: PathBuf::new(),
             log,
+            windows: Vec::new(),
         };
         let deadline = Instant::now() + T_SWAY;
         loop {
@@ -167,6 +170,53 @@ impl Sway {
         }
     }
 
+    /// Maps a Wayland window with `app_id` (this driver's `--wayland-window`, run as the
+    /// plain user on sway's socket) and waits until sway's tree has it; it is focused then
+    /// (sway focuses a new window).
+    fn window(&mut self, app_id: &str) -> anyhow::Result<()> {
+        let (_, uid) = USER;
+        let runtime = PathBuf::from(format!("/run/user/{uid}"));
+        let display = std::fs::read_dir(&runtime)?
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .find(|n| n.starts_with("wayland-") && !n.ends_with(".lock"))
+            .context("sway made no wayland-N socket")?;
+        let log = std::fs::File::create(self.log.with_file_name(format!("window-{app_id}.log")))?;
+        let child = Command::new(std::env::current_exe()?)
+            .args(["--wayland-window", app_id])
+            .env_clear()
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("WAYLAND_DISPLAY", &display)
+            .uid(uid)
+            .gid(uid)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("cannot start the Wayland window")?;
+        self.windows.push(child);
+        let want = format!("\"app_id\": \"{app_id}\"");
+        let deadline = Instant::now() + T_DEVICE;
+        loop {
+            if self.msg(&["-t", "get_tree"])?.contains(&want) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "sway has no window {app_id:?} after {T_DEVICE:?}; log:\n{}",
+                    tail(&self.log(), 30)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Focuses the window of `app_id` (`swaymsg '[app_id="…"] focus'`).
+    fn focus_app(&self, app_id: &str) -> anyhow::Result<()> {
+        self.msg(&[&format!("[app_id=\"{app_id}\"] focus")])
+            .map(drop)
+    }
+
     /// Waits until sway's libinput has taken (`present`) or dropped pawl's device named
     /// `name` (`get_inputs`).
     fn wait_input(&self, name: &str, present: bool) -> anyhow::Result<()> {
@@ -189,7 +239,11 @@ impl Sway {
 
 impl Drop for Sway {
     fn drop(&mut self) {
-        for child in [&mut self.sway, &mut self.seatd] {
+        for child in self
+            .windows
+            .iter_mut()
+            .chain([&mut self.sway, &mut self.seatd])
+        {
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -419,5 +473,181 @@ pub fn per_app_backend_gone_falls_back_and_says_so(ctx: &mut Ctx) -> anyhow::Res
     m.sentinel()?;
     ctx.notes
         .push(format!("CPU after sway exited: {} ticks in 2 s", t1 - t0));
+    Ok(())
+}
+
+/// Σ `REL_WHEEL_HI_RES` of `frames`, v120.
+fn hires_sum(frames: &[crate::evdev::Frame]) -> i64 {
+    use pawl_evdev::codes::{EV_REL, REL_WHEEL_HI_RES};
+    frames
+        .iter()
+        .flatten()
+        .filter(|e| e.type_ == EV_REL && e.code == REL_WHEEL_HI_RES)
+        .map(|e| i64::from(e.value))
+        .sum()
+}
+
+impl Mouse {
+    /// One wheel detent up on the mouse; Σ v120 of what pawl's clone sent for it.
+    fn detent_up(&mut self) -> anyhow::Result<i64> {
+        use pawl_evdev::codes::{EV_REL, REL_X, REL_Y};
+        self.mouse.mouse.wheel(1)?;
+        self.mouse.mouse.motion(7, -5)?;
+        let want = vec![Event::new(EV_REL, REL_X, 7), Event::new(EV_REL, REL_Y, -5)];
+        let frames = self
+            .clone
+            .frames_until(T_EVENT, "sentinel motion after the wheel", |f| *f == want)
+            .with_context(|| format!("pawl log: {}", self.pawl.log()))?;
+        Ok(hires_sum(&frames))
+    }
+
+    /// The directory pawl runs in (its `HOME` and `XDG_RUNTIME_DIR`).
+    fn work(&self) -> anyhow::Result<PathBuf> {
+        Ok(self
+            .pawl
+            .config_path()
+            .parent()
+            .context("work dir")?
+            .to_owned())
+    }
+}
+
+/// The device profile of the per-application scenarios: no smoothing, so one detent is one
+/// frame of ±120 v120 (an MX Master's default inverts it: -120 for a detent up).
+const PER_APP_SCROLL: &str = "[scroll]\nsmoothing = \"none\"\n\n\
+    [[app]]\napp_id = \"pawl-game\"\n[app.scroll]\ninvert_vertical = false\n";
+
+/// Focuses `app_id` on sway and waits until `pawl status` names it with `profile`.
+fn focus_and_wait(
+    ctx: &mut Ctx,
+    sway: &Sway,
+    m: &Mouse,
+    app_id: &str,
+    profile: &str,
+) -> anyhow::Result<String> {
+    sway.focus_app(app_id)?;
+    let want = format!("app {app_id}, profile {profile}");
+    let status = wait_status(ctx, &m.work()?, &want)
+        .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+    ctx.notes
+        .push(format!("$ pawl status ({app_id} focused)\n{status}"));
+    Ok(status)
+}
+
+/// `per_app_scroll_follows_focus_on_sway`: two real Wayland windows on sway (`app_id`
+/// "pawl-game" and "pawl-editor"), pawl with `[[app]] app_id = "pawl-game"` turning the
+/// inversion off. Focus moves with `swaymsg`; a detent up comes out +120 v120 while the
+/// game is focused and -120 (the device profile's inversion) while the editor is, both
+/// ways and back. With focus still, pawl makes no context switch in 10 s (idle costs
+/// nothing with a focus backend); one focus change costs a few wake-ups (noted).
+pub fn per_app_scroll_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    let mut m = Mouse::start_env(ctx, PER_APP_SCROLL, &[("SWAYSOCK", &socket)])?;
+    sway.window("pawl-game")?;
+    sway.window("pawl-editor")?;
+    for _ in 0..2 {
+        focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == 120,
+            "pawl-game focused: a detent up gave {v} v120, want +120 (not inverted)"
+        );
+        focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == -120,
+            "pawl-editor focused: a detent up gave {v} v120, want -120 (the device profile)"
+        );
+    }
+    // Idle with a focus backend: nothing runs between events.
+    std::thread::sleep(Duration::from_millis(500));
+    // The last `pawl status` query's connection ends first.
+    std::thread::sleep(Duration::from_secs(1));
+    let (r0, _, s0) = m.pawl.counters()?;
+    std::thread::sleep(Duration::from_secs(10));
+    let (r1, _, s1) = m.pawl.counters()?;
+    ensure!(
+        s1 == s0 && r1 == r0,
+        "pawl woke with focus still and no input: {} context switches, {} reads in 10 s",
+        s1 - s0,
+        r1 - r0
+    );
+    focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
+    std::thread::sleep(Duration::from_millis(500));
+    let (r2, _, s2) = m.pawl.counters()?;
+    ctx.notes.push(format!(
+        "idle 10 s with sway: 0 context switches, 0 reads; one focus change (pawl status \
+         queries included): {} context switches, {} reads",
+        s2 - s1,
+        r2 - r1
+    ));
+    Ok(())
+}
+
+/// `per_app_unknown_app_uses_the_device_profile`: a window whose `app_id` no `[[app]]`
+/// table names ("pawl-unknown") is focused: `pawl status` says "profile device" and a
+/// detent up comes out -120 v120 (the device profile's inversion), as without any
+/// `[[app]]` table; the game's table does not leak into it after the game had focus.
+pub fn per_app_unknown_app_uses_the_device_profile(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    let mut m = Mouse::start_env(ctx, PER_APP_SCROLL, &[("SWAYSOCK", &socket)])?;
+    sway.window("pawl-game")?;
+    sway.window("pawl-unknown")?;
+    focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
+    ensure!(m.detent_up()? == 120, "the game's profile is not in force");
+    focus_and_wait(ctx, &sway, &m, "pawl-unknown", "device")?;
+    let v = m.detent_up()?;
+    ensure!(
+        v == -120,
+        "pawl-unknown focused: a detent up gave {v} v120, want -120 (the device profile)"
+    );
+    Ok(())
+}
+
+/// `per_app_gesture_action_follows_focus_on_sway`: the `command` backend runs `swaymsg
+/// workspace …`; the device profile's drag right is "desktop-left" (workspace "left"), and
+/// `[[app]] app_id = "pawl-browser"` makes it a command to workspace "browser". A drag
+/// right with the browser focused moves sway to "browser"; with the other window
+/// ("pawl-editor") focused, to "left"; read back from sway.
+pub fn per_app_gesture_action_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const DRAG: i16 = 600;
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    let command = |ws: &str| {
+        format!(
+            "[\"/usr/bin/swaymsg\", \"-s\", {:?}, \"workspace\", {ws:?}]",
+            socket.display().to_string()
+        )
+    };
+    let config = format!(
+        "[actions]\nbackend = \"command\"\nallow_root_commands = true\n\n[actions.commands]\n\
+         desktop-left = {}\ndesktop-right = {}\n\n\
+         [[app]]\napp_id = \"pawl-browser\"\n[app.gesture]\nright = {{ command = {} }}\n",
+        command("left"),
+        command("right"),
+        command("browser")
+    );
+    let mut m = Mouse::start_env(ctx, &config, &[("SWAYSOCK", &socket)])?;
+    sway.window("pawl-browser")?;
+    sway.window("pawl-editor")?;
+    for (app, profile, want) in [
+        ("pawl-browser", "app pawl-browser", "browser"),
+        ("pawl-editor", "device", "left"),
+        ("pawl-browser", "app pawl-browser", "browser"),
+    ] {
+        sway.msg(&["workspace", "1"])?;
+        sway.wait_focused("1", T_EVENT)?;
+        focus_and_wait(ctx, &sway, &m, app, profile)?;
+        m.drag(DRAG)?;
+        sway.wait_focused(want, T_EVENT)
+            .with_context(|| format!("{app} focused; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("{app} focused: drag right → workspace {want:?}"));
+    }
     Ok(())
 }

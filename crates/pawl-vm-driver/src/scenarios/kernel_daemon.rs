@@ -224,24 +224,6 @@ impl KernelRig {
     }
 }
 
-/// pawl's `(syscr, syscw, voluntary + nonvoluntary context switches)` over all its threads.
-fn counters(pawl: &Pawl) -> anyhow::Result<(u64, u64, u64)> {
-    let (r, w) = pawl.syscalls()?;
-    let mut switches = 0;
-    for task in std::fs::read_dir(format!("/proc/{}/task", pawl.pid()))? {
-        let text = std::fs::read_to_string(task?.path().join("status"))?;
-        for line in text.lines() {
-            if let Some(v) = line
-                .strip_prefix("voluntary_ctxt_switches:")
-                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
-            {
-                switches += v.trim().parse::<u64>().context("ctxt switches")?;
-            }
-        }
-    }
-    Ok((r, w, switches))
-}
-
 fn rel_x(frames: &[Frame]) -> usize {
     frames
         .iter()
@@ -260,7 +242,7 @@ pub fn kernel_mode_motion_never_wakes_pawl(ctx: &mut Ctx) -> anyhow::Result<()> 
     let mut reader = EvdevNode::open(&rig.source.path)?;
     rig.dev.pump(Duration::from_millis(300))?;
     let _ = reader.drain()?;
-    let before = counters(&rig.pawl)?;
+    let before = rig.pawl.counters()?;
     let stats_before = rig.stats()?;
     let mut seen = 0;
     for i in 0..FRAMES {
@@ -271,7 +253,7 @@ pub fn kernel_mode_motion_never_wakes_pawl(ctx: &mut Ctx) -> anyhow::Result<()> 
     }
     std::thread::sleep(Duration::from_millis(300));
     seen += rel_x(&reader.drain()?);
-    let after = counters(&rig.pawl)?;
+    let after = rig.pawl.counters()?;
     let stats_after = rig.stats()?;
     let mouse = stats_after.mouse - stats_before.mouse;
     println!(

@@ -85,6 +85,18 @@ pub const SCENARIOS: &[Scenario] = &[
         run: compositor::compositor_workspace_follows_gesture,
     },
     Scenario {
+        name: "per_app_scroll_follows_focus_on_sway",
+        run: compositor::per_app_scroll_follows_focus_on_sway,
+    },
+    Scenario {
+        name: "per_app_gesture_action_follows_focus_on_sway",
+        run: compositor::per_app_gesture_action_follows_focus_on_sway,
+    },
+    Scenario {
+        name: "per_app_unknown_app_uses_the_device_profile",
+        run: compositor::per_app_unknown_app_uses_the_device_profile,
+    },
+    Scenario {
         name: "per_app_backend_gone_falls_back_and_says_so",
         run: compositor::per_app_backend_gone_falls_back_and_says_so,
     },
