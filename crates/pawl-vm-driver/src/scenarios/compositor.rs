@@ -11,7 +11,7 @@ use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{EvdevNode, Event};
 use crate::hid::MX_MASTER_3S_BT;
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME};
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland::{USER, output, settle};

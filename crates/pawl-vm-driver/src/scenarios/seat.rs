@@ -24,7 +24,7 @@ use pawl_bpf::maps::FLAG_WHEEL;
 use pawl_bpf::pins::{self, KernelDevice};
 
 use crate::evdev::{self, EvdevNode, NodeInfo};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{hires_mouse, needs_hid_bpf};
 use crate::scenarios::userland::{SHARE, USER, output, settle};
