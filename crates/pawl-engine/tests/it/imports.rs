@@ -502,7 +502,6 @@ fn show(m: &[String]) -> String {
 /// order the search reports them. A circle not listed fails the test, and so does an entry
 /// whose circle is gone: the list only shrinks.
 const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
-    ("pawl-vm-driver", &["perf::kernel_cost", "perf::tools"]),
     (
         "pawl-vm-driver",
         &["scenarios::compositor", "scenarios::userland"],
