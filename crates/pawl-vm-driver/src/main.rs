@@ -33,6 +33,8 @@ mod hid;
 #[cfg(target_os = "linux")]
 mod hidpp_emu;
 #[cfg(target_os = "linux")]
+mod hidpp_mouse;
+#[cfg(target_os = "linux")]
 mod pawl;
 #[cfg(target_os = "linux")]
 mod perf;

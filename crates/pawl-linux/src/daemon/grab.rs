@@ -11,157 +11,30 @@
 //! whatever its clone has pressed is released first, and the clone of a vanished node is
 //! kept as an orphan for its return.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
+use std::os::fd::AsFd;
 
 use pawl_engine::config::DeviceDecision;
-use pawl_engine::units::{ButtonSet, Micros};
-use pawl_engine::{Action, Config, DeviceEngine, TouchOut};
+use pawl_engine::units::ButtonSet;
+use pawl_engine::{Config, DeviceEngine};
 use rustix::event::epoll;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use super::mouse::{MAX_NODES, Mouse, NODE_BITS};
+use super::mouse::{MAX_NODES, Mouse, NODE_BITS, hid_dir_of};
 use super::paths::Pointer;
+use super::slot::{Device, Slot, Source};
 use super::{DEVICE_TOKEN_BASE, Daemon, GONE, HIDPP_CARRIES, MAX_ORPHANS, Note, Trigger};
 use super::{describe, watch};
-use crate::actions::Performer;
-use crate::caps::{self, ABS_MAX, Caps, Kind};
+use crate::caps::{self, Kind};
 use crate::error::{Error, ErrorKind};
-use crate::pipeline::{Pipeline, ReadBuf, Sink};
-use crate::sys::{self, AbsInfo, UinputSpec};
+use crate::pipeline::{Pipeline, ReadBuf};
+use crate::sys::{self, UinputSpec};
 use crate::sysfs::{self, SysDevice};
 use crate::uinput::{self, VirtualDevice};
-
-/// An opened source node and what is known about it.
-pub(super) struct Source {
-    pub sys: SysDevice,
-    pub path: PathBuf,
-    pub fd: OwnedFd,
-    caps: Caps,
-    abs: [AbsInfo; ABS_MAX as usize + 1],
-    pub decision: DeviceDecision,
-}
-
-/// A grabbed device and its clone. Closing `source.fd` releases the grab (the kernel's
-/// `evdev_release`); dropping `clone` destroys the virtual device.
-pub(super) struct Device {
-    pub source: Source,
-    /// What the clone was created from (to find it again among the orphans).
-    spec: UinputSpec,
-    pub clone: VirtualDevice,
-    read: ReadBuf,
-    pub pipeline: Pipeline,
-    pub deadline: Option<Micros>,
-}
-
-impl Device {
-    /// The sink its pipeline writes to.
-    #[inline]
-    pub fn sink<'a>(
-        source: &'a Source,
-        clone: &'a VirtualDevice,
-        performer: &'a mut Performer,
-    ) -> IoSink<'a> {
-        IoSink {
-            clone,
-            source: source.fd.as_fd(),
-            performer,
-        }
-    }
-}
-
-/// One pointer node of a mouse.
-pub(super) enum Slot {
-    Empty,
-    /// Handled, but not opened: the path decision found nothing that needs its grab (HID++
-    /// carries its gesture button). Forgotten when the node vanishes or the config reloads.
-    Carried(Box<SysDevice>),
-    /// Opened but not grabbed: a button was down (grabbing now would leave it stuck in the
-    /// compositor). Its events are read (and dropped: the compositor gets them too) until
-    /// `EVIOCGKEY` shows every button up.
-    Waiting(Box<Source>),
-    /// Grabbed and cloned: the hot path.
-    Active(Box<Device>),
-}
-
-impl std::fmt::Debug for Slot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Slot::Empty => f.write_str("Empty"),
-            Slot::Carried(s) => write!(f, "Carried({})", s.node),
-            Slot::Waiting(s) => write!(f, "Waiting({})", s.sys.node),
-            Slot::Active(d) => write!(f, "Active({})", d.source.sys.node),
-        }
-    }
-}
-
-impl Slot {
-    /// What sysfs says about its node.
-    pub fn sys(&self) -> Option<&SysDevice> {
-        match self {
-            Slot::Empty => None,
-            Slot::Carried(s) => Some(s),
-            Slot::Waiting(s) => Some(&s.sys),
-            Slot::Active(d) => Some(&d.source.sys),
-        }
-    }
-
-    /// Its clone's node, when grabbed and found.
-    pub fn clone_node(&self) -> Option<PathBuf> {
-        match self {
-            Slot::Active(d) => d.clone.node().map(ToOwned::to_owned),
-            _ => None,
-        }
-    }
-}
-
-/// The hot path's [`Sink`]: the device's clone and source fd, and the action performer.
-pub(super) struct IoSink<'a> {
-    clone: &'a VirtualDevice,
-    source: BorrowedFd<'a>,
-    performer: &'a mut Performer,
-}
-
-impl Sink for IoSink<'_> {
-    #[inline]
-    fn write_clone(&mut self, bytes: &[u8]) {
-        // Errors are logged by the device, once until a write succeeds again.
-        let _ = self.clone.write(bytes);
-    }
-
-    #[inline]
-    fn perform(&mut self, action: Action) {
-        self.performer.perform(action);
-    }
-
-    #[inline]
-    fn touch(&mut self, touch: &TouchOut) {
-        self.performer.touch(touch);
-    }
-
-    fn buttons_down(&mut self) -> Option<ButtonSet> {
-        sys::key_state(self.source)
-            .ok()
-            .map(|keys| caps::buttons_down(&keys))
-    }
-
-    /// `CLOCK_MONOTONIC` (vDSO: no syscall), read only while a swipe is paced.
-    #[inline]
-    fn now(&mut self) -> Micros {
-        super::monotonic_now()
-    }
-}
 
 /// The epoll token of node `n` of mouse `m`.
 pub(super) fn node_token(m: usize, n: usize) -> u64 {
     DEVICE_TOKEN_BASE + ((m as u64) << NODE_BITS) + n as u64
-}
-
-/// The canonical HID device directory of the evdev node `node`
-/// (`/sys/class/input/eventN/device/device`), if it is part of one.
-pub(super) fn hid_dir_of(class_dir: &std::path::Path, node: &str) -> Option<PathBuf> {
-    std::fs::canonicalize(class_dir.join(node).join("device/device")).ok()
 }
 
 impl Daemon {

@@ -16,8 +16,8 @@ use std::path::Path;
 
 use rustix::event::epoll;
 
-use super::grab::{Device, Slot};
 use super::mouse::Hidraw;
+use super::slot::{Device, Slot};
 use super::{Daemon, HIDPP_TOKEN_BASE, HIDRAW_HOTPLUG_TOKEN, Note, Trigger};
 use super::{drain_hotplug, monotonic_now, watch, watch_hotplug};
 use crate::hidpp::{self, HidppDevice};
@@ -231,7 +231,7 @@ impl Daemon {
         } = mouse;
         // Kernel mode reads hidraw only while setting up: after each read, close it once the
         // session needs it no more.
-        let kernel_mode = matches!(bpf, super::kernel_path::Bpf::Active(_));
+        let kernel_mode = matches!(bpf, super::bpf::Bpf::Active(_));
         let Hidraw::Open(dev) = hidraw else {
             return;
         };

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use rustix::fs::inotify;
 
-use super::grab::Slot;
+use super::slot::Slot;
 use super::{Daemon, Note, Trigger};
 use crate::sysfs;
 

@@ -11,22 +11,25 @@
 //! its inputs changes (a node taken or released, an endpoint opened, the config reloaded).
 //! Modules: this one is the loop (wake-ups, signals, reload, the timer, shutdown);
 //! `mouse.rs` the record, the table of records, applying a record's decision and its
-//! report; `paths.rs` the decision (pure); `grab.rs` and `hidpp_path.rs` one path each;
-//! `hotplug.rs` the inotify watches.
+//! report; `slot.rs` a pointer node's state in the record, `bpf.rs` the kernel program's;
+//! `paths.rs` the decision (pure); `grab.rs` and `hidpp_path.rs` one path each;
+//! `hotplug.rs` the inotify watches. Each path imports the record, never the reverse.
 //!
 //! Kernel mode (a HID-BPF program on the mouse's HID device, `kernel_path.rs`) joined
-//! this way: its state is `mouse::Mouse::bpf` beside `nodes` and `hidraw`, what the kernel
-//! and the loader offer is in [`paths::KernelOffers`] and [`paths::Attachment`], its rules
-//! and [`paths::Carrier::Bpf`] are in [`paths::decide`], and its wake-ups are
+//! this way: its state is `mouse::Mouse::bpf` (`bpf.rs`) beside `nodes` and `hidraw`, what
+//! the kernel and the loader offer is in [`paths::KernelOffers`] and [`paths::Attachment`],
+//! its rules and [`paths::Carrier::Bpf`] are in [`paths::decide`], and its wake-ups are
 //! `Wake::Ring` (the ringbuf's map fd) and `Wake::Pins` (inotify for the loader's
 //! announcements); `apply_paths` releases the grab of what it carries.
 
+mod bpf;
 mod grab;
 mod hidpp_path;
 mod hotplug;
 mod kernel_path;
 mod mouse;
 pub mod paths;
+mod slot;
 
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
@@ -46,11 +49,11 @@ use crate::hidpp;
 use crate::sys::{self, UinputSpec};
 use crate::sysfs::{self, SysDevice};
 use crate::uinput::{self, VirtualDevice};
-use grab::{Device, Slot};
 use hotplug::{drain_hotplug, watch_hotplug};
 use mouse::Mouse;
 pub use mouse::{MouseSummary, NodeState, NodeSummary, PathLine, predict};
 use paths::KernelOffers;
+use slot::{Device, Slot};
 
 const SIGNAL_TOKEN: u64 = 0;
 const TIMER_TOKEN: u64 = 1;
@@ -800,8 +803,8 @@ pub fn reap_children() {
 fn kernel_offers() -> KernelOffers {
     KernelOffers {
         hidraw: Path::new(hidpp::SYS_CLASS_HIDRAW).is_dir(),
-        hid_bpf: kernel_path::has_hid_bpf(),
-        loader: kernel_path::loader_installed(),
+        hid_bpf: bpf::has_hid_bpf(),
+        loader: bpf::loader_installed(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! A handled mouse: one record per physical mouse (one HID device in sysfs), holding its
-//! evdev pointer node(s) — each carried, waiting or grabbed with its clone (`grab.rs`) —
+//! evdev pointer node(s) — each carried, waiting or grabbed with its clone (`slot.rs`) —
 //! and its HID++ endpoint (`hidpp_path.rs`), with the thumb wheel's link between them.
 //! What each part of it goes through is decided by `paths.rs` ([`Mouse::routes`]),
 //! applied by [`Daemon::apply_paths`] and reported as a [`MouseSummary`] (`pawl status`,
@@ -14,11 +14,11 @@ use pawl_engine::Config;
 use pawl_hidpp::Phase;
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 
-use super::grab::Slot;
-use super::kernel_path::{self, Bpf};
+use super::bpf::{self, Bpf};
 use super::paths::{
     self, Attachment, Carrier, Endpoint, Inputs, KernelOffers, Pointer, Route, Routes, Why,
 };
+use super::slot::Slot;
 use super::{Daemon, HIDPP_CARRIES, Note, monotonic_now};
 use crate::hidpp::HidppDevice;
 
@@ -26,6 +26,12 @@ use crate::hidpp::HidppDevice;
 pub(super) const NODE_BITS: u32 = 4;
 /// The most pointer nodes one mouse (HID device) may have.
 pub(super) const MAX_NODES: usize = 1 << NODE_BITS;
+
+/// The canonical HID device directory of the evdev node `node`
+/// (`/sys/class/input/eventN/device/device`), if it is part of one.
+pub(super) fn hid_dir_of(class_dir: &Path, node: &str) -> Option<PathBuf> {
+    std::fs::canonicalize(class_dir.join(node).join("device/device")).ok()
+}
 
 /// The mouse's HID++ endpoint, as far as pawl has it.
 #[derive(Debug, Default)]
@@ -86,7 +92,7 @@ impl Mouse {
             (Bpf::Active(_), _) => Attachment::Attached,
             (Bpf::Failed { .. }, _) => Attachment::Failed,
             (Bpf::Idle, None) => Attachment::NoHidDevice,
-            (Bpf::Idle, Some(name)) => kernel_path::pinned(name),
+            (Bpf::Idle, Some(name)) => bpf::pinned(name),
         }
     }
 
@@ -423,7 +429,7 @@ pub fn predict(
         return None;
     }
     let kernel = super::kernel_offers();
-    let hid_dir = super::grab::hid_dir_of(class_dir, &sys.node);
+    let hid_dir = hid_dir_of(class_dir, &sys.node);
     let endpoint = match (config.hidpp.enabled, &hid_dir) {
         (true, Some(dir)) => crate::hidpp::scan(Path::new(crate::hidpp::SYS_CLASS_HIDRAW))
             .into_iter()
@@ -451,7 +457,7 @@ pub fn predict(
         .and_then(|n| n.to_str())
         .map(str::to_owned);
     let attachment = match &hid {
-        Some(name) => kernel_path::pinned(name),
+        Some(name) => bpf::pinned(name),
         None => Attachment::NoHidDevice,
     };
     let decide = |grabbed| {
@@ -633,11 +639,11 @@ fn reason(why: Why, ctx: &Context) -> String {
         Why::KernelModeOff => "kernel mode off in config ([hidpp] kernel_mode = \"off\")".into(),
         Why::NoHidBpf => format!(
             "not kernel mode: kernel {} has no HID-BPF (needs 6.11+ with CONFIG_HID_BPF)",
-            kernel_path::kernel_release()
+            bpf::kernel_release()
         ),
         Why::LoaderMissing => format!(
             "not kernel mode: the loader {} is not installed",
-            kernel_path::LOADER
+            bpf::LOADER
         ),
         Why::NotAttached => format!(
             "not kernel mode: no program attached to {} (is the udev rule \
@@ -656,7 +662,7 @@ fn reason(why: Why, ctx: &Context) -> String {
                  hands it to the user who logs in, and without systemd-logind `sudo {} \
                  reseat --uid UID` does)",
                 ctx.hid,
-                kernel_path::LOADER
+                bpf::LOADER
             ),
             uid => format!(
                 "not kernel mode: the program on {} is attached for uid {} (seat0's active \
@@ -664,7 +670,7 @@ fn reason(why: Why, ctx: &Context) -> String {
                  one, and without systemd-logind `sudo {} reseat --uid UID` does)",
                 ctx.hid,
                 uid.map_or_else(|| "?".to_owned(), |u| u.to_string()),
-                kernel_path::LOADER
+                bpf::LOADER
             ),
         },
         Why::NotHid => "not kernel mode: no HID device".into(),

@@ -21,7 +21,6 @@
 //! prog_runs=… prog_ns=… check=ok|FAIL reason`, or `PERF-KCOST status=unavailable note=…`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
@@ -31,12 +30,11 @@ use pawl_hidpp::feature::hires_wheel;
 
 use crate::evdev::{Frame, NodeInfo};
 use crate::hid::{HidMouse, MX_MASTER_3S_BT};
+use crate::perf::attach::{hid_name, loader};
 use crate::perf::tools::{Output, motion_of};
 use crate::perf::workloads::{MOTION_HZ, WHEEL_HZ, motion_at, notch_at, paced};
 use crate::scenarios::{T_DEVICE, T_EVENT};
 
-/// The loader, where the package (and the VM's initramfs) installs it.
-pub const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";
 /// The sysctl that makes the kernel count each BPF program's runs and time.
 const BPF_STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
 /// The program's name as the kernel keeps it (`BPF_OBJ_NAME_LEN` 16: 15 characters of
@@ -69,42 +67,6 @@ impl CostMouse {
         let info = mouse.wait_node(T_DEVICE)?;
         Ok(CostMouse { mouse, info })
     }
-}
-
-/// Runs `loader args`; fails with its output unless it exits 0.
-pub fn loader(args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new(LOADER)
-        .args(args)
-        .output()
-        .with_context(|| format!("run {LOADER}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = text.trim().replace('\n', " | ");
-    ensure!(
-        out.status.success(),
-        "{LOADER} {}: {}: {text}",
-        args.join(" "),
-        out.status
-    );
-    Ok(text)
-}
-
-/// The HID device name (`0005:046D:B034.0007`) behind an evdev node.
-pub fn hid_name(node: &NodeInfo) -> anyhow::Result<String> {
-    let event = node.path.file_name().context("evdev path without a name")?;
-    let link = Path::new("/sys/class/input")
-        .join(event)
-        .join("device/device");
-    let dev =
-        std::fs::canonicalize(&link).with_context(|| format!("resolve {}", link.display()))?;
-    Ok(dev
-        .file_name()
-        .context("HID device path without a name")?
-        .to_string_lossy()
-        .into_owned())
 }
 
 /// Measures, prints the `PERF-KCOST` lines.

@@ -21,6 +21,7 @@
 //! `PERF-TOOL tool=… status=ok|unavailable [note=…]`, one `PERF tool=… workload=… …` per
 //! measurement ([`workloads::Row::print`]), `PERF-STOP tool=… status=…`, and `PERF-END`.
 
+mod attach;
 mod kernel_cost;
 mod procfs;
 mod tools;

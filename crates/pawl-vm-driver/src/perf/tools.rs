@@ -314,9 +314,9 @@ impl Tool {
         std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
         let (mut proc, out_node, keyboard) = match kind {
             Kind::PawlKernel => {
-                let name = crate::perf::kernel_cost::hid_name(&source)?;
+                let name = crate::perf::attach::hid_name(&source)?;
                 let uid = kind.user().map_or(0, |(u, _)| u).to_string();
-                let text = crate::perf::kernel_cost::loader(&["add", &name, "--uid", &uid])?;
+                let text = crate::perf::attach::loader(&["add", &name, "--uid", &uid])?;
                 println!("# pawl-kernel: loader add {name} --uid {uid}: {text}");
                 let mut pawl = Pawl::start_as(
                     bin,

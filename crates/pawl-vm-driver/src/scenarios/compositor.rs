@@ -11,10 +11,10 @@ use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{EvdevNode, Event};
 use crate::hid::MX_MASTER_3S_BT;
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME};
 use crate::scenarios::rig::Rig;
-use crate::scenarios::userland::{USER, output, settle};
+use crate::scenarios::userland_tools::{USER, output, settle};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// How long sway may take to open its IPC socket under TCG (~2.5 s measured, unloaded).

@@ -26,7 +26,7 @@ use pawl_hidpp::feature::{self, hires_wheel, root};
 
 use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::receiver::{self, UnifyingReceiver};
 use crate::scenarios::rig::{Rig, check_wheel, expect_keys, hires_total, keys};

@@ -12,7 +12,7 @@ use pawl_hidpp::emulator::Failure;
 use pawl_hidpp::feature;
 
 use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
 use crate::scenarios::rig::{check_wheel, expect_keys, hires_total};

@@ -15,7 +15,7 @@ use pawl_bpf::pins::KernelDevice;
 use pawl_evdev::codes::{EV_REL, REL_X};
 
 use crate::evdev::{EvdevNode, Frame, NodeInfo};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{
     UNIT, attach_pass_through_for, detach, hires_mouse, hires_values, loader_add, needs_hid_bpf,

@@ -29,9 +29,9 @@ use pawl_evdev::record;
 use pawl_hidpp::feature::{self, hires_wheel};
 
 use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::scenarios::drivers::hid_device_of;
-use crate::scenarios::userland::hidraw_with_phys;
+use crate::scenarios::userland_tools::hidraw_with_phys;
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// The loader, where the package (and the VM's initramfs) installs it.

@@ -13,7 +13,7 @@ use crate::evdev::{EvdevNode, Event, Frame};
 use crate::hid::MX_MASTER_3S_BT;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::rig::Rig;
-use crate::scenarios::userland::{DebugEvents, MX_MASTER_3_USB, output, settle};
+use crate::scenarios::userland_tools::{DebugEvents, MX_MASTER_3_USB, output, settle};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec, evemu_frames};

@@ -25,6 +25,7 @@ mod compositor;
 mod libinput;
 mod udev;
 pub mod userland;
+mod userland_tools;
 // The systemd boot (`--set systemd`): kernel mode under systemd-udevd.service and logind.
 pub mod seat;
 

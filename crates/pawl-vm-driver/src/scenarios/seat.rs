@@ -24,10 +24,10 @@ use pawl_bpf::maps::FLAG_WHEEL;
 use pawl_bpf::pins::{self, KernelDevice};
 
 use crate::evdev::{self, EvdevNode, NodeInfo};
-use crate::hidpp_emu::HidppMouse;
+use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::scenarios::kernel_mode::{hires_mouse, needs_hid_bpf};
-use crate::scenarios::userland::{SHARE, USER, output, settle};
+use crate::scenarios::userland_tools::{SHARE, USER, output, settle};
 use crate::scenarios::{Ctx, Scenario, T_DEVICE, T_EVENT};
 
 /// Every scenario of the systemd boot, in run order.
@@ -527,7 +527,7 @@ fn wait_acl(dev: &mut HidppMouse, nodes: &[PathBuf], user: &str) -> anyhow::Resu
                 Instant::now() < deadline,
                 "{} has no {want} ACL (logind's uaccess): {acl:?}; udev tags: {:?}",
                 n.display(),
-                crate::scenarios::userland::udev_info(n).map(|i| i.tags)
+                crate::scenarios::userland_tools::udev_info(n).map(|i| i.tags)
             );
             dev.pump(Duration::from_millis(50))?;
         }
@@ -1295,7 +1295,7 @@ pub fn kernel_mode_pins_follow_the_devices_own_seat(ctx: &mut Ctx) -> anyhow::Re
     wait_pins(&mut dev, &hid, Some(uid2), T_UDEV).with_context(|| {
         format!(
             "the mouse on seat1 (udev: {:?}); reseat: {}",
-            crate::scenarios::userland::udev_info(&info.path).map(|i| i.tags),
+            crate::scenarios::userland_tools::udev_info(&info.path).map(|i| i.tags),
             journal("pawl-kernel-reseat.service", 8)
         )
     })?;

@@ -14,7 +14,7 @@ use pawl_evdev::codes::{
 use crate::evdev::{self, EvdevNode, Frame};
 use crate::hid::{GESTURE_BUTTON, MX_MASTER_3S_BT};
 use crate::scenarios::rig::{Rig, expect_keys, expect_no_pointer_output, wait_gone};
-use crate::scenarios::userland::{DebugEvents, settle, udev_info};
+use crate::scenarios::userland_tools::{DebugEvents, settle, udev_info};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 
 /// The virtual touchpad's name and phys (`pawl_linux::touchpad`).

@@ -11,7 +11,7 @@ use pawl_evdev::codes::{BTN_LEFT, BTN_RIGHT, MSC_SCAN, REL_WHEEL, REL_X, REL_Y};
 use crate::evdev;
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::scenarios::rig::Rig;
-use crate::scenarios::userland::{
+use crate::scenarios::userland_tools::{
     DebugEvents, SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info,
 };
 use crate::scenarios::{Ctx, T_DEVICE};
