@@ -333,10 +333,35 @@ impl DeviceEngine {
 
     fn frame_slow(&mut self, input: &FrameIn, write_time: Micros, out: &mut FrameOut) -> Verdict {
         out.clear();
-        let mut changed = false;
-        let gesture_button = self.profile.gesture.button;
-        let mut release_gesture = false;
         // Buttons first: a press in this frame gates this frame's motion.
+        let (mut changed, release_gesture) = self.buttons_in(input, out);
+        let swipe = self.profile.gesture.style == GestureStyle::Swipe;
+        changed |= if swipe {
+            self.swipe_motion_in(input, write_time, out)
+        } else {
+            self.shortcut_motion_in(input, out)
+        };
+        if release_gesture {
+            self.release_gesture(swipe, write_time, out);
+        }
+        // A profile change waiting for the gesture to end takes over now that it has.
+        self.settle();
+        changed |= self.wheel_in(input, out);
+        if changed || !out.actions.is_empty() {
+            Verdict::Rewrite
+        } else {
+            Verdict::Forward
+        }
+    }
+
+    /// The button changes of `input`: the gesture button starts a hold (its release is
+    /// returned, to be handled after the motion), mapped buttons push their action, the
+    /// rest pass through. Returns (whether the frame changed, whether the gesture button
+    /// was released).
+    fn buttons_in(&mut self, input: &FrameIn, out: &mut FrameOut) -> (bool, bool) {
+        let mut changed = false;
+        let mut release_gesture = false;
+        let gesture_button = self.profile.gesture.button;
         for change in input.buttons.as_slice() {
             let b = change.button;
             if b == gesture_button {
@@ -373,123 +398,133 @@ impl DeviceEngine {
                 changed = true;
             }
         }
-        // Motion.
-        let swipe = self.profile.gesture.style == GestureStyle::Swipe;
-        match &mut self.held {
-            Some(held) if swipe => {
-                if input.dx != 0 || input.dy != 0 {
-                    changed = true;
-                    held.x = held.x.saturating_add(i64::from(input.dx));
-                    held.y = held.y.saturating_add(i64::from(input.dy));
-                    // Dragged past the pad's edge, the fingers stay there and the way back
-                    // moves them at once, as fingers held against a real pad's edge.
-                    let (rx, ry) = swipe_reach_px(&self.profile);
-                    held.x = held.x.clamp(-rx, rx);
-                    held.y = held.y.clamp(-ry, ry);
-                    if !held.fired
-                        && !out.touch.lift
-                        && held.x.unsigned_abs().max(held.y.unsigned_abs()) >= SWIPE_SLOP_PX
-                    {
-                        // The fingers go down now; they move in the next frame that is due.
-                        held.fired = true;
-                        self.fingers = Some(SwipeFingers::down(
-                            self.profile.fingers,
-                            write_time,
-                            &mut out.touch,
-                        ));
-                    }
-                    if held.fired
-                        && let Some(f) = &mut self.fingers
-                    {
-                        let (dx, dy) = swipe_offset(held, &self.profile);
-                        f.aim(dx, dy, write_time);
-                        if f.advance(write_time, &mut out.touch) {
-                            self.fingers = None;
-                        }
-                    }
-                }
-            }
-            Some(held) => {
-                if input.dx != 0 || input.dy != 0 {
-                    changed = true;
-                    held.x = held.x.saturating_add(i64::from(input.dx));
-                    held.y = held.y.saturating_add(i64::from(input.dy));
-                }
-                // With `repeat`, one large frame may cross several thresholds: fire for each,
-                // at most as many as the frame's action list has room for (`none` counts).
-                let room = Actions::CAP - out.actions.len();
-                if let Some((dir, fires)) = fire(held, &self.profile.gesture, room) {
-                    changed = true;
-                    held.fired = true;
-                    let action = direction_action(&self.profile.gesture, dir);
-                    if action != Action::None {
-                        for _ in 0..fires {
-                            out.actions.push(action);
-                        }
-                    }
-                }
-            }
-            None => {
-                out.dx = input.dx;
-                out.dy = input.dy;
+        (changed, release_gesture)
+    }
+
+    /// Motion in swipe style: with the gesture button held it moves the virtual fingers
+    /// (down once past [`SWIPE_SLOP_PX`]); otherwise it passes through. Returns whether
+    /// the frame changed.
+    fn swipe_motion_in(&mut self, input: &FrameIn, write_time: Micros, out: &mut FrameOut) -> bool {
+        let Some(held) = &mut self.held else {
+            out.dx = input.dx;
+            out.dy = input.dy;
+            return false;
+        };
+        if input.dx == 0 && input.dy == 0 {
+            return false;
+        }
+        held.x = held.x.saturating_add(i64::from(input.dx));
+        held.y = held.y.saturating_add(i64::from(input.dy));
+        // Dragged past the pad's edge, the fingers stay there and the way back moves them
+        // at once, as fingers held against a real pad's edge.
+        let (rx, ry) = swipe_reach_px(&self.profile);
+        held.x = held.x.clamp(-rx, rx);
+        held.y = held.y.clamp(-ry, ry);
+        if !held.fired
+            && !out.touch.lift
+            && held.x.unsigned_abs().max(held.y.unsigned_abs()) >= SWIPE_SLOP_PX
+        {
+            // The fingers go down now; they move in the next frame that is due.
+            held.fired = true;
+            self.fingers = Some(SwipeFingers::down(
+                self.profile.fingers,
+                write_time,
+                &mut out.touch,
+            ));
+        }
+        if held.fired
+            && let Some(f) = &mut self.fingers
+        {
+            let (dx, dy) = swipe_offset(held, &self.profile);
+            f.aim(dx, dy, write_time);
+            if f.advance(write_time, &mut out.touch) {
+                self.fingers = None;
             }
         }
-        if release_gesture
-            && let Some(held) = self.held
-            && held.fired
-            && swipe
-        {
-            // The fingers lift once they are where the hand is; the desktop decides from the
-            // swipe's distance and speed whether it commits or springs back.
-            self.held = None;
-            if let Some(f) = &mut self.fingers {
-                f.release(write_time);
-                if f.advance(write_time, &mut out.touch) {
-                    self.fingers = None;
+        true
+    }
+
+    /// Motion in shortcut style: with the gesture button held it adds to the drag and fires
+    /// the direction's action at each threshold; otherwise it passes through. Returns
+    /// whether the frame changed.
+    fn shortcut_motion_in(&mut self, input: &FrameIn, out: &mut FrameOut) -> bool {
+        let Some(held) = &mut self.held else {
+            out.dx = input.dx;
+            out.dy = input.dy;
+            return false;
+        };
+        let mut changed = false;
+        if input.dx != 0 || input.dy != 0 {
+            changed = true;
+            held.x = held.x.saturating_add(i64::from(input.dx));
+            held.y = held.y.saturating_add(i64::from(input.dy));
+        }
+        // With `repeat`, one large frame may cross several thresholds: fire for each, at
+        // most as many as the frame's action list has room for (`none` counts).
+        let room = Actions::CAP - out.actions.len();
+        if let Some((dir, fires)) = fire(held, &self.profile.gesture, room) {
+            changed = true;
+            held.fired = true;
+            let action = direction_action(&self.profile.gesture, dir);
+            if action != Action::None {
+                for _ in 0..fires {
+                    out.actions.push(action);
                 }
             }
         }
-        if release_gesture
-            && let Some(held) = self.held.take()
-            && !held.fired
-        {
+        changed
+    }
+
+    /// The gesture button's release, after this frame's motion: a swipe's fingers lift
+    /// once they are where the hand is (the desktop decides from the swipe's distance and
+    /// speed whether it commits or springs back); a hold that fired nothing is a click.
+    fn release_gesture(&mut self, swipe: bool, write_time: Micros, out: &mut FrameOut) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        if !held.fired {
             match self.profile.gesture.click {
                 Action::PassThrough => {
-                    out.buttons.push(gesture_button, true);
-                    out.buttons.push(gesture_button, false);
+                    let b = self.profile.gesture.button;
+                    out.buttons.push(b, true);
+                    out.buttons.push(b, false);
                 }
                 Action::None => {}
                 a => {
                     out.actions.push(a);
                 }
             }
+        } else if swipe && let Some(f) = &mut self.fingers {
+            f.release(write_time);
+            if f.advance(write_time, &mut out.touch) {
+                self.fingers = None;
+            }
         }
-        // A profile change waiting for the gesture to end takes over now that it has.
-        self.settle();
-        // Wheel.
-        if self.profile.transform_scroll {
-            let s = &self.profile.scroll_fixed;
-            if input.wheel.v120 != 0 {
-                changed = true;
-                out.wheel = self
-                    .wheel
-                    .step(s, s.invert_vertical, input.wheel.v120, input.time);
-            }
-            if input.hwheel.v120 != 0 {
-                changed = true;
-                out.hwheel =
-                    self.hwheel
-                        .step(s, s.invert_horizontal, input.hwheel.v120, input.time);
-            }
-        } else {
+    }
+
+    /// The wheel of `input`: through the scroll pipeline when this profile transforms
+    /// scroll, else as it came. Returns whether the frame changed.
+    fn wheel_in(&mut self, input: &FrameIn, out: &mut FrameOut) -> bool {
+        if !self.profile.transform_scroll {
             out.wheel = input.wheel.into();
             out.hwheel = input.hwheel.into();
+            return false;
         }
-        if changed || !out.actions.is_empty() {
-            Verdict::Rewrite
-        } else {
-            Verdict::Forward
+        let s = &self.profile.scroll_fixed;
+        let mut changed = false;
+        if input.wheel.v120 != 0 {
+            changed = true;
+            out.wheel = self
+                .wheel
+                .step(s, s.invert_vertical, input.wheel.v120, input.time);
         }
+        if input.hwheel.v120 != 0 {
+            changed = true;
+            out.hwheel = self
+                .hwheel
+                .step(s, s.invert_horizontal, input.hwheel.v120, input.time);
+        }
+        changed
     }
 
     /// When [`DeviceEngine::tick`] must next be called (glide inertia; a swipe's fingers
