@@ -130,38 +130,37 @@ struct Report {
     layout: MouseLayout,
 }
 
-/// Finds the mouse report in `desc` (the bytes of sysfs `report_descriptor`).
-pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
-    if desc.len() > MAX_DESCRIPTOR_BYTES {
-        return Err(LayoutError::TooLong(desc.len()));
-    }
-    let mut g = Globals::default();
-    let mut stack: Vec<Globals> = Vec::new();
-    let mut usages: Vec<u32> = Vec::new();
-    let mut usage_min: Option<u32> = None;
-    let mut usage_max: Option<u32> = None;
-    let mut numbered = false;
-    let mut reports: Vec<Report> = vec![Report::default(); 256];
-    let mut hidpp = false;
-    let mut fields: u32 = 0;
-    let mut pos = 0;
-    while pos < desc.len() {
-        let at = pos;
-        let prefix = desc[pos];
+/// One short item of a descriptor (HID 1.11 §6.2.2.2): where it starts, its type (0 main,
+/// 1 global, 2 local) and tag, its data size in bytes, its data unsigned and sign-extended.
+#[derive(Clone, Copy)]
+struct Item {
+    at: usize,
+    kind: u8,
+    tag: u8,
+    size: usize,
+    u: u32,
+    s: i32,
+}
+
+/// The next short item of `desc` at or after `*pos`, skipping long items; `None` at the end.
+fn next_item(desc: &[u8], pos: &mut usize) -> Result<Option<Item>, LayoutError> {
+    while *pos < desc.len() {
+        let at = *pos;
+        let prefix = desc[at];
         if prefix == 0xfe {
             // Long item: size byte, tag byte, data.
-            let size = *desc.get(pos + 1).ok_or(LayoutError::Truncated(at))? as usize;
-            pos += 3 + size;
-            if pos > desc.len() {
+            let size = *desc.get(at + 1).ok_or(LayoutError::Truncated(at))? as usize;
+            *pos += 3 + size;
+            if *pos > desc.len() {
                 return Err(LayoutError::Truncated(at));
             }
             continue;
         }
         let size = [0, 1, 2, 4][usize::from(prefix & 3)];
         let data = desc
-            .get(pos + 1..pos + 1 + size)
+            .get(at + 1..at + 1 + size)
             .ok_or(LayoutError::Truncated(at))?;
-        pos += 1 + size;
+        *pos += 1 + size;
         let mut u = 0u32;
         for (i, b) in data.iter().enumerate() {
             u |= u32::from(*b) << (8 * i);
@@ -173,136 +172,213 @@ pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
             4 => u as i32,
             _ => 0,
         };
-        let kind = (prefix >> 2) & 3;
-        let tag = prefix >> 4;
-        match (kind, tag) {
+        return Ok(Some(Item {
+            at,
+            kind: (prefix >> 2) & 3,
+            tag: prefix >> 4,
+            size,
+            u,
+            s,
+        }));
+    }
+    Ok(None)
+}
+
+/// The walker's state: the globals and their stack, the locals of the next main item, and
+/// what every input report holds so far.
+struct Walker {
+    g: Globals,
+    stack: Vec<Globals>,
+    usages: Vec<u32>,
+    usage_min: Option<u32>,
+    usage_max: Option<u32>,
+    numbered: bool,
+    reports: Vec<Report>,
+    hidpp: bool,
+    fields: u32,
+}
+
+impl Walker {
+    fn new() -> Walker {
+        Walker {
+            g: Globals::default(),
+            stack: Vec::new(),
+            usages: Vec::new(),
+            usage_min: None,
+            usage_max: None,
+            numbered: false,
+            reports: vec![Report::default(); 256],
+            hidpp: false,
+            fields: 0,
+        }
+    }
+
+    fn item(&mut self, it: Item) -> Result<(), LayoutError> {
+        let local = |u: u32| if it.size == 4 { u } else { u & 0xffff };
+        match (it.kind, it.tag) {
             // Main items.
-            (0, 8) => {
-                // Input.
-                let rid = usize::from(g.report_id);
-                let total = g.size.saturating_mul(g.count);
-                let r = &mut reports[rid];
-                if r.bits.saturating_add(total) > MAX_REPORT_BITS || g.size > 32 {
-                    return Err(LayoutError::Limit(at, "report size"));
-                }
-                r.seen = true;
-                let constant = u & 1 != 0;
-                let variable = u & 2 != 0;
-                if !constant && variable && g.size > 0 {
-                    fields = fields.saturating_add(g.count);
-                    if fields > MAX_FIELDS {
-                        return Err(LayoutError::Limit(at, "fields"));
-                    }
-                    for i in 0..g.count {
-                        let usage = usages
-                            .get(i as usize)
-                            .or(if usage_min.is_none() {
-                                usages.last()
-                            } else {
-                                None
-                            })
-                            .copied()
-                            .or_else(|| {
-                                let lo = usage_min?;
-                                let hi = usage_max.unwrap_or(lo);
-                                Some(lo.saturating_add(i).min(hi))
-                            });
-                        let Some(usage) = usage else { continue };
-                        let usage = if usage >> 16 == 0 {
-                            (g.page << 16) | usage
-                        } else {
-                            usage
-                        };
-                        let field = Field {
-                            bit: (r.bits + i * g.size) as u16,
-                            bits: g.size as u8,
-                            signed: g.logical_min < 0,
-                        };
-                        let l = &mut r.layout;
-                        match usage {
-                            0x0001_0030 if l.x.bits == 0 => l.x = field,
-                            0x0001_0031 if l.y.bits == 0 => l.y = field,
-                            0x0001_0038 if l.wheel.bits == 0 => l.wheel = field,
-                            0x000c_0238 if l.pan.bits == 0 => l.pan = field,
-                            _ if usage >> 16 == 9 => {
-                                if l.buttons.bits == 0 {
-                                    l.buttons = Field {
-                                        signed: false,
-                                        ..field
-                                    };
-                                } else {
-                                    let end = field.bit + u16::from(field.bits);
-                                    l.buttons.bits = (end - l.buttons.bit).min(255) as u8;
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                if (g.page >> 8) == 0xff && (g.report_id == 0x10 || g.report_id == 0x11) {
-                    hidpp = true;
-                }
-                r.bits += total;
-                usages.clear();
-                usage_min = None;
-                usage_max = None;
-            }
-            (0, _) => {
-                // Output, Feature, Collection, End Collection: locals end (output and
-                // feature reports count their own bits, not tracked here).
-                usages.clear();
-                usage_min = None;
-                usage_max = None;
-            }
+            (0, 8) => self.input(it.at, it.u)?,
+            // Output, Feature, Collection, End Collection: locals end (output and feature
+            // reports count their own bits, not tracked here).
+            (0, _) => self.end_locals(),
             // Global items.
-            (1, 0) => g.page = u,
-            (1, 1) => g.logical_min = s,
-            (1, 7) => g.size = u,
+            (1, 0) => self.g.page = it.u,
+            (1, 1) => self.g.logical_min = it.s,
+            (1, 7) => self.g.size = it.u,
             (1, 8) => {
-                g.report_id = u as u8;
-                numbered = true;
+                self.g.report_id = it.u as u8;
+                self.numbered = true;
             }
-            (1, 9) => g.count = u,
+            (1, 9) => self.g.count = it.u,
             (1, 0xa) => {
-                if stack.len() == MAX_PUSH {
-                    return Err(LayoutError::Limit(at, "push depth"));
+                if self.stack.len() == MAX_PUSH {
+                    return Err(LayoutError::Limit(it.at, "push depth"));
                 }
-                stack.push(g);
+                self.stack.push(self.g);
             }
-            (1, 0xb) => g = stack.pop().unwrap_or_default(),
+            (1, 0xb) => self.g = self.stack.pop().unwrap_or_default(),
             // Local items.
             (2, 0) => {
-                if usages.len() == MAX_USAGES {
-                    return Err(LayoutError::Limit(at, "usages"));
+                if self.usages.len() == MAX_USAGES {
+                    return Err(LayoutError::Limit(it.at, "usages"));
                 }
-                usages.push(if size == 4 { u } else { u & 0xffff });
+                self.usages.push(local(it.u));
             }
-            (2, 1) => usage_min = Some(if size == 4 { u } else { u & 0xffff }),
-            (2, 2) => usage_max = Some(if size == 4 { u } else { u & 0xffff }),
+            (2, 1) => self.usage_min = Some(local(it.u)),
+            (2, 2) => self.usage_max = Some(local(it.u)),
             _ => {}
         }
+        Ok(())
     }
-    let (rid, r) = reports
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.seen && r.layout.wheel.bits != 0)
-        .ok_or(LayoutError::NoWheel)?;
-    let mut l = r.layout;
-    l.report_id = rid as u8;
-    l.hidpp = hidpp;
-    if numbered {
-        for f in [&mut l.wheel, &mut l.pan, &mut l.x, &mut l.y, &mut l.buttons] {
-            if f.bits != 0 {
-                f.bit += 8;
+
+    fn end_locals(&mut self) {
+        self.usages.clear();
+        self.usage_min = None;
+        self.usage_max = None;
+    }
+
+    /// An Input item at byte `at` with `flags` (bit 0 constant, bit 1 variable): its fields
+    /// are placed in their report, which grows by size × count bits.
+    fn input(&mut self, at: usize, flags: u32) -> Result<(), LayoutError> {
+        let g = self.g;
+        let rid = usize::from(g.report_id);
+        let total = g.size.saturating_mul(g.count);
+        let bits = self.reports[rid].bits;
+        if bits.saturating_add(total) > MAX_REPORT_BITS || g.size > 32 {
+            return Err(LayoutError::Limit(at, "report size"));
+        }
+        self.reports[rid].seen = true;
+        let constant = flags & 1 != 0;
+        let variable = flags & 2 != 0;
+        if !constant && variable && g.size > 0 {
+            self.fields = self.fields.saturating_add(g.count);
+            if self.fields > MAX_FIELDS {
+                return Err(LayoutError::Limit(at, "fields"));
+            }
+            for i in 0..g.count {
+                let Some(usage) = self.usage(i) else { continue };
+                let field = Field {
+                    bit: (bits + i * g.size) as u16,
+                    bits: g.size as u8,
+                    signed: g.logical_min < 0,
+                };
+                place(&mut self.reports[rid].layout, usage, field);
             }
         }
-    }
-    for f in [l.wheel, l.pan] {
-        if !f.in_program_reach() {
-            return Err(LayoutError::OutOfReach(f));
+        if (g.page >> 8) == 0xff && (g.report_id == 0x10 || g.report_id == 0x11) {
+            self.hidpp = true;
         }
+        self.reports[rid].bits += total;
+        self.end_locals();
+        Ok(())
     }
-    Ok(l)
+
+    /// The usage (page << 16 | id) of the `i`th field of the Input item: its own Usage, or
+    /// the last one when there are fewer (and no range), or from Usage Minimum/Maximum.
+    fn usage(&self, i: u32) -> Option<u32> {
+        let usage = self
+            .usages
+            .get(i as usize)
+            .or(if self.usage_min.is_none() {
+                self.usages.last()
+            } else {
+                None
+            })
+            .copied()
+            .or_else(|| {
+                let lo = self.usage_min?;
+                let hi = self.usage_max.unwrap_or(lo);
+                Some(lo.saturating_add(i).min(hi))
+            })?;
+        Some(if usage >> 16 == 0 {
+            (self.g.page << 16) | usage
+        } else {
+            usage
+        })
+    }
+
+    /// The layout of the first input report with a wheel, offsets counted from the
+    /// buffer's start (past the report id byte when reports are numbered).
+    fn finish(self) -> Result<MouseLayout, LayoutError> {
+        let (rid, r) = self
+            .reports
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.seen && r.layout.wheel.bits != 0)
+            .ok_or(LayoutError::NoWheel)?;
+        let mut l = r.layout;
+        l.report_id = rid as u8;
+        l.hidpp = self.hidpp;
+        if self.numbered {
+            for f in [&mut l.wheel, &mut l.pan, &mut l.x, &mut l.y, &mut l.buttons] {
+                if f.bits != 0 {
+                    f.bit += 8;
+                }
+            }
+        }
+        for f in [l.wheel, l.pan] {
+            if !f.in_program_reach() {
+                return Err(LayoutError::OutOfReach(f));
+            }
+        }
+        Ok(l)
+    }
+}
+
+/// Records `field` in `l` when `usage` is one the program needs and not seen yet: X, Y,
+/// Wheel, AC Pan, or a button (the buttons' field spans the first to the last).
+fn place(l: &mut MouseLayout, usage: u32, field: Field) {
+    match usage {
+        0x0001_0030 if l.x.bits == 0 => l.x = field,
+        0x0001_0031 if l.y.bits == 0 => l.y = field,
+        0x0001_0038 if l.wheel.bits == 0 => l.wheel = field,
+        0x000c_0238 if l.pan.bits == 0 => l.pan = field,
+        _ if usage >> 16 == 9 => {
+            if l.buttons.bits == 0 {
+                l.buttons = Field {
+                    signed: false,
+                    ..field
+                };
+            } else {
+                let end = field.bit + u16::from(field.bits);
+                l.buttons.bits = (end - l.buttons.bit).min(255) as u8;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Finds the mouse report in `desc` (the bytes of sysfs `report_descriptor`).
+pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
+    if desc.len() > MAX_DESCRIPTOR_BYTES {
+        return Err(LayoutError::TooLong(desc.len()));
+    }
+    let mut walker = Walker::new();
+    let mut pos = 0;
+    while let Some(it) = next_item(desc, &mut pos)? {
+        walker.item(it)?;
+    }
+    walker.finish()
 }
 
 #[cfg(test)]
