@@ -12,7 +12,7 @@ use crate::evdev;
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland_tools::{
-    DebugEvents, SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info,
+    DebugEvents, MX_MASTER_3_USB, SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info,
 };
 use crate::scenarios::{Ctx, T_DEVICE};
 use crate::sys::InputId;
@@ -128,6 +128,91 @@ impl Drop for InstalledRule {
     }
 }
 
+/// The hwdb entries [`TestHwdb`] adds: Debian 12's 70-mouse.hwdb has neither emulated
+/// mouse (it knows the 3S only as b035, "MX Master 3S B Mouse", and no MX Master 3 behind
+/// a receiver), and without an entry a mouse and its clone both have no `MOUSE_*`, so
+/// comparing them proves nothing. The Bluetooth 3S (046d:b034, any name:
+/// hid-logitech-hidpp names the node "Logitech MX Master 3S") gets the b035 entry's
+/// values, the MX Master 3 as hid-generic sees it behind a Unifying receiver (USB
+/// 046d:4082, any name) those of the MX Master 2S behind one (4069); each with a wheel click angle
+/// so more than one property is compared.
+const TEST_HWDB: &str = "\
+# pawl VM test: Debian's MX Master 3S B entry, for the emulated 3S (b034).
+mouse:bluetooth:v046dpb034:name:*:
+ MOUSE_DPI=1000@142
+ MOUSE_WHEEL_CLICK_ANGLE=15
+
+# pawl VM test: Debian's MX Master 2S (Unifying) entry, for the emulated MX Master 3 (4082).
+mouse:usb:v046dp4082:name:*:
+ MOUSE_DPI=1000@125
+ MOUSE_WHEEL_CLICK_ANGLE=15
+";
+
+/// The `MOUSE_*` properties [`TEST_HWDB`] gives the Bluetooth 3S, as `K=V`.
+const TEST_HWDB_PROPS: [&str; 2] = ["MOUSE_DPI=1000@142", "MOUSE_WHEEL_CLICK_ANGLE=15"];
+
+/// The `MOUSE_*` properties [`TEST_HWDB`] gives the USB MX Master 3, as `K=V`.
+const TEST_HWDB_USB_PROPS: [&str; 2] = ["MOUSE_DPI=1000@125", "MOUSE_WHEEL_CLICK_ANGLE=15"];
+
+/// `/etc/udev` with [`TEST_HWDB`] added, for as long as the guard lives: a copy of the
+/// read-only root's `/etc/udev` in `/run`, bind-mounted over it, where `systemd-hwdb
+/// update` compiles Debian's hwdb files and the test entry into `/etc/udev/hwdb.bin` (the
+/// first place udevd looks); `udevadm control --reload` makes udevd reopen it. Dropping
+/// detaches the mount (lazily: udevd keeps the compiled file mapped until it reloads) and
+/// reloads, so Debian's own database is back.
+struct TestHwdb(PathBuf);
+
+impl TestHwdb {
+    fn install() -> anyhow::Result<TestHwdb> {
+        // A directory of its own per install: an earlier one may still be mapped by udevd.
+        let copy = PathBuf::from(format!(
+            "/run/pawl-test-etc-udev-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&copy)?;
+        output(Command::new("cp").args(["-a", "/etc/udev/."]).arg(&copy))?;
+        std::fs::create_dir_all(copy.join("hwdb.d"))?;
+        std::fs::write(copy.join("hwdb.d/99-pawl-vm-test.hwdb"), TEST_HWDB)?;
+        output(
+            Command::new("mount")
+                .arg("--bind")
+                .arg(&copy)
+                .arg("/etc/udev"),
+        )?;
+        let guard = TestHwdb(copy);
+        output(Command::new("systemd-hwdb").arg("update"))?;
+        output(Command::new("udevadm").args(["control", "--reload"]))?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TestHwdb {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .args(["--lazy", "/etc/udev"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("cannot unmount the test hwdb from /etc/udev");
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = Command::new("udevadm")
+            .args(["control", "--reload"])
+            .status();
+    }
+}
+
+/// The `MOUSE_*` properties (the hwdb lookup of 70-mouse.rules) of a udev entry, as `K=V`.
+fn hwdb_props(info: &UdevInfo) -> Vec<String> {
+    info.props
+        .iter()
+        .filter(|(k, _)| k.starts_with("MOUSE_"))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
 /// Replays a `change` uevent for `nodes` (so the rules are applied again) and waits until
 /// udevd has processed those very events (`--settle`, systemd 248+: a plain `udevadm
 /// settle` after `trigger` can return before udevd has even received them from the
@@ -169,12 +254,15 @@ const RETRIGGERS: u32 = 3;
 /// `udev_rule_matches_mx_master`: `contrib/70-pawl.rules` (installed in `/run/udev/rules.d`,
 /// applied with `udevadm trigger --action=change`) tags with `uaccess`: `/dev/uinput`, the
 /// MX Master's pointer node and its hidraw node, pawl's clone (and gives the clone
-/// `ID_BUS=bluetooth`, so the hwdb lookup of 70-mouse.rules is done for it, with the
-/// mouse's `MOUSE_*` results), the Bolt receiver's pointer node; and no others: not pawl's
+/// `ID_BUS=bluetooth`; with [`TEST_HWDB`] installed the mouse and the clone have the same
+/// `MOUSE_*`, before the rule too: Debian's 60-persistent-input.rules already sets
+/// `ID_BUS=bluetooth` from the bus type), the Bolt receiver's pointer node; and no others:
+/// not pawl's
 /// virtual keyboard, not a keyboard, not a node that is a mouse and a keyboard at once,
 /// not the Bolt receiver's hidraw node (receivers are not listed) nor its non-pointer
 /// nodes. Before the rule is installed none of them is tagged (the tag is the rule's).
 pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let _hwdb = TestHwdb::install()?;
     let rig = Rig::start(ctx, MX_MASTER_3S_BT, "", "GNOME")?;
     let receiver_phys = ctx.phys("usb");
     let receiver = HidMouse::create(BOLT_RECEIVER, &ctx.recordings, &receiver_phys)?;
@@ -228,6 +316,21 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
             info.tags
         );
     }
+    let mouse_before = udev_info(&mouse)?;
+    let mouse_hwdb = hwdb_props(&mouse_before);
+    ensure!(
+        mouse_hwdb == TEST_HWDB_PROPS,
+        "the test hwdb entry does not match the emulated MX Master (ID_BUS {:?}, NAME {:?}): its MOUSE_* are {mouse_hwdb:?}, want {TEST_HWDB_PROPS:?}",
+        mouse_before.props.get("ID_BUS"),
+        mouse_before.props.get("NAME")
+    );
+    // Debian's 60-persistent-input.rules sets ID_BUS=bluetooth from the bus type alone,
+    // so a Bluetooth clone has the mouse's hwdb entry even without pawl's rule.
+    let clone_before = hwdb_props(&udev_info(&clone)?);
+    ensure!(
+        clone_before == mouse_hwdb,
+        "before the rule, pawl's Bluetooth clone has MOUSE_* {clone_before:?}, the mouse {mouse_hwdb:?}"
+    );
 
     let _rule = InstalledRule::install()?;
     retrigger(&all)?;
@@ -279,26 +382,57 @@ pub fn udev_rule_matches_mx_master(ctx: &mut Ctx) -> anyhow::Result<()> {
         "the rule gives the clone no ID_BUS=bluetooth: {:?}",
         clone_info.props.get("ID_BUS")
     );
-    let hwdb = |i: &UdevInfo| -> Vec<String> {
-        i.props
-            .iter()
-            .filter(|(k, _)| k.starts_with("MOUSE_"))
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect()
-    };
+    let clone_hwdb = hwdb_props(&clone_info);
     ensure!(
-        hwdb(&clone_info) == hwdb(&mouse_info),
-        "the clone's hwdb properties {:?} differ from the mouse's {:?}",
-        hwdb(&clone_info),
-        hwdb(&mouse_info)
+        clone_hwdb == hwdb_props(&mouse_info) && clone_hwdb == TEST_HWDB_PROPS,
+        "the clone's hwdb properties {clone_hwdb:?} differ from the mouse's {:?}",
+        hwdb_props(&mouse_info)
     );
     ctx.notes.push(format!(
-        "mouse hwdb {:?}, clone hwdb {:?}",
-        hwdb(&mouse_info),
-        hwdb(&clone_info)
+        "mouse hwdb {:?}, clone hwdb before the rule {clone_before:?}, after {clone_hwdb:?}",
+        hwdb_props(&mouse_info)
     ));
     drop((receiver, kbd, combo));
     Ok(())
+}
+
+/// `udev_rule_gives_a_usb_clone_the_hwdb_entry`: a clone of a USB mouse hangs off the
+/// virtual bus, where Debian's rules give it no `ID_BUS` and so no hwdb lookup (no
+/// `MOUSE_DPI`, no wheel click angle: libinput then guesses). `contrib/70-pawl.rules` sets
+/// `ID_BUS=usb` from the clone's bus type and does the lookup: with [`TEST_HWDB`]
+/// installed the clone of the MX Master 3 (USB 046d:4082) has no `MOUSE_*` before the rule
+/// and exactly the entry's after. (The uhid mouse itself is not on the USB subsystem in
+/// the VM, so it has no `ID_BUS` either; on a user's machine `usb_id` gives it one.)
+pub fn udev_rule_gives_a_usb_clone_the_hwdb_entry(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let _hwdb = TestHwdb::install()?;
+    let mut rig = Rig::start(ctx, MX_MASTER_3_USB, "", "GNOME")?;
+    let clone = rig.clone.info().path.clone();
+    retrigger(&[&clone])?;
+    let before = udev_info(&clone)?;
+    ensure!(
+        hwdb_props(&before).is_empty() && !before.props.contains_key("ID_BUS"),
+        "before the rule the USB clone has ID_BUS {:?} and MOUSE_* {:?}: the rule would not be what gives them",
+        before.props.get("ID_BUS"),
+        hwdb_props(&before)
+    );
+    let _rule = InstalledRule::install()?;
+    let (after, triggers) = retrigger_until(&clone, |i| !hwdb_props(i).is_empty())?;
+    ctx.notes.push(format!(
+        "USB clone after the rule ({triggers} change events): ID_BUS {:?}, {:?}",
+        after.props.get("ID_BUS"),
+        hwdb_props(&after)
+    ));
+    ensure!(
+        after.props.get("ID_BUS").map(String::as_str) == Some("usb"),
+        "the rule gives the USB clone ID_BUS {:?} (want usb)",
+        after.props.get("ID_BUS")
+    );
+    ensure!(
+        hwdb_props(&after) == TEST_HWDB_USB_PROPS,
+        "the USB clone's MOUSE_* after the rule are {:?}, want {TEST_HWDB_USB_PROPS:?}",
+        hwdb_props(&after)
+    );
+    rig.stop()
 }
 
 /// `udev_rule_marks_the_virtual_touchpad_external`: swipe style's virtual touchpad is on the

@@ -17,6 +17,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: udev::udev_rule_matches_mx_master,
     },
     Scenario {
+        name: "udev_rule_gives_a_usb_clone_the_hwdb_entry",
+        run: udev::udev_rule_gives_a_usb_clone_the_hwdb_entry,
+    },
+    Scenario {
         name: "udev_rule_marks_the_virtual_touchpad_external",
         run: udev::udev_rule_marks_the_virtual_touchpad_external,
     },
