@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
-use pawl_evdev::codes::{EV_REL, REL_WHEEL, REL_WHEEL_HI_RES};
+use pawl_evdev::codes::{BTN_SIDE, EV_KEY, EV_REL, REL_WHEEL, REL_WHEEL_HI_RES};
 use pawl_hidpp::feature::{self, hires_wheel, root};
 
 use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
@@ -475,10 +475,13 @@ fn hid_device_with_phys(phys: &str) -> anyhow::Result<PathBuf> {
 /// paired in slot 1. hid-logitech-dj binds the receiver (switch to DJ mode, register 0x00
 /// notifications, paired-device query answered by the 0x41 notification), creates the child
 /// 046d:4082 with phys `…:1`, and hid-logitech-hidpp binds that (0xB5 pairing reads on the
-/// receiver, HID++ 2.0 to index 1, wheel set to hi-res). pawl handles the child as it
-/// handles the Bluetooth mouse: grabs and clones it (motion through, the wheel inverted in
-/// 120 v120 steps per 15-count detent), diverts the gesture button through the receiver's
-/// device index 1 with its own software id, and a diverted-button drag fires the chord.
+/// receiver, HID++ 2.0 to index 1, wheel set to hi-res): before pawl runs, a 15-count
+/// detent reaches the child's node as 120 v120 and one lo-res detent. pawl handles the
+/// child as it handles the Bluetooth mouse: grabs it (the kernel refuses a second grab
+/// and a plain reader of the child sees nothing while pawl runs; free again once pawl
+/// exits) and clones it (motion through, three detents out as −360 v120, back button
+/// through as BTN_SIDE), diverts the gesture button through the receiver's device index
+/// 1 with its own software id, and a diverted-button drag fires the chord.
 pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
     let base = ctx.phys("usb");
     let mut recv = UnifyingReceiver::create(&base)?;
@@ -535,6 +538,21 @@ pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
         );
     }
 
+    // The kernel's own translation of a whole detent, read before pawl runs.
+    let mut reader = EvdevNode::open(&child.path)?;
+    recv.wheel(1)?;
+    let got = reader.frames(1, T_EVENT)?;
+    let detent = vec![vec![
+        Event::new(EV_REL, REL_WHEEL_HI_RES, 120),
+        Event::new(EV_REL, REL_WHEEL, 1),
+    ]];
+    ensure!(
+        got == detent,
+        "a 15-count detent on the child's node: {} (want {})",
+        evdev::show(&got),
+        evdev::show(&detent)
+    );
+
     let dir = ctx.subdir("pawl")?;
     let mut pawl = Pawl::start(
         &ctx.pawl,
@@ -554,6 +572,11 @@ pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
             *f == motion_frame(7, -5)
         })
         .with_context(|| format!("pawl log: {}", pawl.log()))?;
+    // The clone exists once pawl holds the grab, so the probe cannot race pawl's own.
+    ensure!(
+        !reader.is_free_to_grab()?,
+        "nobody holds the grab of the child's node while pawl runs"
+    );
     let deadline = std::time::Instant::now() + T_EVENT;
     while !recv
         .state()
@@ -613,7 +636,10 @@ pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
     recv.send(&m)?;
     expect_keys(&mut keyboard, &[&[keys::META, keys::PAGE_UP]])
         .with_context(|| format!("pawl log: {}", pawl.log()))?;
-    // The wheel: three detents of 15 counts, inverted by pawl.
+    // The wheel: three detents of 15 counts, inverted by pawl, as a new scroll gesture
+    // (after a pause longer than the 300 ms gesture gap): the smoothing keeps a steady
+    // wheel's travel, so 3 × 120 v120 come out as −360 in total.
+    std::thread::sleep(Duration::from_millis(400));
     for _ in 0..3 {
         recv.wheel(1)?;
         std::thread::sleep(NOTCH_GAP);
@@ -622,10 +648,40 @@ pub fn unifying_receiver_child_handled(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut frames = clone.frames_until(T_EVENT, "sentinel", |f| *f == motion_frame(7, -5))?;
     frames.pop();
     check_wheel(&frames, true, &[120, 120, 120], true)?;
+    ensure!(
+        hires_total(&frames) == -360,
+        "3 detents through the receiver: Σ hi-res {} (want -360): {}",
+        hires_total(&frames),
+        evdev::show(&frames)
+    );
+    // The back button passes through (the default on Linux).
     recv.button(3, true)?;
     recv.button(3, false)?;
+    recv.motion(7, -5)?;
+    let frames = clone.frames_until(T_EVENT, "sentinel", |f| *f == motion_frame(7, -5))?;
+    let side: Vec<i32> = frames
+        .iter()
+        .flatten()
+        .filter(|e| e.type_ == EV_KEY && e.code == BTN_SIDE)
+        .map(|e| e.value)
+        .collect();
+    ensure!(
+        side == [1, 0],
+        "the back button on the clone: BTN_SIDE values {side:?} (want [1, 0]): {}",
+        evdev::show(&frames)
+    );
+    let leaked = reader.drain()?;
+    ensure!(
+        leaked.is_empty(),
+        "a plain reader of the grabbed child saw {}",
+        evdev::show(&leaked)
+    );
     let status = pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
+    ensure!(
+        reader.is_free_to_grab()?,
+        "the child's node is still grabbed after pawl exited"
+    );
     Ok(())
 }
 
