@@ -202,9 +202,17 @@ fn show(args: &[&str], code: i32, out: &str) {
 }
 
 /// on, duplicate on, status, off × 100 with a real device grabbed: exactly one worker after
-/// each on, none after each off, no metadata left.
+/// each on, none after each off, no metadata left. The grab is the kernel's word, not
+/// pawl's: after each on a second `EVIOCGRAB` of the mouse's node gets `EBUSY`, after each
+/// off it succeeds.
 pub fn lifecycle_100_cycles(ctx: &mut Ctx) -> anyhow::Result<()> {
     let (_mouse, node) = mx_master(ctx)?;
+    let probe = EvdevNode::open(&node.path)?;
+    ensure!(
+        probe.is_free_to_grab()?,
+        "{} is grabbed before the test",
+        node.path.display()
+    );
     let env = Env::new(ctx)?;
     ensure!(
         workers().is_empty(),
@@ -230,6 +238,12 @@ pub fn lifecycle_100_cycles(ctx: &mut Ctx) -> anyhow::Result<()> {
             workers() == [pid],
             "cycle {i}: workers {:?} after on, want [{pid}]",
             workers()
+        );
+        // `on` returns once the worker reported its grab, so the probe cannot race it.
+        ensure!(
+            !probe.is_free_to_grab()?,
+            "cycle {i}: nobody holds the grab of {} after on",
+            node.path.display()
         );
         let dup = env.expect(&["on"], 0)?;
         ensure!(
@@ -259,6 +273,11 @@ pub fn lifecycle_100_cycles(ctx: &mut Ctx) -> anyhow::Result<()> {
         ensure!(
             !env.metadata().exists(),
             "cycle {i}: metadata left after off"
+        );
+        ensure!(
+            probe.is_free_to_grab()?,
+            "cycle {i}: {} is still grabbed after off",
+            node.path.display()
         );
     }
     println!(
