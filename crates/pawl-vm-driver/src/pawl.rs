@@ -236,7 +236,12 @@ impl Pawl {
     /// Stops pawl (SIGSTOP, `stop = true`) or lets it go on (SIGCONT): a pawl held up by
     /// the scheduler, as on a loaded machine. Errors: `kill(2)` fails (pawl is gone).
     pub fn hold_up(&self, stop: bool) -> anyhow::Result<()> {
-        let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
+        self.signal(if stop { libc::SIGSTOP } else { libc::SIGCONT })
+    }
+
+    /// Sends `sig` (SIGHUP to reload, SIGTERM to stop, …) to pawl. Errors: `kill(2)` fails
+    /// (pawl is gone). The one place the driver signals a pawl it started.
+    pub fn signal(&self, sig: libc::c_int) -> anyhow::Result<()> {
         // SAFETY: plain kill(2) on our own child's pid.
         let r = unsafe { libc::kill(self.pid() as libc::pid_t, sig) };
         ensure!(
@@ -253,8 +258,8 @@ impl Pawl {
         if let Some(s) = self.try_exit()? {
             return Ok(s);
         }
-        // SAFETY: plain kill(2) on our own child's pid.
-        unsafe { libc::kill(self.pid() as libc::pid_t, libc::SIGTERM) };
+        // A pawl that exits before the signal lands is seen by `try_exit` below.
+        let _ = self.signal(libc::SIGTERM);
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.try_exit()? {

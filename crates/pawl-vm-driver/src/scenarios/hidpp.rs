@@ -138,9 +138,7 @@ impl HidppRig {
     /// Writes `config` over pawl's config file and sends SIGHUP.
     fn reload(&mut self, config: &str) -> anyhow::Result<()> {
         std::fs::write(self.pawl.config_path(), config)?;
-        // SAFETY: plain kill(2) on our own child's pid.
-        unsafe { libc::kill(self.pawl.pid() as libc::pid_t, libc::SIGHUP) };
-        Ok(())
+        self.pawl.signal(libc::SIGHUP)
     }
 
     /// Answers pawl's requests until the thumb wheel is diverted and pawl has logged it

@@ -216,7 +216,7 @@ pub fn syn_dropped_resyncs(ctx: &mut Ctx) -> anyhow::Result<()> {
     clone.frames_until(T_EVENT, "left press", |f| {
         f.contains(&Event::new(EV_KEY, BTN_LEFT, 1))
     })?;
-    signal(&pawl, libc::SIGSTOP);
+    pawl.signal(libc::SIGSTOP)?;
     let resumed = (|| -> anyhow::Result<()> {
         mouse.release(0)?;
         // 150 reports of 2 events overflow a 64-, 128- or 256-event client buffer and leave
@@ -226,7 +226,7 @@ pub fn syn_dropped_resyncs(ctx: &mut Ctx) -> anyhow::Result<()> {
         }
         Ok(())
     })();
-    signal(&pawl, libc::SIGCONT);
+    pawl.signal(libc::SIGCONT)?;
     resumed?;
     let frames = clone
         .frames_until(T_EVENT, "left release after the resync", |f| {
@@ -254,7 +254,7 @@ pub fn sighup_applies_valid_config(ctx: &mut Ctx) -> anyhow::Result<()> {
         rig.pawl.config_path(),
         "[gesture]\ninvert_desktop = false\n",
     )?;
-    signal(&rig.pawl, libc::SIGHUP);
+    rig.pawl.signal(libc::SIGHUP)?;
     wait_log(&mut rig.pawl, "config reloaded")?;
     rig.sentinel().context("after the reload")?;
     rig.gesture(DRAG, 0, 10)?;
@@ -268,7 +268,7 @@ pub fn sighup_keeps_old_on_invalid_config(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = Rig::start(ctx, MX_MASTER_3S_BT, DEFAULT_CONFIG, "GNOME")?;
     let path = rig.pawl.config_path().to_owned();
     std::fs::write(&path, "[gesture]\ninvert_desktop = false\nthreshold = 0\n")?;
-    signal(&rig.pawl, libc::SIGHUP);
+    rig.pawl.signal(libc::SIGHUP)?;
     wait_log(&mut rig.pawl, "keeping the current config")?;
     let located = format!("{}:3:", path.display());
     ensure!(
@@ -300,7 +300,7 @@ pub fn sigkill_leaves_device_usable(ctx: &mut Ctx) -> anyhow::Result<()> {
     clone.frames_until(T_EVENT, "left press", |f| {
         f.contains(&Event::new(EV_KEY, BTN_LEFT, 1))
     })?;
-    signal(&pawl, libc::SIGKILL);
+    pawl.signal(libc::SIGKILL)?;
     let status = pawl.wait_exit(T_EVENT)?;
     ctx.notes.push(format!("pawl: {status}"));
     drop(clone);
@@ -703,11 +703,6 @@ fn ready(mouse: &HidMouse, clone: &mut EvdevNode, pawl: &Pawl) -> anyhow::Result
         .frames_until(T_EVENT, "sentinel motion", |f| *f == motion_frame(7, -5))
         .with_context(|| format!("pawl log: {}", tail(&pawl.log())))?;
     Ok(())
-}
-
-fn signal(pawl: &Pawl, sig: libc::c_int) {
-    // SAFETY: plain kill(2) on our own child's pid.
-    unsafe { libc::kill(pawl.pid() as libc::pid_t, sig) };
 }
 
 /// The last lines of a (debug) log.

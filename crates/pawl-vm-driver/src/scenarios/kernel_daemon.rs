@@ -533,12 +533,7 @@ fn pawl_output(
 /// Writes `config` over the rig's pawl config and sends SIGHUP.
 fn reload(rig: &KernelRig, config: &str) -> anyhow::Result<()> {
     std::fs::write(rig.pawl.config_path(), config)?;
-    // SAFETY: plain kill(2) on our own child's pid.
-    ensure!(
-        unsafe { libc::kill(rig.pawl.pid() as libc::pid_t, libc::SIGHUP) } == 0,
-        "cannot signal pawl"
-    );
-    Ok(())
+    rig.pawl.signal(libc::SIGHUP)
 }
 
 /// One wheel unit up on the emulated mouse: the `REL_WHEEL_HI_RES` values `node` shows.

@@ -750,8 +750,7 @@ fn libinput_swipe_cut(ctx: &mut Ctx, cut: Cut) -> anyhow::Result<()> {
         }
         Cut::ReloadToShortcut => {
             std::fs::write(rig.pawl.config_path(), "[gesture]\nstyle = \"shortcut\"\n")?;
-            // SAFETY: plain kill(2) on our own child's pid.
-            unsafe { libc::kill(rig.pawl.pid() as libc::pid_t, libc::SIGHUP) };
+            rig.pawl.signal(libc::SIGHUP)?;
             wait_gone("the virtual touchpad after SIGHUP to shortcut style", |n| {
                 n.name == TOUCHPAD_NAME && n.phys == TOUCHPAD_PHYS
             })
