@@ -3,10 +3,37 @@
 //! checks.
 //!
 //! Adding a scenario: write `fn name(ctx: &mut Ctx) -> anyhow::Result<()>` in the module of
-//! what it exercises (`gestures`, `hotplug`, `lifecycle`, `hidpp`, `kernel`…) and add one
-//! [`Scenario`] line to [`SCENARIOS`]. Each scenario creates its own
+//! what it exercises (`gestures`, `hotplug`, `lifecycle`, `hidpp`, `kernel`…) and add
+//! `module::name,` to the list of the boot it needs: [`SCENARIOS`] (the initramfs boot),
+//! [`userland::SCENARIOS`] (Debian's udev, libinput, sway) or [`seat::SCENARIOS`]
+//! (systemd as PID 1, logind). [`scenarios!`] names it from its function, so the name is
+//! written once. Each scenario creates its own
 //! devices and its own pawl process; everything is dropped (devices destroyed, pawl killed)
 //! when it returns.
+
+/// `scenarios![module::function, function, …]`: a `&[Scenario]` of these functions in this
+/// order, each named for its function, the one place a scenario is named.
+macro_rules! scenarios {
+    ($($p:ident $(:: $f:ident)?),* $(,)?) => {
+        &[$(scenario!($p $(:: $f)?)),*]
+    };
+}
+
+/// One [`Scenario`] of [`scenarios!`]: `module::function` or `function`, named `function`.
+macro_rules! scenario {
+    ($m:ident :: $f:ident) => {
+        Scenario {
+            name: stringify!($f),
+            run: $m::$f,
+        }
+    };
+    ($f:ident) => {
+        Scenario {
+            name: stringify!($f),
+            run: $f,
+        }
+    };
+}
 
 mod drivers;
 mod gestures;
@@ -48,325 +75,94 @@ pub struct Scenario {
 }
 
 /// Every scenario, in run order.
-pub const SCENARIOS: &[Scenario] = &[
+pub const SCENARIOS: &[Scenario] = scenarios![
     // The harness itself: what the kernel makes of the devices the driver creates, and the
     // static pawl binary running in the VM.
-    Scenario {
-        name: "uhid_mx_master_3s_creates_evdev_node",
-        run: kernel::uhid_mx_master_3s_creates_evdev_node,
-    },
-    Scenario {
-        name: "uhid_bolt_receiver_creates_evdev_nodes",
-        run: kernel::uhid_bolt_receiver_creates_evdev_nodes,
-    },
-    Scenario {
-        name: "uinput_touchpad_replays_recording",
-        run: kernel::uinput_touchpad_replays_recording,
-    },
-    Scenario {
-        name: "static_pawl_runs_in_vm",
-        run: kernel::static_pawl_runs_in_vm,
-    },
+    kernel::uhid_mx_master_3s_creates_evdev_node,
+    kernel::uhid_bolt_receiver_creates_evdev_nodes,
+    kernel::uinput_touchpad_replays_recording,
+    kernel::static_pawl_runs_in_vm,
     // The kernel's Logitech drivers bound, as on a user's machine.
-    Scenario {
-        name: "kernel_driver_binds_mx_master_3s",
-        run: drivers::kernel_driver_binds_mx_master_3s,
-    },
-    Scenario {
-        name: "kernel_driver_hires_wheel_transformed",
-        run: drivers::kernel_driver_hires_wheel_transformed,
-    },
-    Scenario {
-        name: "kernel_driver_reconnect_keeps_diversion",
-        run: hidpp::kernel_driver_reconnect_keeps_diversion,
-    },
-    Scenario {
-        name: "hidpp_cost_per_motion_frame",
-        run: drivers::hidpp_cost_per_motion_frame,
-    },
-    Scenario {
-        name: "unifying_receiver_child_handled",
-        run: drivers::unifying_receiver_child_handled,
-    },
-    Scenario {
-        name: "bolt_receiver_handled_as_the_kernel_binds_it",
-        run: drivers::bolt_receiver_handled_as_the_kernel_binds_it,
-    },
+    drivers::kernel_driver_binds_mx_master_3s,
+    drivers::kernel_driver_hires_wheel_transformed,
+    hidpp::kernel_driver_reconnect_keeps_diversion,
+    drivers::hidpp_cost_per_motion_frame,
+    drivers::unifying_receiver_child_handled,
+    drivers::bolt_receiver_handled_as_the_kernel_binds_it,
     // Gestures, wheel and motion through the clone, and what pawl leaves alone.
-    Scenario {
-        name: "uhid_mx_master_3s_bluetooth",
-        run: gestures::uhid_mx_master_3s_bluetooth,
-    },
-    Scenario {
-        name: "uhid_bolt_receiver",
-        run: gestures::uhid_bolt_receiver,
-    },
-    Scenario {
-        name: "gesture_right_switches_desktop",
-        run: gestures::gesture_right_switches_desktop,
-    },
-    Scenario {
-        name: "gesture_left_switches_desktop",
-        run: gestures::gesture_left_switches_desktop,
-    },
-    Scenario {
-        name: "gesture_up_opens_overview",
-        run: gestures::gesture_up_opens_overview,
-    },
-    Scenario {
-        name: "gesture_down_opens_app_expose",
-        run: gestures::gesture_down_opens_app_expose,
-    },
-    Scenario {
-        name: "gesture_below_threshold_does_nothing",
-        run: gestures::gesture_below_threshold_does_nothing,
-    },
-    Scenario {
-        name: "gesture_click_passes_through",
-        run: gestures::gesture_click_passes_through,
-    },
-    Scenario {
-        name: "inverted_desktop_direction",
-        run: gestures::inverted_desktop_direction,
-    },
-    Scenario {
-        name: "touchpad_untouched",
-        run: gestures::touchpad_untouched,
-    },
-    Scenario {
-        name: "other_mouse_untouched",
-        run: gestures::other_mouse_untouched,
-    },
-    Scenario {
-        name: "bad_config_grabs_nothing",
-        run: gestures::bad_config_grabs_nothing,
-    },
+    gestures::uhid_mx_master_3s_bluetooth,
+    gestures::uhid_bolt_receiver,
+    gestures::gesture_right_switches_desktop,
+    gestures::gesture_left_switches_desktop,
+    gestures::gesture_up_opens_overview,
+    gestures::gesture_down_opens_app_expose,
+    gestures::gesture_below_threshold_does_nothing,
+    gestures::gesture_click_passes_through,
+    gestures::inverted_desktop_direction,
+    gestures::touchpad_untouched,
+    gestures::other_mouse_untouched,
+    gestures::bad_config_grabs_nothing,
     // Lifecycle: one managed worker, the inspector, the device check.
-    Scenario {
-        name: "off_when_not_running",
-        run: lifecycle::off_when_not_running,
-    },
-    Scenario {
-        name: "lifecycle_100_cycles",
-        run: lifecycle::lifecycle_100_cycles,
-    },
-    Scenario {
-        name: "concurrent_on_starts_one",
-        run: lifecycle::concurrent_on_starts_one,
-    },
-    Scenario {
-        name: "kill9_then_status_reports_stale_and_on_recovers",
-        run: lifecycle::kill9_then_status_reports_stale_and_on_recovers,
-    },
-    Scenario {
-        name: "off_never_signals_a_process_that_does_not_hold_the_lock",
-        run: lifecycle::off_never_signals_a_process_that_does_not_hold_the_lock,
-    },
-    Scenario {
-        name: "pid_reuse_not_mistaken",
-        run: lifecycle::pid_reuse_not_mistaken,
-    },
-    Scenario {
-        name: "inspect_shows_events_without_grabbing",
-        run: lifecycle::inspect_shows_events_without_grabbing,
-    },
-    Scenario {
-        name: "devices_exit_code",
-        run: lifecycle::devices_exit_code,
-    },
+    lifecycle::off_when_not_running,
+    lifecycle::lifecycle_100_cycles,
+    lifecycle::concurrent_on_starts_one,
+    lifecycle::kill9_then_status_reports_stale_and_on_recovers,
+    lifecycle::off_never_signals_a_process_that_does_not_hold_the_lock,
+    lifecycle::pid_reuse_not_mistaken,
+    lifecycle::inspect_shows_events_without_grabbing,
+    lifecycle::devices_exit_code,
     // Hotplug, signals, permissions: the daemon in real life.
-    Scenario {
-        name: "unplug_mid_gesture_releases_everything",
-        run: hotplug::unplug_mid_gesture_releases_everything,
-    },
-    Scenario {
-        name: "replug_regrabs",
-        run: hotplug::replug_regrabs,
-    },
-    Scenario {
-        name: "held_button_at_start_is_not_stuck",
-        run: hotplug::held_button_at_start_is_not_stuck,
-    },
-    Scenario {
-        name: "syn_dropped_resyncs",
-        run: hotplug::syn_dropped_resyncs,
-    },
-    Scenario {
-        name: "sighup_applies_valid_config",
-        run: hotplug::sighup_applies_valid_config,
-    },
-    Scenario {
-        name: "sighup_keeps_old_on_invalid_config",
-        run: hotplug::sighup_keeps_old_on_invalid_config,
-    },
-    Scenario {
-        name: "sigkill_leaves_device_usable",
-        run: hotplug::sigkill_leaves_device_usable,
-    },
-    Scenario {
-        name: "keyboard_never_opened",
-        run: hotplug::keyboard_never_opened,
-    },
-    Scenario {
-        name: "command_action_runs_and_is_reaped",
-        run: hotplug::command_action_runs_and_is_reaped,
-    },
-    Scenario {
-        name: "hires_only_source_gets_lowres_derived",
-        run: hotplug::hires_only_source_gets_lowres_derived,
-    },
-    Scenario {
-        name: "lowres_only_source_gets_hires_synthesized",
-        run: hotplug::lowres_only_source_gets_hires_synthesized,
-    },
-    Scenario {
-        name: "two_mx_masters_both_handled",
-        run: hotplug::two_mx_masters_both_handled,
-    },
-    Scenario {
-        name: "permissions_set_after_node_appears_is_retried",
-        run: hotplug::permissions_set_after_node_appears_is_retried,
-    },
-    Scenario {
-        name: "uinput_permission_error_names_the_fix",
-        run: hotplug::uinput_permission_error_names_the_fix,
-    },
-    Scenario {
-        name: "grabbed_elsewhere_is_reported",
-        run: hotplug::grabbed_elsewhere_is_reported,
-    },
+    hotplug::unplug_mid_gesture_releases_everything,
+    hotplug::replug_regrabs,
+    hotplug::held_button_at_start_is_not_stuck,
+    hotplug::syn_dropped_resyncs,
+    hotplug::sighup_applies_valid_config,
+    hotplug::sighup_keeps_old_on_invalid_config,
+    hotplug::sigkill_leaves_device_usable,
+    hotplug::keyboard_never_opened,
+    hotplug::command_action_runs_and_is_reaped,
+    hotplug::hires_only_source_gets_lowres_derived,
+    hotplug::lowres_only_source_gets_hires_synthesized,
+    hotplug::two_mx_masters_both_handled,
+    hotplug::permissions_set_after_node_appears_is_retried,
+    hotplug::uinput_permission_error_names_the_fix,
+    hotplug::grabbed_elsewhere_is_reported,
     // HID++: diversion, gestures and the thumb wheel through the mouse's hidraw node.
-    Scenario {
-        name: "hidpp_gesture_right_switches_desktop",
-        run: hidpp::hidpp_gesture_right_switches_desktop,
-    },
-    Scenario {
-        name: "hidpp_pointer_not_grabbed_motion_bypasses_pawl",
-        run: hidpp::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
-    },
-    Scenario {
-        name: "hidpp_divert_reapplied_after_reconnect",
-        run: hidpp::hidpp_divert_reapplied_after_reconnect,
-    },
-    Scenario {
-        name: "hidpp_undivert_on_exit",
-        run: hidpp::hidpp_undivert_on_exit,
-    },
-    Scenario {
-        name: "hidpp_first_rawxy_dropped",
-        run: hidpp::hidpp_first_rawxy_dropped,
-    },
-    Scenario {
-        name: "hidpp_error_reply_reported",
-        run: hidpp::hidpp_error_reply_reported,
-    },
-    Scenario {
-        name: "hidpp_endpoint_reopened_when_the_mouse_returns",
-        run: hidpp::hidpp_endpoint_reopened_when_the_mouse_returns,
-    },
-    Scenario {
-        name: "hidpp_sighup_switches_hidpp",
-        run: hidpp::hidpp_sighup_switches_hidpp,
-    },
-    Scenario {
-        name: "hidpp_devices_shows_diverted_controls",
-        run: hidpp::hidpp_devices_shows_diverted_controls,
-    },
-    Scenario {
-        name: "hidpp_thumb_wheel_scrolls_horizontally",
-        run: hidpp::hidpp_thumb_wheel_scrolls_horizontally,
-    },
+    hidpp::hidpp_gesture_right_switches_desktop,
+    hidpp::hidpp_pointer_not_grabbed_motion_bypasses_pawl,
+    hidpp::hidpp_divert_reapplied_after_reconnect,
+    hidpp::hidpp_undivert_on_exit,
+    hidpp::hidpp_first_rawxy_dropped,
+    hidpp::hidpp_error_reply_reported,
+    hidpp::hidpp_endpoint_reopened_when_the_mouse_returns,
+    hidpp::hidpp_sighup_switches_hidpp,
+    hidpp::hidpp_devices_shows_diverted_controls,
+    hidpp::hidpp_thumb_wheel_scrolls_horizontally,
     // Kernel mode: the HID-BPF program (needs HID-BPF: SKIP with the reason on 6.1).
-    Scenario {
-        name: "kernel_mode_wheel_transformed_in_kernel",
-        run: kernel_mode::kernel_mode_wheel_transformed_in_kernel,
-    },
-    Scenario {
-        name: "kernel_mode_glide_tail_comes_from_the_kernel",
-        run: kernel_mode::kernel_mode_glide_tail_comes_from_the_kernel,
-    },
-    Scenario {
-        name: "kernel_mode_glide_settings_from_the_map_are_bounded",
-        run: kernel_mode::kernel_mode_glide_settings_from_the_map_are_bounded,
-    },
-    Scenario {
-        name: "kernel_mode_gesture_notifications_reach_the_ring_not_hidraw",
-        run: kernel_mode::kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
-    },
-    Scenario {
-        name: "kernel_mode_reattaches_after_reconnect",
-        run: kernel_mode::kernel_mode_reattaches_after_reconnect,
-    },
-    Scenario {
-        name: "kernel_mode_unifying_child_wheel_transformed",
-        run: kernel_mode::kernel_mode_unifying_child_wheel_transformed,
-    },
-    Scenario {
-        name: "kernel_mode_loader_refuses_a_copy_a_user_can_write",
-        run: kernel_mode::kernel_mode_loader_refuses_a_copy_a_user_can_write,
-    },
-    Scenario {
-        name: "kernel_mode_loader_reports_no_hid_bpf",
-        run: kernel_mode::kernel_mode_loader_reports_no_hid_bpf,
-    },
+    kernel_mode::kernel_mode_wheel_transformed_in_kernel,
+    kernel_mode::kernel_mode_glide_tail_comes_from_the_kernel,
+    kernel_mode::kernel_mode_glide_settings_from_the_map_are_bounded,
+    kernel_mode::kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
+    kernel_mode::kernel_mode_reattaches_after_reconnect,
+    kernel_mode::kernel_mode_unifying_child_wheel_transformed,
+    kernel_mode::kernel_mode_loader_refuses_a_copy_a_user_can_write,
+    kernel_mode::kernel_mode_loader_reports_no_hid_bpf,
     // Kernel mode end to end: `pawl run` on the attached program.
-    Scenario {
-        name: "kernel_mode_motion_never_wakes_pawl",
-        run: kernel_daemon::kernel_mode_motion_never_wakes_pawl,
-    },
-    Scenario {
-        name: "kernel_mode_gesture_right_switches_desktop",
-        run: kernel_daemon::kernel_mode_gesture_right_switches_desktop,
-    },
-    Scenario {
-        name: "kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab",
-        run: kernel_daemon::kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab,
-    },
-    Scenario {
-        name: "kernel_mode_wireless_reconnect_rediverts_from_the_ring",
-        run: kernel_daemon::kernel_mode_wireless_reconnect_rediverts_from_the_ring,
-    },
-    Scenario {
-        name: "kernel_mode_follows_a_replaced_or_removed_attachment",
-        run: kernel_daemon::kernel_mode_follows_a_replaced_or_removed_attachment,
-    },
-    Scenario {
-        name: "kernel_mode_survives_reconnect",
-        run: kernel_daemon::kernel_mode_survives_reconnect,
-    },
-    Scenario {
-        name: "kernel_mode_falls_back_to_grab",
-        run: kernel_daemon::kernel_mode_falls_back_to_grab,
-    },
-    Scenario {
-        name: "kernel_mode_another_users_pins_fall_back_to_grab",
-        run: kernel_daemon::kernel_mode_another_users_pins_fall_back_to_grab,
-    },
-    Scenario {
-        name: "kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back",
-        run: kernel_daemon::kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back,
-    },
-    Scenario {
-        name: "kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn",
-        run: kernel_daemon::kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn,
-    },
+    kernel_daemon::kernel_mode_motion_never_wakes_pawl,
+    kernel_daemon::kernel_mode_gesture_right_switches_desktop,
+    kernel_daemon::kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab,
+    kernel_daemon::kernel_mode_wireless_reconnect_rediverts_from_the_ring,
+    kernel_daemon::kernel_mode_follows_a_replaced_or_removed_attachment,
+    kernel_daemon::kernel_mode_survives_reconnect,
+    kernel_daemon::kernel_mode_falls_back_to_grab,
+    kernel_daemon::kernel_mode_another_users_pins_fall_back_to_grab,
+    kernel_daemon::kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back,
+    kernel_daemon::kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn,
     // Swipe style, read from the virtual touchpad's evdev node.
-    Scenario {
-        name: "swipe_gesture_touchpad_frames_follow_the_drag",
-        run: swipe::swipe_gesture_touchpad_frames_follow_the_drag,
-    },
-    Scenario {
-        name: "swipe_gesture_vertical_touchpad_frames_move_up",
-        run: swipe::swipe_gesture_vertical_touchpad_frames_move_up,
-    },
-    Scenario {
-        name: "swipe_click_without_motion_passes_through",
-        run: swipe::swipe_click_without_motion_passes_through,
-    },
-    Scenario {
-        name: "swipe_unplug_mid_swipe_lifts_fingers",
-        run: swipe::swipe_unplug_mid_swipe_lifts_fingers,
-    },
+    swipe::swipe_gesture_touchpad_frames_follow_the_drag,
+    swipe::swipe_gesture_vertical_touchpad_frames_move_up,
+    swipe::swipe_click_without_motion_passes_through,
+    swipe::swipe_unplug_mid_swipe_lifts_fingers,
 ];
 
 /// Where things are inside the VM.

@@ -31,35 +31,14 @@ use crate::scenarios::userland_tools::{SHARE, USER, output, settle};
 use crate::scenarios::{Ctx, Scenario, T_DEVICE, T_EVENT};
 
 /// Every scenario of the systemd boot, in run order.
-pub const SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "kernel_mode_attaches_under_systemd_udevd",
-        run: kernel_mode_attaches_under_systemd_udevd,
-    },
-    Scenario {
-        name: "kernel_mode_attaches_a_mouse_present_at_boot",
-        run: kernel_mode_attaches_a_mouse_present_at_boot,
-    },
-    Scenario {
-        name: "kernel_mode_pins_follow_the_logind_seat_user",
-        run: kernel_mode_pins_follow_the_logind_seat_user,
-    },
-    Scenario {
-        name: "kernel_mode_seat_user_cannot_keep_the_next_users_mouse",
-        run: kernel_mode_seat_user_cannot_keep_the_next_users_mouse,
-    },
-    Scenario {
-        name: "kernel_mode_pins_follow_the_devices_own_seat",
-        run: kernel_mode_pins_follow_the_devices_own_seat,
-    },
-    Scenario {
-        name: "kernel_mode_reseat_never_misses_the_last_change",
-        run: kernel_mode_reseat_never_misses_the_last_change,
-    },
-    Scenario {
-        name: "kernel_mode_detach_removes_every_device_it_can",
-        run: kernel_mode_detach_removes_every_device_it_can,
-    },
+pub const SCENARIOS: &[Scenario] = scenarios![
+    kernel_mode_attaches_under_systemd_udevd,
+    kernel_mode_attaches_a_mouse_present_at_boot,
+    kernel_mode_pins_follow_the_logind_seat_user,
+    kernel_mode_seat_user_cannot_keep_the_next_users_mouse,
+    kernel_mode_pins_follow_the_devices_own_seat,
+    kernel_mode_reseat_never_misses_the_last_change,
+    kernel_mode_detach_removes_every_device_it_can,
 ];
 
 /// The second plain user of the root (`xtask/src/userland.rs` `USERS`): the one who takes
