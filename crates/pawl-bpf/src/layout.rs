@@ -384,20 +384,7 @@ pub fn mouse_layout(desc: &[u8]) -> Result<MouseLayout, LayoutError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
-
-    fn recordings_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-            return PathBuf::from(dir);
-        }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let root = root.canonicalize().unwrap_or(root);
-        root.ancestors()
-            .skip(1)
-            .map(|a| a.join("shared/recordings"))
-            .find(|d| d.is_dir())
-            .unwrap_or_else(|| root.join("../shared/recordings"))
-    }
+    use pawl_recordings::dir as recordings_dir;
 
     fn rdesc(name: &str) -> Vec<u8> {
         let p = recordings_dir().join(name);

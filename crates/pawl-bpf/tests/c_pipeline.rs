@@ -16,20 +16,7 @@ use pawl_evdev::frames::{Decoded, Decoder};
 use pawl_evdev::record;
 use proptest::prelude::*;
 
-/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
-/// `shared/recordings` above the workspace.
-fn recordings_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-        return PathBuf::from(dir);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().unwrap_or(root);
-    root.ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/recordings"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| root.join("../shared/recordings"))
-}
+use pawl_recordings::dir as recordings_dir;
 
 /// Every replayable stream: `*.events`, `*.json` (DOM wheel traces) and `*.yaml` (libinput
 /// record) of the recordings and `examples/`.

@@ -9,21 +9,7 @@ use pawl_engine::{Config, Platform};
 use pawl_evdev::record::{self, Recording};
 use pawl_evdev::replay::replay;
 
-/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
-/// `shared/recordings` found walking up from the workspace root (`../shared` for a clone,
-/// `../../shared` for a worktree under `wt/`).
-fn recordings_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-        return PathBuf::from(dir);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().unwrap_or(root);
-    root.ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/recordings"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| root.join("../shared/recordings"))
-}
+use pawl_recordings::dir as recordings_dir;
 
 /// Every replayable stream: `*.events` and `*.json`.
 fn streams() -> Vec<PathBuf> {

@@ -408,21 +408,7 @@ fn query_session_reads_what_is_diverted_and_diverts_nothing() {
     assert_eq!(diverted, [CID_GESTURE_BUTTON]);
 }
 
-/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
-/// `shared/recordings` found walking up from the workspace root (`../shared` for a clone,
-/// `../../shared` for a worktree under `wt/`).
-fn recordings_dir() -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-        return dir.into();
-    }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().unwrap_or(root);
-    root.ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/recordings"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| root.join("../shared/recordings"))
-}
+use pawl_recordings::dir as recordings_dir;
 
 /// A Bluetooth MX Master 3S whose session runs the thumb wheel in `mode`.
 fn thumb_rig(device: Emulator, mode: ThumbWheel) -> Rig {

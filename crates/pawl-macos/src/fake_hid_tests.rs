@@ -42,20 +42,7 @@ const RECEIVER_DESCRIPTOR: &[u8] = &[
     0x00, 0x09, 0x02, 0x91, 0x00, 0xC0,
 ];
 
-/// `shared/recordings` beside the repository: `$PAWL_RECORDINGS` if set, else the first
-/// `shared/recordings` found walking up from the workspace root.
-fn recordings_dir() -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-        return dir.into();
-    }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().unwrap_or(root);
-    root.ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/recordings"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| root.join("../shared/recordings"))
-}
+use pawl_recordings::dir as recordings_dir;
 
 /// The recorded report descriptor of a Bluetooth MX Master 3S (046d:b034).
 fn mx_master_3s_descriptor() -> Vec<u8> {

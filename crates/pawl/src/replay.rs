@@ -754,19 +754,7 @@ mod tests {
         assert!(n >= 3);
     }
 
-    /// `shared/recordings` beside the repository (as the golden tests find it).
-    fn recordings_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("PAWL_RECORDINGS") {
-            return PathBuf::from(dir);
-        }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let root = root.canonicalize().unwrap_or(root);
-        root.ancestors()
-            .skip(1)
-            .map(|a| a.join("shared/recordings"))
-            .find(|d| d.is_dir())
-            .unwrap_or_else(|| root.join("../shared/recordings"))
-    }
+    use pawl_recordings::dir as recordings_dir;
 
     #[test]
     fn every_shared_recording_replays_and_plots() {
