@@ -40,7 +40,7 @@ const PACKAGES: &[&str] = &[
 
 /// The plain users: the first is the one sway runs as (sway refuses to run as root), known
 /// to `pawl-vm-driver` as `scenarios::userland::USER`; the second takes seat0 over in the
-/// systemd boot's seat switch (`scenarios::seat::SECOND_USER`).
+/// systemd boot's seat switch (`scenarios::systemd::seat::SECOND_USER`).
 const USERS: &[(&str, u32)] = &[("pawl", 1000), ("pawl2", 1001)];
 
 /// Empty root-owned (0755) directories made in the root: mount points the systemd boot's

@@ -15,11 +15,11 @@
 //! `--list` prints the selected names and touches no device (xtask uses it on the host to
 //! know how many result lines to expect).
 //!
-//! Scenarios live in [`scenarios::SCENARIOS`], a table of plain functions; `--set userland`
-//! selects [`scenarios::userland::SCENARIOS`] instead (udev, libinput and sway reading
-//! pawl's output: they need the Debian userland boot), `--set systemd`
-//! [`scenarios::seat::SCENARIOS`] (kernel mode under systemd-udevd.service and logind: the
-//! Debian root with systemd as PID 1), `--set all` base and userland (default `base`).
+//! Scenarios live in `scenarios/`, one folder per boot: `--set base` (default) runs
+//! [`scenarios::base::SCENARIOS`], `--set userland` [`scenarios::userland::SCENARIOS`]
+//! (udev, libinput and sway reading pawl's output: the Debian userland boot), `--set
+//! systemd` [`scenarios::systemd::SCENARIOS`] (kernel mode under systemd-udevd.service and
+//! logind: the Debian root with systemd as PID 1), `--set all` base and userland.
 //!
 //! `--wayland-window APP_ID` maps one Wayland window with that `app_id` and serves it
 //! ([`wayland_window`]): the application of the per-application scenarios on sway.
@@ -103,9 +103,9 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--perf" => return perf::run(&opts, it.collect()),
             // A scenario's helper, run as a user: which of a device's pins it can open.
             "--open-pins" => {
-                return Ok(scenarios::seat::open_pins_main(std::path::Path::new(
-                    &value("--open-pins")?,
-                )));
+                return Ok(scenarios::systemd::seat::open_pins_main(
+                    std::path::Path::new(&value("--open-pins")?),
+                ));
             }
             // A scenario's helper, run as the desktop user: one window on sway.
             "--wayland-window" => {
@@ -117,10 +117,12 @@ fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         }
     }
     let table: Vec<scenarios::Scenario> = match set.as_str() {
-        "base" => scenarios::SCENARIOS.to_vec(),
-        "userland" => scenarios::userland::SCENARIOS.to_vec(),
-        "systemd" => scenarios::seat::SCENARIOS.to_vec(),
-        "all" => [scenarios::SCENARIOS, scenarios::userland::SCENARIOS].concat(),
+        "base" => scenarios::base::SCENARIOS.concat(),
+        "userland" => scenarios::userland::SCENARIOS.concat(),
+        "systemd" => scenarios::systemd::SCENARIOS.concat(),
+        "all" => [scenarios::base::SCENARIOS, scenarios::userland::SCENARIOS]
+            .concat()
+            .concat(),
         other => bail!("--set {other}: want base, userland, systemd or all"),
     };
     let selected = scenarios::select_from(&table, &filters);

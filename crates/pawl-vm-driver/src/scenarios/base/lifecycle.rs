@@ -15,7 +15,20 @@ use anyhow::{Context, bail, ensure};
 
 use crate::evdev::{EvdevNode, NodeInfo};
 use crate::hid::{HidMouse, MX_MASTER_3S_BT};
+use crate::scenarios::Scenario;
 use crate::scenarios::{Ctx, T_DEVICE};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    off_when_not_running,
+    lifecycle_100_cycles,
+    concurrent_on_starts_one,
+    kill9_then_status_reports_stale_and_on_recovers,
+    off_never_signals_a_process_that_does_not_hold_the_lock,
+    pid_reuse_not_mistaken,
+    inspect_shows_events_without_grabbing,
+    devices_exit_code,
+];
 
 /// A pawl command line environment: its own runtime and config directories.
 struct Env {

@@ -26,12 +26,12 @@ use pawl_bpf::pins::{self, KernelDevice};
 use crate::evdev::{self, EvdevNode, NodeInfo};
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
-use crate::scenarios::kernel_mode::{hires_mouse, needs_hid_bpf};
+use crate::scenarios::base::kernel_mode::{hires_mouse, needs_hid_bpf};
 use crate::scenarios::userland_tools::{SHARE, USER, output, settle};
 use crate::scenarios::{Ctx, Scenario, T_DEVICE, T_EVENT};
 
-/// Every scenario of the systemd boot, in run order.
-pub const SCENARIOS: &[Scenario] = scenarios![
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     kernel_mode_attaches_under_systemd_udevd,
     kernel_mode_attaches_a_mouse_present_at_boot,
     kernel_mode_pins_follow_the_logind_seat_user,
@@ -1056,7 +1056,7 @@ pub fn kernel_mode_seat_user_cannot_keep_the_next_users_mouse(ctx: &mut Ctx) -> 
 
 /// `pawl-kernel-attach ARGS` as root; `(exit code, stdout + stderr)`.
 fn loader(args: &[&str]) -> anyhow::Result<(i32, String)> {
-    let out = Command::new(crate::scenarios::kernel_mode::LOADER)
+    let out = Command::new(crate::scenarios::base::kernel_mode::LOADER)
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -1266,7 +1266,7 @@ pub fn kernel_mode_pins_follow_the_devices_own_seat(ctx: &mut Ctx) -> anyhow::Re
     write_seat0_as_logind(Some(uid))?;
     let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
     let info = dev.wait_node(T_DEVICE)?;
-    let hid = crate::scenarios::drivers::hid_device_of(&info)?
+    let hid = crate::scenarios::base::drivers::hid_device_of(&info)?
         .file_name()
         .context("HID device path without a name")?
         .to_string_lossy()

@@ -29,9 +29,19 @@ use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
 use crate::receiver::{self, UnifyingReceiver};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::{Rig, check_wheel, expect_keys, hires_total, keys};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
 use crate::uhid::BUS_USB;
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    kernel_driver_binds_mx_master_3s,
+    kernel_driver_hires_wheel_transformed,
+    hidpp_cost_per_motion_frame,
+    unifying_receiver_child_handled,
+    bolt_receiver_handled_as_the_kernel_binds_it,
+];
 
 /// The default configuration: an empty file.
 const DEFAULT_CONFIG: &str = "";

@@ -12,11 +12,20 @@ use pawl_evdev::codes::{
 use crate::evdev::{EvdevNode, Event, Frame};
 use crate::hid::MX_MASTER_3S_BT;
 use crate::pawl::{Pawl, PawlOptions};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland_tools::{DebugEvents, MX_MASTER_3_USB, output, settle};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec, evemu_frames};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    libinput_reads_clone_wheel_v120,
+    libinput_reads_clone_buttons,
+    libinput_reads_virtual_keyboard_chord,
+    libinput_quirks_apply_to_clone_as_to_mouse,
+];
 
 /// A real MX Master 3S's hi-res wheel as evdev reports it with the kernel's Logitech driver
 /// in hi-res mode (v120 steps of 16–40, `REL_WHEEL` once per 120), recorded

@@ -14,9 +14,25 @@ use pawl_hidpp::feature;
 use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
 use crate::scenarios::rig::{check_wheel, expect_keys, hires_total};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    kernel_driver_reconnect_keeps_diversion,
+    hidpp_gesture_right_switches_desktop,
+    hidpp_pointer_not_grabbed_motion_bypasses_pawl,
+    hidpp_divert_reapplied_after_reconnect,
+    hidpp_undivert_on_exit,
+    hidpp_first_rawxy_dropped,
+    hidpp_error_reply_reported,
+    hidpp_endpoint_reopened_when_the_mouse_returns,
+    hidpp_sighup_switches_hidpp,
+    hidpp_devices_shows_diverted_controls,
+    hidpp_thumb_wheel_scrolls_horizontally,
+];
 
 /// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
 const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";

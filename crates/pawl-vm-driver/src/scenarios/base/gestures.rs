@@ -14,7 +14,8 @@ use pawl_evdev::codes::{
 use crate::evdev::{self, EvdevNode, Event, Frame};
 use crate::hid::{BOLT_RECEIVER, GESTURE_BUTTON, HidMouse, MX_MASTER_3S_BT, MouseModel};
 use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME, clone_phys};
-use crate::scenarios::kernel::recorded_touchpad;
+use crate::scenarios::Scenario;
+use crate::scenarios::base::kernel::recorded_touchpad;
 use crate::scenarios::rig::keys::{A, CTRL, LEFT, META, PAGE_DOWN, PAGE_UP, RIGHT, W};
 use crate::scenarios::rig::{
     Rig, check_wheel, expect_keys, expect_no_pointer_output, holds_open, wait_gone,
@@ -23,6 +24,22 @@ use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, abs_x_track, motion_frame};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec};
 use crate::watch::{FsWatch, IN_CREATE, IN_OPEN};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    uhid_mx_master_3s_bluetooth,
+    uhid_bolt_receiver,
+    gesture_right_switches_desktop,
+    gesture_left_switches_desktop,
+    gesture_up_opens_overview,
+    gesture_down_opens_app_expose,
+    gesture_below_threshold_does_nothing,
+    gesture_click_passes_through,
+    inverted_desktop_direction,
+    touchpad_untouched,
+    other_mouse_untouched,
+    bad_config_grabs_nothing,
+];
 
 /// Time between wheel notches of a hand-turned wheel.
 const NOTCH_GAP: Duration = Duration::from_millis(10);

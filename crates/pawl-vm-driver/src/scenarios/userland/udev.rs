@@ -10,6 +10,7 @@ use pawl_evdev::codes::{BTN_LEFT, BTN_RIGHT, MSC_SCAN, REL_WHEEL, REL_X, REL_Y};
 
 use crate::evdev;
 use crate::hid::{BOLT_RECEIVER, HidMouse, MX_MASTER_3S_BT};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland_tools::{
     DebugEvents, MX_MASTER_3_USB, SHARE, UdevInfo, hidraw_with_phys, output, settle, udev_info,
@@ -17,6 +18,14 @@ use crate::scenarios::userland_tools::{
 use crate::scenarios::{Ctx, T_DEVICE};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    udev_classifies_pawl_devices,
+    udev_rule_matches_mx_master,
+    udev_rule_gives_a_usb_clone_the_hwdb_entry,
+    udev_rule_marks_the_virtual_touchpad_external,
+];
 
 /// A uinput device with `keys` and `rels`, identified as a USB device of an unknown vendor.
 fn uinput_spec(name: &str, phys: String, keys: Vec<u16>, rels: Vec<u16>) -> UinputSpec {
@@ -446,8 +455,11 @@ pub fn udev_rule_gives_a_usb_clone_the_hwdb_entry(ctx: &mut Ctx) -> anyhow::Resu
 /// too: its `DEVICE_ADDED` line offers disable-while-typing (`dwt-on`, an internal
 /// touchpad's: `tp_init_dwt` skips external ones) without the rule, and no `dwt` with it.
 pub fn udev_rule_marks_the_virtual_touchpad_external(ctx: &mut Ctx) -> anyhow::Result<()> {
-    let (_rig, pad) =
-        crate::scenarios::swipe::start(ctx, crate::scenarios::swipe::SWIPE_CONFIG, "GNOME")?;
+    let (_rig, pad) = crate::scenarios::base::swipe::start(
+        ctx,
+        crate::scenarios::base::swipe::SWIPE_CONFIG,
+        "GNOME",
+    )?;
     let node = pad.info().path.clone();
     settle()?;
     let before = udev_info(&node)?;

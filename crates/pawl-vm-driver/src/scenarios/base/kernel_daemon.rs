@@ -17,12 +17,27 @@ use pawl_evdev::codes::{EV_REL, REL_X};
 use crate::evdev::{EvdevNode, Frame, NodeInfo};
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions};
-use crate::scenarios::kernel_mode::{
+use crate::scenarios::Scenario;
+use crate::scenarios::base::kernel_mode::{
     UNIT, attach_pass_through_for, detach, hires_mouse, hires_values, loader_add, needs_hid_bpf,
 };
 use crate::scenarios::rig::expect_keys;
 use crate::scenarios::rig::keys::{META, PAGE_UP};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    kernel_mode_motion_never_wakes_pawl,
+    kernel_mode_gesture_right_switches_desktop,
+    kernel_mode_sighup_rewrites_settings_and_off_returns_to_grab,
+    kernel_mode_wireless_reconnect_rediverts_from_the_ring,
+    kernel_mode_follows_a_replaced_or_removed_attachment,
+    kernel_mode_survives_reconnect,
+    kernel_mode_falls_back_to_grab,
+    kernel_mode_another_users_pins_fall_back_to_grab,
+    kernel_mode_reseat_hands_the_mouse_to_the_seat_user_and_back,
+    kernel_mode_reseat_ignores_a_seat_file_logind_did_not_write_and_waits_its_turn,
+];
 
 /// HID++ on, otherwise the defaults (the MX Master's scroll transformed).
 const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
@@ -774,7 +789,7 @@ impl Drop for Seat0Cleanup {
 fn loader_within(args: &[&str], timeout: Duration) -> anyhow::Result<(i32, String)> {
     use std::io::Read;
     use std::process::Stdio;
-    let mut child = Command::new(crate::scenarios::kernel_mode::LOADER)
+    let mut child = Command::new(crate::scenarios::base::kernel_mode::LOADER)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

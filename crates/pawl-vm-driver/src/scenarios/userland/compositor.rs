@@ -13,9 +13,19 @@ use crate::evdev::{EvdevNode, Event};
 use crate::hid::MX_MASTER_3S_BT;
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, VIRTUAL_KEYBOARD_NAME};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::Rig;
 use crate::scenarios::userland_tools::{USER, output, settle};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    compositor_workspace_follows_gesture,
+    per_app_scroll_follows_focus_on_sway,
+    per_app_gesture_action_follows_focus_on_sway,
+    per_app_unknown_app_uses_the_device_profile,
+    per_app_backend_gone_falls_back_and_says_so,
+];
 
 /// How long sway may take to open its IPC socket under TCG (~2.5 s measured, unloaded).
 const T_SWAY: Duration = Duration::from_secs(60);

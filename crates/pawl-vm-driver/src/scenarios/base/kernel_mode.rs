@@ -30,9 +30,22 @@ use pawl_hidpp::feature::{self, hires_wheel};
 
 use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
 use crate::hidpp_mouse::HidppMouse;
-use crate::scenarios::drivers::hid_device_of;
+use crate::scenarios::Scenario;
+use crate::scenarios::base::drivers::hid_device_of;
 use crate::scenarios::userland_tools::hidraw_with_phys;
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    kernel_mode_wheel_transformed_in_kernel,
+    kernel_mode_glide_tail_comes_from_the_kernel,
+    kernel_mode_glide_settings_from_the_map_are_bounded,
+    kernel_mode_gesture_notifications_reach_the_ring_not_hidraw,
+    kernel_mode_reattaches_after_reconnect,
+    kernel_mode_unifying_child_wheel_transformed,
+    kernel_mode_loader_refuses_a_copy_a_user_can_write,
+    kernel_mode_loader_reports_no_hid_bpf,
+];
 
 /// The loader, where the package (and the VM's initramfs) installs it.
 pub(crate) const LOADER: &str = "/usr/libexec/pawl/pawl-kernel-attach";

@@ -14,12 +14,32 @@ use pawl_evdev::codes::{
 use crate::evdev::{self, EvdevNode, Event, Frame, NodeInfo};
 use crate::hid::{GESTURE_BUTTON, HidMouse, MX_MASTER_3S_BT};
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
+use crate::scenarios::Scenario;
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
 use crate::scenarios::rig::{Rig, check_wheel, expect_keys, holds_open, wait_gone};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT, motion_frame};
 use crate::sys::InputId;
 use crate::uinput::{UinputDevice, UinputSpec};
 use crate::watch::{FsWatch, IN_OPEN};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    unplug_mid_gesture_releases_everything,
+    replug_regrabs,
+    held_button_at_start_is_not_stuck,
+    syn_dropped_resyncs,
+    sighup_applies_valid_config,
+    sighup_keeps_old_on_invalid_config,
+    sigkill_leaves_device_usable,
+    keyboard_never_opened,
+    command_action_runs_and_is_reaped,
+    hires_only_source_gets_lowres_derived,
+    lowres_only_source_gets_hires_synthesized,
+    two_mx_masters_both_handled,
+    permissions_set_after_node_appears_is_retried,
+    uinput_permission_error_names_the_fix,
+    grabbed_elsewhere_is_reported,
+];
 
 /// The default configuration: an empty file.
 const DEFAULT_CONFIG: &str = "";

@@ -20,7 +20,16 @@ pub const TOUCHPAD_DESC: &str = "evemu-devices--SynPS2 Synaptics TouchPad.desc";
 /// See [`TOUCHPAD_DESC`].
 pub const TOUCHPAD_EVENTS: &str =
     "evemu-devices--SynPS2 Synaptics TouchPad.two-finger-vert-scroll.events";
+use crate::scenarios::Scenario;
 use crate::uhid::{BUS_BLUETOOTH, BUS_USB, UhidEvent};
+
+/// This module's scenarios, in run order (the one place each is named).
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    uhid_mx_master_3s_creates_evdev_node,
+    uhid_bolt_receiver_creates_evdev_nodes,
+    uinput_touchpad_replays_recording,
+    static_pawl_runs_in_vm,
+];
 
 /// The uhid MX Master 3S (real Bluetooth descriptor), bound by hid-logitech-hidpp, becomes
 /// an evdev mouse named "Logitech " + its HID++ name, 0005:046d:b034, with the 16 buttons, motion, and both wheels with hi-res codes;

@@ -1,0 +1,27 @@
+//! The scenarios that need the Debian userland boot (`cargo xtask vm-test` boots a Debian
+//! root over 9p for them, `pawl-vm-driver --set userland`): Debian's systemd-udevd with its
+//! rules and hwdb, `libinput` and sway reading pawl's output. The tools they share (and the
+//! base and systemd boots use too) are in `../userland_tools.rs`.
+
+//!
+//! Adding a module: `mod NAME;` here, a `SCENARIOS` list at its top and
+//! `NAME::SCENARIOS,` in [`SCENARIOS`] below.
+
+use crate::scenarios::Scenario;
+
+pub(crate) mod compositor;
+pub(crate) mod libinput;
+pub(crate) mod swipe;
+pub(crate) mod udev;
+
+/// The boot's scenarios, module by module, in run order.
+pub const SCENARIOS: &[&[Scenario]] = &[
+    // udev: how Debian's rules and hwdb classify pawl's devices; the rule in contrib/.
+    udev::SCENARIOS,
+    // libinput: what every Wayland desktop reads from pawl's clone and virtual keyboard.
+    libinput::SCENARIOS,
+    // libinput reading the swipe style's virtual touchpad: the gestures GNOME and KDE get.
+    swipe::SCENARIOS,
+    // A real compositor on pawl's devices.
+    compositor::SCENARIOS,
+];
