@@ -856,6 +856,7 @@ mod tests {
             &mut e,
             &[press(0, 0, true), press(1, 5, true), motion(2, 500, 0)],
         );
+        assert!(e.gesture_held());
         let mut out = FrameOut::default();
         assert!(e.cancel(&mut out));
         assert!(out.actions.is_empty());

@@ -344,4 +344,62 @@ mod tests {
         assert!(long.advance(Micros(8_000), &mut out));
         assert_eq!((out.lift, out.dx), (true, 84));
     }
+
+    #[test]
+    fn no_frame_is_written_before_7_ms_have_passed_since_the_last() {
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(3, Micros(0), &mut out);
+        f.aim(1000, 0, Micros(1_000));
+        let mut out = TouchOut::default();
+        assert!(!f.advance(Micros(FRAME_INTERVAL_US - 1), &mut out));
+        assert_eq!((out.moved, f.at()), (false, (0, 0)));
+        f.advance(Micros(FRAME_INTERVAL_US), &mut out);
+        assert_eq!((out.moved, f.at()), (true, (84, 0)));
+    }
+
+    #[test]
+    fn a_diagonal_step_keeps_the_direction_and_is_scaled_to_the_speed_limit() {
+        // 300 × 400 is 500 long; 84 allowed: 300 × 84 / 500 = 50, 400 × 84 / 500 = 67.
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(4, Micros(0), &mut out);
+        f.aim(300, -400, Micros(1_000));
+        let mut out = TouchOut::default();
+        f.advance(Micros(7_000), &mut out);
+        assert_eq!((out.fingers, out.dx, out.dy), (4, 50, -67));
+    }
+
+    #[test]
+    fn the_rest_of_the_drag_is_dropped_exactly_100_ms_after_the_first_release() {
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(3, Micros(0), &mut out);
+        f.aim(1000, 0, Micros(1_000));
+        f.release(Micros(1_000));
+        // A second release does not move the catch-up window.
+        f.release(Micros(90_000));
+        f.advance(Micros(7_000), &mut out);
+        assert_eq!(f.deadline(), Some(Micros(14_000)));
+        let mut out = TouchOut::default();
+        assert!(!f.advance(Micros(1_000 + CATCH_UP_US - 1), &mut out));
+        assert_eq!(f.at(), (444, 0));
+        assert_eq!(f.deadline(), Some(Micros(1_000 + CATCH_UP_US)));
+        let mut out = TouchOut::default();
+        assert!(f.advance(Micros(1_000 + CATCH_UP_US), &mut out));
+        assert_eq!((out.moved, out.lift, out.dx), (false, true, 444));
+    }
+
+    #[test]
+    fn a_drag_of_exactly_the_tap_motion_threshold_lifts_without_the_tap_guard() {
+        let mut out = TouchOut::default();
+        let mut far = SwipeFingers::down(3, Micros(0), &mut out);
+        far.aim(0, -TAP_MOVE_UNITS, Micros(1_000));
+        far.advance(Micros(7_000), &mut out);
+        far.release(Micros(8_000));
+        assert_eq!(far.deadline(), Some(Micros(7_000)));
+
+        let mut near = SwipeFingers::down(3, Micros(0), &mut out);
+        near.aim(0, -(TAP_MOVE_UNITS - 1), Micros(1_000));
+        near.advance(Micros(7_000), &mut out);
+        near.release(Micros(8_000));
+        assert_eq!(near.deadline(), Some(Micros(TAP_GUARD_US)));
+    }
 }
