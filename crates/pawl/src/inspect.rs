@@ -351,43 +351,12 @@ pub fn command(
 ) -> anyhow::Result<std::process::ExitCode> {
     use std::io::Write;
 
-    use anyhow::{Context, bail};
+    use anyhow::Context;
     use pawl_linux::inspect::{Input, Watcher, pointer_devices};
 
     let class = std::path::Path::new(pawl_linux::sysfs::SYS_CLASS_INPUT);
     let all = pointer_devices(class).with_context(|| format!("cannot list {}", class.display()))?;
-    let matches = |d: &pawl_linux::sysfs::SysDevice| {
-        filters.is_empty()
-            || filters.iter().any(|f| {
-                *f == d.node
-                    || std::path::Path::new(f) == d.dev_path()
-                    || pawl_engine::device::glob_match(f, &d.name)
-            })
-    };
-    let selected: Vec<_> = all.iter().filter(|d| matches(d)).cloned().collect();
-    let list = |ds: &[pawl_linux::sysfs::SysDevice]| -> String {
-        let names: Vec<String> = ds
-            .iter()
-            .map(|d| format!("{} {:?}", d.node, d.name))
-            .collect();
-        names.join(", ")
-    };
-    if selected.is_empty() {
-        if all.is_empty() {
-            bail!("no pointer devices found (see `pawl devices`)");
-        }
-        bail!(
-            "no pointer device matches {filters:?}; there are: {}",
-            list(&all)
-        );
-    }
-    if record.is_some() && selected.len() != 1 {
-        bail!(
-            "--record writes one device, and {} match: {}; pick one with --device",
-            selected.len(),
-            list(&selected)
-        );
-    }
+    let selected = select_devices(&all, filters, record.is_some())?;
     let paths: Vec<std::path::PathBuf> = selected.iter().map(|d| d.dev_path()).collect();
     let path_refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
     let mut watcher = Watcher::open(&path_refs)?;
@@ -404,48 +373,11 @@ pub fn command(
         .collect();
     let mut inspector = Inspector::new(config.clone(), devices);
     let mut head = inspector.header();
-    let worker = match crate::lifecycle::current_status(&crate::lifecycle::Paths::discover()) {
-        Ok(crate::lifecycle::Status::Running(meta)) => Some(meta),
-        _ => None,
-    };
-    for d in &selected {
-        let path = d.dev_path().display().to_string();
-        if let Some(meta) = worker
-            .as_ref()
-            .filter(|m| m.devices.iter().any(|g| g.path == path))
-        {
-            let clone = all
-                .iter()
-                .find(|c| c.is_pawl_device() && c.phys == format!("pawl/{}", d.phys))
-                .map_or("its virtual device".to_owned(), |c| c.node.clone());
-            head.push_str(&format!(
-                "# {} is grabbed by pawl (pid {}): its events reach only pawl; pawl's output \
-                 is {clone}\n",
-                d.node, meta.pid
-            ));
-        }
-    }
+    head.push_str(&grabbed_notes(&all, &selected));
     let mut recording = match record {
         Some(path) => {
             let (d, w) = (&selected[0], &watcher.devices()[0]);
-            let words =
-                |ws: &[u64]| -> Vec<u8> { ws.iter().flat_map(|w| w.to_le_bytes()).collect() };
-            let dev = EvemuDevice {
-                name: d.name.clone(),
-                id: w.id,
-                props: words(&w.caps.props.0),
-                bits: vec![
-                    (EV_SYN, words(&w.caps.ev.0)),
-                    (EV_KEY, words(&w.caps.key.0)),
-                    (codes::EV_REL, words(&w.caps.rel.0)),
-                    (codes::EV_ABS, words(&w.caps.abs.0)),
-                    (codes::EV_MSC, words(&w.caps.msc.0)),
-                ],
-                abs: w.abs.clone(),
-            };
-            let mut file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            file.write_all(evemu_header(&dev).as_bytes())?;
+            let file = start_recording(path, &d.name, w)?;
             head.push_str(&format!("# recording {} to {}\n", d.node, path.display()));
             Some((file, None::<Micros>))
         }
@@ -478,6 +410,113 @@ pub fn command(
             return Ok(std::process::ExitCode::SUCCESS);
         }
     }
+}
+
+/// The devices of `all` that `filters` select (a node name, a `/dev/input` path or a name
+/// glob; every device when there is no filter). Errors: none matches (naming what there
+/// is), or `record` and more than one matches.
+#[cfg(target_os = "linux")]
+fn select_devices(
+    all: &[pawl_linux::sysfs::SysDevice],
+    filters: &[String],
+    record: bool,
+) -> anyhow::Result<Vec<pawl_linux::sysfs::SysDevice>> {
+    use anyhow::bail;
+
+    let matches = |d: &pawl_linux::sysfs::SysDevice| {
+        filters.is_empty()
+            || filters.iter().any(|f| {
+                *f == d.node
+                    || std::path::Path::new(f) == d.dev_path()
+                    || pawl_engine::device::glob_match(f, &d.name)
+            })
+    };
+    let selected: Vec<_> = all.iter().filter(|d| matches(d)).cloned().collect();
+    let list = |ds: &[pawl_linux::sysfs::SysDevice]| -> String {
+        let names: Vec<String> = ds
+            .iter()
+            .map(|d| format!("{} {:?}", d.node, d.name))
+            .collect();
+        names.join(", ")
+    };
+    if selected.is_empty() {
+        if all.is_empty() {
+            bail!("no pointer devices found (see `pawl devices`)");
+        }
+        bail!(
+            "no pointer device matches {filters:?}; there are: {}",
+            list(all)
+        );
+    }
+    if record && selected.len() != 1 {
+        bail!(
+            "--record writes one device, and {} match: {}; pick one with --device",
+            selected.len(),
+            list(&selected)
+        );
+    }
+    Ok(selected)
+}
+
+/// A `# … is grabbed by pawl` line for each of `selected` that the running worker grabs
+/// (its events reach only pawl), naming pawl's virtual device for it from `all`.
+#[cfg(target_os = "linux")]
+fn grabbed_notes(
+    all: &[pawl_linux::sysfs::SysDevice],
+    selected: &[pawl_linux::sysfs::SysDevice],
+) -> String {
+    let worker = match crate::lifecycle::current_status(&crate::lifecycle::Paths::discover()) {
+        Ok(crate::lifecycle::Status::Running(meta)) => meta,
+        _ => return String::new(),
+    };
+    let mut notes = String::new();
+    for d in selected {
+        let path = d.dev_path().display().to_string();
+        if worker.devices.iter().any(|g| g.path == path) {
+            let clone = all
+                .iter()
+                .find(|c| c.is_pawl_device() && c.phys == format!("pawl/{}", d.phys))
+                .map_or("its virtual device".to_owned(), |c| c.node.clone());
+            notes.push_str(&format!(
+                "# {} is grabbed by pawl (pid {}): its events reach only pawl; pawl's output \
+                 is {clone}\n",
+                d.node, worker.pid
+            ));
+        }
+    }
+    notes
+}
+
+/// Creates `path` and writes the evemu header of device `name` with `w`'s identity,
+/// capabilities and axes; the events follow. Errors: the file cannot be created or written.
+#[cfg(target_os = "linux")]
+fn start_recording(
+    path: &std::path::Path,
+    name: &str,
+    w: &pawl_linux::inspect::Watched,
+) -> anyhow::Result<std::fs::File> {
+    use std::io::Write;
+
+    use anyhow::Context;
+
+    let words = |ws: &[u64]| -> Vec<u8> { ws.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let dev = EvemuDevice {
+        name: name.to_owned(),
+        id: w.id,
+        props: words(&w.caps.props.0),
+        bits: vec![
+            (EV_SYN, words(&w.caps.ev.0)),
+            (EV_KEY, words(&w.caps.key.0)),
+            (codes::EV_REL, words(&w.caps.rel.0)),
+            (codes::EV_ABS, words(&w.caps.abs.0)),
+            (codes::EV_MSC, words(&w.caps.msc.0)),
+        ],
+        abs: w.abs.clone(),
+    };
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(evemu_header(&dev).as_bytes())?;
+    Ok(file)
 }
 
 /// `pawl inspect` on macOS: a listen-only tap with the complete mask; every event and
