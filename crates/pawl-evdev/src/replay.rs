@@ -156,83 +156,9 @@ pub fn replay_as(
         (None, Some(d)) => (Some(d.clone()), "recording header"),
         (None, None) => (None, ""),
     };
-    let mut engine = match &info {
-        Some(d) => {
-            let decision = config.decide(d);
-            res.notes.push(format!(
-                "device: {:?} bus {} {:04x}:{:04x} (from {source})",
-                d.name,
-                d.bus.name(),
-                d.vendor,
-                d.product
-            ));
-            res.notes.push(format!(
-                "decision: {}, scroll {} ({})",
-                if decision.handle {
-                    "handled"
-                } else {
-                    "not handled: every frame passes unchanged"
-                },
-                if decision.transform_scroll {
-                    "transformed"
-                } else {
-                    "passed through"
-                },
-                decision.reason
-            ));
-            decision.handle.then(|| {
-                DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll)
-            })
-        }
-        None => {
-            let (transform, why) = match &config.scope {
-                Scope::None => (false, "scope \"none\": scroll passed through"),
-                Scope::MxMasterOnly => (
-                    true,
-                    "scope \"mx-master-only\" treats it as in scope: scroll transformed",
-                ),
-                Scope::AllWheels => (
-                    true,
-                    "scope \"all-wheels\" treats it as in scope: scroll transformed",
-                ),
-                Scope::Matchers(_) => (
-                    true,
-                    "scope matchers treat it as in scope: scroll transformed",
-                ),
-            };
-            res.notes.push(format!(
-                "device: unknown (no header, no --device): handled, {why}"
-            ));
-            Some(DeviceEngine::with_profile(config, transform, config.scroll))
-        }
-    };
+    let mut engine = replay_engine(config, info.as_ref(), source, &mut res.notes);
     if let (Some(app), Some(engine)) = (app, engine.as_mut()) {
-        let d = info.clone().unwrap_or(DeviceInfo {
-            name: String::new(),
-            bus: pawl_engine::Bus(0),
-            vendor: 0,
-            product: 0,
-            has_wheel: true,
-            is_touchpad: false,
-        });
-        engine.add_app_profiles(config, &d);
-        let key = config.app_key(app);
-        engine.set_app(key);
-        let settings = key.and_then(|k| config.app_settings(&d, k));
-        res.notes.push(match (key, settings) {
-            (None, _) => format!("app: {app:?}: no [[app]] table names it: the device profile"),
-            (Some(_), None) => format!(
-                "app: {app:?}: its [[app]] tables are narrowed to other devices: the device profile"
-            ),
-            (Some(_), Some(s)) => format!(
-                "app: {app:?}: [[app]] at line {}",
-                s.lines
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
+        replay_app(engine, config, info.as_ref(), app, &mut res.notes);
     }
     let msc_scan = recording.msc_scan();
     let fixup = WheelFixup::new(recording.missing_wheel_codes());
@@ -288,6 +214,105 @@ pub fn replay_as(
     }
     res.summary.trailing = (bytes.len() - consumed) / EVENT_SIZE;
     res
+}
+
+/// The engine the replay runs `info`'s frames through, as the daemon would build it for
+/// that device (`None`: the config leaves the device alone, every frame passes); without a
+/// device, handled with the scope's scroll choice. The decision goes to `notes`; `source`
+/// says where `info` came from.
+fn replay_engine(
+    config: &Config,
+    info: Option<&DeviceInfo>,
+    source: &str,
+    notes: &mut Vec<String>,
+) -> Option<DeviceEngine> {
+    match info {
+        Some(d) => {
+            let decision = config.decide(d);
+            notes.push(format!(
+                "device: {:?} bus {} {:04x}:{:04x} (from {source})",
+                d.name,
+                d.bus.name(),
+                d.vendor,
+                d.product
+            ));
+            notes.push(format!(
+                "decision: {}, scroll {} ({})",
+                if decision.handle {
+                    "handled"
+                } else {
+                    "not handled: every frame passes unchanged"
+                },
+                if decision.transform_scroll {
+                    "transformed"
+                } else {
+                    "passed through"
+                },
+                decision.reason
+            ));
+            decision.handle.then(|| {
+                DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll)
+            })
+        }
+        None => {
+            let (transform, why) = match &config.scope {
+                Scope::None => (false, "scope \"none\": scroll passed through"),
+                Scope::MxMasterOnly => (
+                    true,
+                    "scope \"mx-master-only\" treats it as in scope: scroll transformed",
+                ),
+                Scope::AllWheels => (
+                    true,
+                    "scope \"all-wheels\" treats it as in scope: scroll transformed",
+                ),
+                Scope::Matchers(_) => (
+                    true,
+                    "scope matchers treat it as in scope: scroll transformed",
+                ),
+            };
+            notes.push(format!(
+                "device: unknown (no header, no --device): handled, {why}"
+            ));
+            Some(DeviceEngine::with_profile(config, transform, config.scroll))
+        }
+    }
+}
+
+/// Puts `engine` on `app`'s profile (its `[[app]]` tables for `info`, or the device
+/// profile when none names it) and says which in `notes`.
+fn replay_app(
+    engine: &mut DeviceEngine,
+    config: &Config,
+    info: Option<&DeviceInfo>,
+    app: &str,
+    notes: &mut Vec<String>,
+) {
+    let d = info.cloned().unwrap_or(DeviceInfo {
+        name: String::new(),
+        bus: pawl_engine::Bus(0),
+        vendor: 0,
+        product: 0,
+        has_wheel: true,
+        is_touchpad: false,
+    });
+    engine.add_app_profiles(config, &d);
+    let key = config.app_key(app);
+    engine.set_app(key);
+    let settings = key.and_then(|k| config.app_settings(&d, k));
+    notes.push(match (key, settings) {
+        (None, _) => format!("app: {app:?}: no [[app]] table names it: the device profile"),
+        (Some(_), None) => format!(
+            "app: {app:?}: its [[app]] tables are narrowed to other devices: the device profile"
+        ),
+        (Some(_), Some(s)) => format!(
+            "app: {app:?}: [[app]] at line {}",
+            s.lines
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
 }
 
 struct Ctx<'a> {
