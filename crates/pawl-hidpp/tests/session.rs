@@ -987,3 +987,93 @@ fn a_session_behind_a_receiver_addresses_its_slot() {
     assert_eq!(rig.session.device(), 3);
     assert!(rig.written.iter().all(|m| m.device == 3));
 }
+
+/// A session config that diverts the gesture button (raw XY) and the back button (no raw
+/// XY), as `[hidpp]` with back mapped does.
+fn gesture_and_back() -> SessionConfig {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.divert.push(pawl_hidpp::DivertSpec {
+        cid: pawl_hidpp::controls::CID_BACK,
+        button: Button(3),
+        raw_xy: false,
+    });
+    config
+}
+
+/// Writes every message of `exit` to `device`, as the daemon does on exit.
+fn write_all(device: &mut Emulator, exit: &[Message]) {
+    for m in exit {
+        let (bytes, len) = m.encode();
+        device.answer(&bytes[..len]).expect("the device answers");
+    }
+}
+
+#[test]
+fn setup_reads_the_wheel_mode_the_kernels_driver_left() {
+    use pawl_hidpp::feature::hires_wheel;
+    // hid-logitech-hidpp turns hi-res on at probe (`hidpp_hrw_set_wheel_mode`), before
+    // pawl opens the node.
+    let mut device = mx_master_3s();
+    let index = device.feature_index(feature::HIRES_WHEEL).expect("0x2121");
+    let kernel = Message::request(
+        BLUETOOTH,
+        DEVICE_INDEX_DIRECT,
+        index,
+        hires_wheel::SET_MODE,
+        KERNEL_SW_ID,
+        &[hires_wheel::MODE_RESOLUTION],
+    );
+    let (bytes, len) = kernel.encode();
+    device.answer(&bytes[..len]).expect("the device answers");
+    let rig = Rig::new(device, BLUETOOTH, SessionConfig::gesture(Button(5)));
+    assert_eq!(rig.session.wheel_mode(), Some(hires_wheel::MODE_RESOLUTION));
+    assert_eq!(rig.device.wheel_mode_writes(), 1, "the kernel's write only");
+}
+
+#[test]
+fn diverted_thumb_wheel_status_reads_back_diverted_with_the_devices_direction() {
+    let mut device = mx_master_3s();
+    device.set_thumb_inverted(true);
+    let rig = thumb_rig(device, ThumbWheel::Divert);
+    assert_eq!(
+        rig.session.thumb_status(),
+        Some(ThumbStatus {
+            diverted: true,
+            inverted: true
+        })
+    );
+}
+
+#[test]
+fn undivert_restores_a_button_diverted_without_raw_xy() {
+    let mut rig = Rig::new(mx_master_3s(), BLUETOOTH, gesture_and_back());
+    let back = pawl_hidpp::controls::CID_BACK;
+    assert!(rig.device.reporting(back).unwrap().divert);
+    assert!(!rig.device.reporting(back).unwrap().raw_xy);
+    let exit = rig.session.undivert();
+    assert_eq!(exit.len(), 2, "the gesture button and the back button");
+    write_all(&mut rig.device, &exit);
+    assert!(!rig.device.reporting(back).unwrap().divert);
+    assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
+
+#[test]
+fn undivert_leaves_a_control_another_program_diverted() {
+    // Another program diverted the back button; this session diverts only the gesture
+    // button and reads every control's reporting.
+    let other = Rig::new(mx_master_3s(), BLUETOOTH, gesture_and_back());
+    let mut config = SessionConfig::gesture(Button(5));
+    config.read_reporting = true;
+    let mut rig = Rig::new(other.device, BLUETOOTH, config);
+    let back = pawl_hidpp::controls::CID_BACK;
+    let seen: Vec<u16> = rig.session.diverted().map(|r| r.cid).collect();
+    assert!(
+        seen.contains(&back),
+        "the session read the back button's diversion"
+    );
+    let exit = rig.session.undivert();
+    assert_eq!(exit.len(), 1, "the gesture button only");
+    write_all(&mut rig.device, &exit);
+    assert!(rig.device.reporting(back).unwrap().divert);
+    assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
