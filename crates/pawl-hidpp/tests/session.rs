@@ -1077,3 +1077,44 @@ fn undivert_leaves_a_control_another_program_diverted() {
     assert!(rig.device.reporting(back).unwrap().divert);
     assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
 }
+
+#[test]
+fn a_refused_divert_makes_that_controls_reporting_unknown_and_keeps_the_others() {
+    // A query-style session (every control's reporting read) whose divert is refused.
+    let mut device = mx_master_3s();
+    device.fail(
+        feature::REPROG_CONTROLS_V4,
+        feature::reprog::SET_CID_REPORTING,
+        Failure::V20(0x02),
+    );
+    let mut config = SessionConfig::gesture(Button(5));
+    config.read_reporting = true;
+    let rig = Rig::new(device, BLUETOOTH, config);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    for c in rig.session.controls() {
+        if c.info.cid == CID_GESTURE_BUTTON {
+            assert_eq!(c.reporting, None, "the refused write leaves it unknown");
+        } else {
+            assert!(c.reporting.is_some(), "0x{:04X} as read", c.info.cid);
+        }
+    }
+}
+
+#[test]
+fn control_list_errors_still_end_setup_with_the_gesture_button_missing_once() {
+    let mut device = mx_master_3s();
+    device.fail(
+        feature::REPROG_CONTROLS_V4,
+        feature::reprog::GET_CID_INFO,
+        Failure::V20(0x02),
+    );
+    let rig = Rig::new(device, BLUETOOTH, SessionConfig::gesture(Button(5)));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    let missing = rig
+        .events
+        .iter()
+        .filter(|e| **e == Event::ControlMissing(CID_GESTURE_BUTTON))
+        .count();
+    assert_eq!(missing, 1);
+    assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
