@@ -1118,3 +1118,80 @@ fn control_list_errors_still_end_setup_with_the_gesture_button_missing_once() {
     assert_eq!(missing, 1);
     assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
 }
+
+#[test]
+fn a_button_without_raw_xy_pressed_mid_gesture_drops_no_motion() {
+    let mut rig = Rig::new(mx_master_3s(), BLUETOOTH, gesture_and_back());
+    rig.press(true);
+    rig.drag(1, 0); // the first report after the gesture press: dropped by design
+    let m = rig
+        .device
+        .set_held(pawl_hidpp::controls::CID_BACK, true)
+        .expect("the back button is diverted");
+    rig.receive(m);
+    let Motion::RawXy(m) = rig.device.motion(50, 0) else {
+        panic!("motion went to HID while the gesture button is held")
+    };
+    let (bytes, len) = m.encode();
+    let mut out = Output::default();
+    rig.session
+        .input(&bytes[..len], rig.now.plus(8_000), &mut out);
+    assert_eq!(out.frame.map(|f| f.dx), Some(50));
+}
+
+#[test]
+fn a_divert_without_raw_xy_asks_for_none_on_a_control_that_has_it() {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.divert[0].raw_xy = false;
+    let rig = Rig::new(mx_master_3s(), BLUETOOTH, config);
+    let r = rig.device.reporting(CID_GESTURE_BUTTON).unwrap();
+    assert!(r.divert && !r.raw_xy);
+}
+
+impl Rig {
+    /// How many `getDeviceName` chunks the session asked for.
+    fn name_chunks(&self) -> usize {
+        let index = self.device.feature_index(feature::DEVICE_NAME);
+        self.written
+            .iter()
+            .filter(|m| Some(m.sub_id) == index && m.function() == feature::device_name::GET_NAME)
+            .count()
+    }
+}
+
+#[test]
+fn an_empty_name_asks_for_no_chunk() {
+    let rig = Rig::new(
+        mx_master_3s().with_name(""),
+        BLUETOOTH,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.name(), "");
+    assert_eq!(rig.name_chunks(), 0);
+}
+
+#[test]
+fn a_name_of_exactly_one_reply_is_read_in_one_chunk() {
+    // 16 bytes: one long reply's parameters.
+    let name = "Sixteen chars ok";
+    assert_eq!(name.len(), 16);
+    let rig = Rig::new(
+        mx_master_3s().with_name(name),
+        BLUETOOTH,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.name(), name);
+    assert_eq!(rig.name_chunks(), 1);
+}
+
+#[test]
+fn a_name_cut_short_by_a_nul_ends_there() {
+    // The length says 17; the string ends at the NUL in the first chunk.
+    let rig = Rig::new(
+        mx_master_3s().with_name("MX Master 3S\0junk"),
+        BLUETOOTH,
+        SessionConfig::gesture(Button(5)),
+    );
+    assert_eq!(rig.session.name(), "MX Master 3S");
+    assert_eq!(rig.name_chunks(), 1);
+}
