@@ -450,8 +450,6 @@ where
         .map_err(e)?;
         return root.present().map_err(e);
     }
-    let raw_color = RGBColor(150, 150, 150);
-    let out_color = RGBColor(30, 100, 200);
     let columns = WIDTH as usize;
     let panels = root.split_evenly((axes.len() * 2, 1));
     for (i, (name, points)) in axes.iter().enumerate() {
@@ -460,93 +458,125 @@ where
         let raw = staircase(start_us, points, |p| p.raw, win, columns);
         let out = staircase(start_us, points, |p| p.out, win, columns);
         debug_assert!(raw.len() <= MAX_LINE_POINTS && out.len() <= MAX_LINE_POINTS);
-        let (lo, hi) = raw
-            .iter()
-            .chain(&out)
-            .fold((0.0f64, 0.0f64), |(lo, hi), (_, y)| {
-                (lo.min(*y), hi.max(*y))
-            });
-        let pad = ((hi - lo) * 0.05).max(0.5);
-        let mut chart = ChartBuilder::on(&panels[2 * i])
-            .caption(format!("{name}: cumulative travel"), (FONT, 16))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x_range.clone(), (lo - pad)..(hi + pad))
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("recorded time (s), as the E: lines print it")
-            .y_desc("detents")
-            .x_label_formatter(&|v| time_label(*v))
-            .y_label_formatter(&|v| label(*v))
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(e)?;
-        chart
-            .draw_series(LineSeries::new(raw, raw_color.stroke_width(2)))
-            .map_err(e)?
-            .label("raw (input)")
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], raw_color));
-        chart
-            .draw_series(LineSeries::new(out, out_color.stroke_width(2)))
-            .map_err(e)?
-            .label("transformed (output)")
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], out_color));
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 12))
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()
-            .map_err(e)?;
-
+        draw_travel(&panels[2 * i], name, raw, out, x_range.clone())?;
         let raw_steps = steps(start_us, points, |p| p.raw, win, columns);
         let out_steps = steps(start_us, points, |p| p.out, win, columns);
-        let max = raw_steps
-            .iter()
-            .chain(&out_steps)
-            .fold(1.0f64, |m, (_, y)| m.max(y.abs()))
-            * 1.1;
-        let mut chart = ChartBuilder::on(&panels[2 * i + 1])
-            .caption(format!("{name}: step per frame"), (FONT, 16))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x_range, -max..max)
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("recorded time (s), as the E: lines print it")
-            .y_desc("v120")
-            .x_label_formatter(&|v| time_label(*v))
-            .y_label_formatter(&|v| label(*v))
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(e)?;
-        chart
-            .draw_series(raw_steps.into_iter().map(|p| Circle::new(p, 3, raw_color)))
-            .map_err(e)?
-            .label("raw step")
-            .legend(move |(x, y)| Circle::new((x + 10, y), 3, raw_color));
-        chart
-            .draw_series(
-                out_steps
-                    .into_iter()
-                    .map(|p| Cross::new(p, 4, out_color.stroke_width(2))),
-            )
-            .map_err(e)?
-            .label("transformed step")
-            .legend(move |(x, y)| Cross::new((x + 10, y), 4, out_color));
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 12))
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()
-            .map_err(e)?;
+        draw_steps(&panels[2 * i + 1], name, raw_steps, out_steps, x_range)?;
     }
     root.present().map_err(e)
+}
+
+const RAW_COLOR: RGBColor = RGBColor(150, 150, 150);
+const OUT_COLOR: RGBColor = RGBColor(30, 100, 200);
+
+/// One axis's upper panel: the cumulative travel, detents, raw against transformed.
+fn draw_travel<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, plotters::coord::Shift>,
+    name: &str,
+    raw: Vec<(f64, f64)>,
+    out: Vec<(f64, f64)>,
+    x_range: std::ops::Range<f64>,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("{e}");
+    let (lo, hi) = raw
+        .iter()
+        .chain(&out)
+        .fold((0.0f64, 0.0f64), |(lo, hi), (_, y)| {
+            (lo.min(*y), hi.max(*y))
+        });
+    let pad = ((hi - lo) * 0.05).max(0.5);
+    let mut chart = ChartBuilder::on(panel)
+        .caption(format!("{name}: cumulative travel"), (FONT, 16))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_range, (lo - pad)..(hi + pad))
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("recorded time (s), as the E: lines print it")
+        .y_desc("detents")
+        .x_label_formatter(&|v| time_label(*v))
+        .y_label_formatter(&|v| label(*v))
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(e)?;
+    chart
+        .draw_series(LineSeries::new(raw, RAW_COLOR.stroke_width(2)))
+        .map_err(e)?
+        .label("raw (input)")
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], RAW_COLOR));
+    chart
+        .draw_series(LineSeries::new(out, OUT_COLOR.stroke_width(2)))
+        .map_err(e)?
+        .label("transformed (output)")
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], OUT_COLOR));
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 12))
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(e)
+}
+
+/// One axis's lower panel: the step of each frame, v120, raw against transformed.
+fn draw_steps<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, plotters::coord::Shift>,
+    name: &str,
+    raw_steps: Vec<(f64, f64)>,
+    out_steps: Vec<(f64, f64)>,
+    x_range: std::ops::Range<f64>,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("{e}");
+    let max = raw_steps
+        .iter()
+        .chain(&out_steps)
+        .fold(1.0f64, |m, (_, y)| m.max(y.abs()))
+        * 1.1;
+    let mut chart = ChartBuilder::on(panel)
+        .caption(format!("{name}: step per frame"), (FONT, 16))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_range, -max..max)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("recorded time (s), as the E: lines print it")
+        .y_desc("v120")
+        .x_label_formatter(&|v| time_label(*v))
+        .y_label_formatter(&|v| label(*v))
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(e)?;
+    chart
+        .draw_series(raw_steps.into_iter().map(|p| Circle::new(p, 3, RAW_COLOR)))
+        .map_err(e)?
+        .label("raw step")
+        .legend(move |(x, y)| Circle::new((x + 10, y), 3, RAW_COLOR));
+    chart
+        .draw_series(
+            out_steps
+                .into_iter()
+                .map(|p| Cross::new(p, 4, OUT_COLOR.stroke_width(2))),
+        )
+        .map_err(e)?
+        .label("transformed step")
+        .legend(move |(x, y)| Cross::new((x + 10, y), 4, OUT_COLOR));
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 12))
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(e)
 }
 
 #[cfg(test)]
