@@ -462,44 +462,74 @@ pub fn decide(inputs: &Inputs) -> Routes {
     let pointers: Vec<PointerRoutes> = inputs
         .pointers
         .iter()
-        .map(|p| {
-            let grab = !(open && !p.transform_scroll && !inputs.wants.buttons_need_grab);
-            if !grab {
-                let not = route(Carrier::Kernel, Why::HidppCarriesTheRest);
-                return PointerRoutes {
-                    grab,
-                    buttons: not,
-                    motion: not,
-                    wheel: not,
-                };
-            }
-            let grabbed = if p.grabbed {
-                Why::Grabbed
-            } else {
-                Why::WaitingForRelease
-            };
-            let wheel = match (p.grabbed, p.transform_scroll) {
-                (false, _) => Why::WaitingForRelease,
-                (true, true) => Why::ScrollTransformed,
-                (true, false) => Why::ScrollPassedThrough,
-            };
-            PointerRoutes {
-                grab,
-                buttons: route(Carrier::Grab, grabbed),
-                motion: route(
-                    Carrier::Grab,
-                    if gesture_hidpp && p.grabbed {
-                        Why::RawXyWhileHeld
-                    } else {
-                        grabbed
-                    },
-                ),
-                wheel: route(Carrier::Grab, wheel),
-            }
-        })
+        .map(|p| pointer_routes(p, open, inputs.wants.buttons_need_grab, gesture_hidpp))
         .collect();
     let any_grab = pointers.iter().any(|p| p.grab);
-    let gesture_button = match (session, missing) {
+    let gesture_button = gesture_button_route(session, missing, any_grab);
+    let (thumb_wheel, thumb_mode, thumb_node) = thumb_wheel_route(inputs, &pointers, missing);
+    let mode = if any_grab {
+        Carrier::Grab
+    } else if open {
+        Carrier::Hidpp
+    } else {
+        Carrier::Kernel
+    };
+    Routes {
+        mode: route(mode, not_kernel),
+        gesture_button,
+        thumb_wheel,
+        thumb_mode,
+        thumb_node,
+        pointers,
+    }
+}
+
+/// Where one handled pointer node's buttons, motion and wheel go in grab mode: `open` is
+/// an open HID++ endpoint with nothing missing, `gesture_hidpp` its gesture button
+/// diverted.
+fn pointer_routes(
+    p: &Pointer,
+    open: bool,
+    buttons_need_grab: bool,
+    gesture_hidpp: bool,
+) -> PointerRoutes {
+    let grab = !(open && !p.transform_scroll && !buttons_need_grab);
+    if !grab {
+        let not = route(Carrier::Kernel, Why::HidppCarriesTheRest);
+        return PointerRoutes {
+            grab,
+            buttons: not,
+            motion: not,
+            wheel: not,
+        };
+    }
+    let grabbed = if p.grabbed {
+        Why::Grabbed
+    } else {
+        Why::WaitingForRelease
+    };
+    let wheel = match (p.grabbed, p.transform_scroll) {
+        (false, _) => Why::WaitingForRelease,
+        (true, true) => Why::ScrollTransformed,
+        (true, false) => Why::ScrollPassedThrough,
+    };
+    let motion = if gesture_hidpp && p.grabbed {
+        Why::RawXyWhileHeld
+    } else {
+        grabbed
+    };
+    PointerRoutes {
+        grab,
+        buttons: route(Carrier::Grab, grabbed),
+        motion: route(Carrier::Grab, motion),
+        wheel: route(Carrier::Grab, wheel),
+    }
+}
+
+/// Where the gesture button goes: HID++ once the session diverted it, else the grab when
+/// any node is grabbed, else the kernel. `missing` is why HID++ is not open, if it is not.
+fn gesture_button_route(session: Option<Session>, missing: Option<Why>, any_grab: bool) -> Route {
+    match (session, missing) {
         (Some(Session::Diverted), _) => route(Carrier::Hidpp, Why::GestureDiverted),
         (Some(s), _) => {
             let why = match s {
@@ -508,18 +538,27 @@ pub fn decide(inputs: &Inputs) -> Routes {
                 Session::Unsupported => Why::HidppUnsupported,
                 Session::NotDiverted | Session::Diverted => Why::HidppNoGestureButton,
             };
-            route(
-                if any_grab {
-                    Carrier::Grab
-                } else {
-                    Carrier::Kernel
-                },
-                why,
-            )
+            let carrier = if any_grab {
+                Carrier::Grab
+            } else {
+                Carrier::Kernel
+            };
+            route(carrier, why)
         }
         (None, Some(why)) if any_grab => route(Carrier::Grab, why),
         (None, _) => route(Carrier::Kernel, Why::NoHandledPointer),
-    };
+    }
+}
+
+/// The thumb wheel's route, the mode to ask of the session, and the index of the pointer
+/// node whose engine takes its rotation: diverted while a node is grabbed with scroll
+/// transformed (and HID++ is open with `[hidpp] thumb_wheel`), native otherwise.
+fn thumb_wheel_route(
+    inputs: &Inputs,
+    pointers: &[PointerRoutes],
+    missing: Option<Why>,
+) -> (Route, ThumbWheel, Option<usize>) {
+    let open = missing.is_none();
     let thumb_node = (open && inputs.wants.thumb_wheel)
         .then(|| {
             inputs
@@ -541,28 +580,14 @@ pub fn decide(inputs: &Inputs) -> Routes {
             None if !inputs.wants.thumb_wheel => Why::ThumbWheelOff,
             None => Why::NoTransformedGrab,
         };
-        match inputs.pointers.iter().zip(&pointers).find(|(_, r)| r.grab) {
+        match inputs.pointers.iter().zip(pointers).find(|(_, r)| r.grab) {
             Some((p, _)) if !p.grabbed => route(Carrier::Grab, Why::WaitingForRelease),
             Some(_) => route(Carrier::Grab, why),
             None if inputs.pointers.is_empty() => route(Carrier::Kernel, Why::NoHandledPointer),
             None => route(Carrier::Kernel, Why::HidppCarriesTheRest),
         }
     };
-    let mode = if any_grab {
-        Carrier::Grab
-    } else if open {
-        Carrier::Hidpp
-    } else {
-        Carrier::Kernel
-    };
-    Routes {
-        mode: route(mode, not_kernel),
-        gesture_button,
-        thumb_wheel,
-        thumb_mode,
-        thumb_node,
-        pointers,
-    }
+    (thumb_wheel, thumb_mode, thumb_node)
 }
 
 #[cfg(test)]
