@@ -1,5 +1,5 @@
 //! A HID++ 2.0 device model for tests: answers Root, feature set, device name, battery,
-//! 0x1B04, 0x2121 and 0x2150 requests like an MX Master 3S or 3, keeps each control's
+//! 0x1B04, 0x2121 and 0x2150 requests like an MX Master 4, 3S, 3 or 2S, keeps each control's
 //! temporary diversion and the wheel mode, and produces the notifications a diverted
 //! control and raw-XY motion send. The VM driver puts it behind a uhid device
 //! (`pawl-vm-driver`'s `hidpp_emu`), where the kernel's `hid-logitech-hidpp` probes it as
@@ -17,6 +17,12 @@
 //!   features) and over Bluetooth `MX Master 3 Wireless Mouse B023.txt` (30 features;
 //!   Solaar 1.1.4, firmware MPM 19.01.B0015). That Solaar printed no versions: the
 //!   emulator answers version 0 for them. Battery 100 %, next level 50 % (0x1000).
+//! - MX Master 4 over Bluetooth: `MX Master 4.text` (Solaar 1.1.16, firmware RBM
+//!   27.00.B0015): 46 features with versions (0x2111, not 0x2110; 0x19B0 haptics), 9
+//!   controls with the Sense Panel 0x01A0, battery 45 % discharging (0x1004 V5).
+//! - MX Master 2S over Bluetooth: `Wireless Mouse MX Master 2S B019.txt` (Solaar 1.1.3,
+//!   firmware MPM 12.01.B0006): 29 features, no 0x2150, 0x2121 multiplier 8, 8 controls,
+//!   battery 50 %, next level 20 % (0x1000).
 //!
 //! Feature flags: Solaar `hidpp20_constants.FeatureFlag` (internal 0x20, hidden 0x40,
 //! obsolete 0x80; its `unknown:000010` / `unknown:000008` are bits 0x10 / 0x08). Control
@@ -196,6 +202,93 @@ pub const MX_MASTER_3_BT_FEATURES: [FeatureEntry; 30] = [
     f(0x9205, 0, IH),
 ];
 
+/// The MX Master 4's 46 features over Bluetooth, index = position (Solaar `MX Master
+/// 4.text`, Solaar 1.1.16, firmware RBM 27.00.B0015). Solaar prints an unknown feature's
+/// id byte-swapped in braces (`unknown:19B0 {B019}`); the id here is the name's.
+pub const MX_MASTER_4_FEATURES: [FeatureEntry; 46] = [
+    f(0x0000, 0, 0),
+    f(0x0001, 0, 0),
+    f(0x0003, 8, 0),
+    f(0x0005, 5, 0),
+    f(0x1D4B, 0, 0),
+    f(0x0020, 1, 0),
+    f(0x0021, 1, 0),
+    f(0x0007, 0, 0),
+    f(0x0011, 0, 0),
+    f(0x1004, 5, 0),
+    f(0x1701, 0, 0),
+    f(0x19B0, 0, 0),
+    f(0x19C0, 0, 0),
+    f(0x1B04, 6, 0),
+    f(0x1814, 2, 0),
+    f(0x1815, 2, 0),
+    f(0x2250, 1, 0),
+    f(0x2111, 0, 0),
+    f(0x2121, 1, 0),
+    f(0x2150, 0, 0),
+    f(0x2201, 2, 0),
+    f(0x2251, 0, 0),
+    f(0x00D1, 0, 0),
+    f(0x1802, 0, 0),
+    f(0x1803, 0, IH10),
+    f(0x1807, 0, IH10),
+    f(0x1816, 0, IH10),
+    f(0x1805, 0, 0),
+    f(0x1830, 0, IH10),
+    f(0x1891, 0, IH08),
+    f(0x18A1, 0, IH10),
+    f(0x1E00, 0, H),
+    f(0x1E02, 0, IH),
+    f(0x1E22, 0, IH10),
+    f(0x1E30, 0, IH10),
+    f(0x1602, 0, 0),
+    f(0x1EB0, 0, IH10),
+    f(0x1861, 0, IH10),
+    f(0x9205, 0, IH10),
+    f(0x9201, 0, IH10),
+    f(0x9300, 0, IH10),
+    f(0x9401, 0, IH10),
+    f(0x9402, 0, IH10),
+    f(0x9001, 0, IH10),
+    f(0x18B1, 0, IH10),
+    f(0x18C0, 0, IH10),
+];
+
+/// The MX Master 2S's 29 features over Bluetooth (Solaar `Wireless Mouse MX Master 2S
+/// B019.txt`, Solaar 1.1.3, firmware MPM 12.01.B0006; versions not recorded). No 0x2150:
+/// its thumb wheel is a plain HID AC Pan, native only.
+pub const MX_MASTER_2S_BT_FEATURES: [FeatureEntry; 29] = [
+    f(0x0000, 0, 0),
+    f(0x0001, 0, 0),
+    f(0x0003, 0, 0),
+    f(0x0005, 0, 0),
+    f(0x1D4B, 0, 0),
+    f(0x0020, 0, 0),
+    f(0x0021, 0, 0),
+    f(0x1000, 0, 0),
+    f(0x1806, 0, IH),
+    f(0x1814, 0, 0),
+    f(0x1B04, 0, 0),
+    f(0x2201, 0, 0),
+    f(0x2100, 0, 0),
+    f(0x2110, 0, 0),
+    f(0x2121, 0, 0),
+    f(0x6501, 0, 0),
+    f(0x1813, 0, IH),
+    f(0x1830, 0, IH),
+    f(0x18A1, 0, IH),
+    f(0x18C0, 0, IH),
+    f(0x1DF3, 0, IH),
+    f(0x1E00, 0, H),
+    f(0x1EB0, 0, IH),
+    f(0x1803, 0, IH),
+    f(0x1861, 0, IH),
+    f(0x9001, 0, IH),
+    f(0x9200, 0, IH),
+    f(0x9202, 0, IH),
+    f(0x1805, 0, IH),
+];
+
 const fn c(cid: u16, task: u16, flags: u8, group: u8, group_mask: u8, more: u8) -> ControlInfo {
     ControlInfo {
         cid,
@@ -237,6 +330,36 @@ pub const MX_MASTER_3_CONTROLS: [ControlInfo; 8] = [
     c(0x0056, 0x003E, MSE | REP | DIV, 2, 0x03, RXY | AKE),
     c(0x00C3, 0x00A9, MSE | REP | DIV, 3, 0x07, RXY | AKE),
     c(0x00C4, 0x009D, MSE | REP | DIV, 3, 0x07, RXY | AKE),
+    c(0x00D7, 0x00B4, DIV | VIR, 4, 0x00, RXY | FRXY),
+];
+
+/// The MX Master 4's 9 controls (Solaar `MX Master 4.text`, "Has 9 reprogrammable keys"):
+/// left and right in group 1 with an empty mask; the others divertable with raw XY in
+/// group 2 (mask g1, g2), among them the gesture button 0x00C3 (task 0x009C "Gesture
+/// Button", not the 3S's 0x00A9) and the Sense Panel 0x01A0 ("Haptic", task 0x0109); the
+/// virtual gesture button 0x00D7 in group 3.
+pub const MX_MASTER_4_CONTROLS: [ControlInfo; 9] = [
+    c(0x0050, 0x0038, MSE, 1, 0x00, AKE),
+    c(0x0051, 0x0039, MSE, 1, 0x00, AKE),
+    c(0x0052, 0x003A, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x0053, 0x003C, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x0056, 0x003E, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00C3, 0x009C, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00C4, 0x009D, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x01A0, 0x0109, MSE | REP | DIV, 2, 0x03, RXY | AKE),
+    c(0x00D7, 0x00B4, DIV | VIR, 3, 0x00, RXY | FRXY),
+];
+
+/// The MX Master 2S's 8 controls (Solaar `Wireless Mouse MX Master 2S B019.txt`): as the
+/// 3's, without analytics key events (the 2S's firmware lists none).
+pub const MX_MASTER_2S_CONTROLS: [ControlInfo; 8] = [
+    c(0x0050, 0x0038, MSE, 1, 0x01, 0),
+    c(0x0051, 0x0039, MSE, 1, 0x01, 0),
+    c(0x0052, 0x003A, MSE | REP | DIV, 3, 0x07, RXY),
+    c(0x0053, 0x003C, MSE | REP | DIV, 2, 0x03, RXY),
+    c(0x0056, 0x003E, MSE | REP | DIV, 2, 0x03, RXY),
+    c(0x00C3, 0x00A9, MSE | REP | DIV, 3, 0x07, RXY),
+    c(0x00C4, 0x009D, MSE | REP | DIV, 3, 0x07, RXY),
     c(0x00D7, 0x00B4, DIV | VIR, 4, 0x00, RXY | FRXY),
 ];
 
@@ -319,6 +442,42 @@ impl Emulator {
         // Ratcheted when recorded ("Normal wheel mode"); 100 %, next level 50 %.
         .with_ratchet(1)
         .with_battery([100, 50, 0, 0])
+    }
+
+    /// An MX Master 4 at `device` (Bluetooth: index 0xFF). Tables: see the module docs.
+    /// Ratcheted when recorded, battery 45 % discharging over 0x1004 (level "good"), the
+    /// thumb wheel's invert bit set ("Thumb Wheel Direction: True"), 20 ratchets per turn
+    /// natively and 120 increments diverted (OpenLogi's `thumbwheel.rs`).
+    pub fn mx_master_4(framing: Framing, device: u8) -> Emulator {
+        let mut emu = Emulator::new(
+            framing,
+            device,
+            &MX_MASTER_4_FEATURES,
+            "MX Master 4",
+            &MX_MASTER_4_CONTROLS,
+        )
+        .with_ratchet(1)
+        .with_battery([45, 0x04, 0, 0])
+        .with_thumb_resolution(20, 120);
+        emu.set_thumb_inverted(true);
+        emu
+    }
+
+    /// An MX Master 2S at `device` (Bluetooth: index 0xFF): its name as 0x0005 reports it
+    /// ("Wireless Mouse MX Master 2S"), 0x2121 multiplier 8, ratcheted, battery 50 %
+    /// next level 20 % over 0x1000, and no 0x2150 thumb wheel.
+    pub fn mx_master_2s(framing: Framing, device: u8) -> Emulator {
+        let mut emu = Emulator::new(
+            framing,
+            device,
+            &MX_MASTER_2S_BT_FEATURES,
+            "Wireless Mouse MX Master 2S",
+            &MX_MASTER_2S_CONTROLS,
+        )
+        .with_ratchet(1)
+        .with_battery([50, 20, 0, 0]);
+        emu.wheel_multiplier = 8;
+        emu
     }
 
     fn new(

@@ -1,4 +1,4 @@
-//! The HID++ session against the emulated MX Master 3S: setup, gestures through the real
+//! The HID++ session against the emulated MX Master 3S (and the 4, 3 and 2S where they differ): setup, gestures through the real
 //! engine, reconnection, exit, errors — the pure halves of the VM's `hidpp_*` scenarios.
 
 use pawl_engine::frame::Buttons;
@@ -1194,4 +1194,73 @@ fn a_name_cut_short_by_a_nul_ends_there() {
     );
     assert_eq!(rig.session.name(), "MX Master 3S");
     assert_eq!(rig.name_chunks(), 1);
+}
+
+/// A session on `device` over Bluetooth diverting the gesture button and managing the
+/// thumb wheel in `mode`.
+fn bluetooth_rig(device: Emulator, mode: ThumbWheel) -> Rig {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.thumb_wheel = mode;
+    Rig::new(device, BLUETOOTH, config)
+}
+
+#[test]
+fn an_mx_master_4_gesture_drag_fires_as_on_the_3s() {
+    let mut rig = bluetooth_rig(
+        Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT),
+        ThumbWheel::Leave,
+    );
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.name(), "MX Master 4");
+    let r = rig.device.reporting(CID_GESTURE_BUTTON).unwrap();
+    assert!(r.divert && r.raw_xy, "{r:?}");
+    // The Sense Panel is listed and divertable, and left alone unless asked for.
+    let sense = rig
+        .session
+        .controls()
+        .iter()
+        .find(|c| c.info.cid == 0x01A0)
+        .expect("the Sense Panel 0x01A0 is in the control list");
+    assert!(sense.info.divertable());
+    assert!(!rig.device.reporting(0x01A0).unwrap().divert);
+    rig.press(true);
+    for _ in 0..10 {
+        rig.drag(40, 0);
+    }
+    rig.press(false);
+    assert_eq!(rig.actions, [Action::DesktopLeft]);
+}
+
+#[test]
+fn an_mx_master_4_thumb_wheel_keeps_its_set_invert_bit_and_its_20_ratchets() {
+    let device = Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    assert_eq!(
+        device.thumb_native(1),
+        Some(-1),
+        "recorded with the invert bit set"
+    );
+    let mut rig = bluetooth_rig(device, ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted() && rig.device.thumb_inverted());
+    // 20 ratchets a turn natively, 120 increments diverted: 6 increments are a ratchet.
+    assert_eq!(rig.turn(6), -120);
+}
+
+#[test]
+fn an_mx_master_2s_without_a_thumb_wheel_feature_is_ready_and_leaves_it_native() {
+    let mut rig = bluetooth_rig(
+        Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT),
+        ThumbWheel::Divert,
+    );
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.name(), "Wireless Mouse MX Master 2S");
+    assert_eq!(rig.session.feature_index(feature::THUMB_WHEEL), None);
+    assert_eq!(rig.session.thumb_info(), None);
+    assert!(!rig.session.thumb_diverted());
+    assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().raw_xy);
+    rig.press(true);
+    for _ in 0..10 {
+        rig.drag(-40, 0);
+    }
+    rig.press(false);
+    assert_eq!(rig.actions, [Action::DesktopRight]);
 }
