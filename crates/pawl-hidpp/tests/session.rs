@@ -1,5 +1,6 @@
-//! The HID++ session against the emulated MX Master 3S (and the 4, 3 and 2S where they differ): setup, gestures through the real
-//! engine, reconnection, exit, errors — the pure halves of the VM's `hidpp_*` scenarios.
+//! The HID++ session against the emulated MX Master 3S (and the 4, 3 and 2S where they
+//! differ): setup, gestures through the real engine, reconnection, exit, errors — the pure
+//! halves of the VM's `hidpp_*` scenarios.
 
 use pawl_engine::frame::Buttons;
 use pawl_engine::units::{Button, Micros};
