@@ -30,8 +30,10 @@ use anyhow::{Context, bail};
 use pawl_evdev::codes::{EV_REL, REL_X};
 
 use crate::evdev::{self, NodeInfo};
-use crate::hidpp_emu::{self, HidppShared};
+use crate::hidpp_emu::{self, BLUETOOTH, HidppShared};
 use crate::uhid::{BUS_BLUETOOTH, BUS_USB, UhidDevice, UhidSpec};
+use pawl_hidpp::emulator::Emulator;
+use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing};
 
 /// A mouse model: descriptor file, identity and report layout.
 #[derive(Clone, Copy, Debug)]
@@ -48,9 +50,10 @@ pub struct MouseModel {
     pub product: u16,
     /// Bits of each of X and Y in report 2 (12 or 16).
     pub xy_bits: u32,
-    /// Speaks HID++ (an emulated MX Master 3S answers on its report 0x11): the kernel's
-    /// hid-logitech-hidpp binds it.
-    pub hidpp: bool,
+    /// Speaks HID++: the device model that answers on its report 0x11, made for a
+    /// Bluetooth node (long reports only, device index 0xFF). The kernel's
+    /// hid-logitech-hidpp binds it where its table lists the product id.
+    pub hidpp: Option<fn(Framing, u8) -> Emulator>,
 }
 
 /// MX Master 3S over Bluetooth LE. The name is what the mouse advertises over BLE.
@@ -61,7 +64,33 @@ pub const MX_MASTER_3S_BT: MouseModel = MouseModel {
     vendor: 0x046d,
     product: 0xb034,
     xy_bits: 12,
-    hidpp: true,
+    hidpp: Some(Emulator::mx_master_3s),
+};
+
+/// MX Master 4 over Bluetooth LE (046d:b042, Solaar's `MX Master 4.text`), with the 3S's
+/// Bluetooth descriptor: no descriptor of the 4 is recorded. The name is the one its HID++
+/// 0x0005 gives (Solaar's record).
+pub const MX_MASTER_4_BT: MouseModel = MouseModel {
+    rdesc_file: "hidreport--libinput-issue996-0005-046D-B034-0.rdesc",
+    name: "MX Master 4",
+    bus: BUS_BLUETOOTH,
+    vendor: 0x046d,
+    product: 0xb042,
+    xy_bits: 12,
+    hidpp: Some(Emulator::mx_master_4),
+};
+
+/// MX Master 2S over Bluetooth LE (046d:b019, Solaar's `Wireless Mouse MX Master 2S
+/// B019.txt`), with the 3S's Bluetooth descriptor: no descriptor of the 2S over Bluetooth
+/// is recorded. The name is the one its HID++ 0x0005 gives.
+pub const MX_MASTER_2S_BT: MouseModel = MouseModel {
+    rdesc_file: "hidreport--libinput-issue996-0005-046D-B034-0.rdesc",
+    name: "Wireless Mouse MX Master 2S",
+    bus: BUS_BLUETOOTH,
+    vendor: 0x046d,
+    product: 0xb019,
+    xy_bits: 12,
+    hidpp: Some(Emulator::mx_master_2s),
 };
 
 /// Logi Bolt receiver, mouse interface, as hid-generic sees it (no hid-logitech-dj). The
@@ -73,7 +102,7 @@ pub const BOLT_RECEIVER: MouseModel = MouseModel {
     vendor: 0x046d,
     product: 0xc548,
     xy_bits: 16,
-    hidpp: false,
+    hidpp: None,
 };
 
 /// Pawl's default gesture button (0-based: `BTN_FORWARD - BTN_MOUSE`).
@@ -141,7 +170,7 @@ impl HidMouse {
         let rdesc = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
         let hidpp = model
             .hidpp
-            .then(|| hidpp_emu::shared_mx_master_3s(model.name));
+            .map(|make| hidpp_emu::shared(make(BLUETOOTH, DEVICE_INDEX_DIRECT)));
         let responder = hidpp.clone().map(hidpp_emu::responder);
         let dev = UhidDevice::create_with(
             UhidSpec {

@@ -19,12 +19,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use pawl_hidpp::emulator::Emulator;
-use pawl_hidpp::report::{DEVICE_INDEX_DIRECT, Framing, Message};
+use pawl_hidpp::report::{Framing, Message};
 
 use crate::uhid::{EIO, Responder};
 
 /// The Bluetooth descriptor's HID++ reports: long only.
-const BLUETOOTH: Framing = Framing {
+pub const BLUETOOTH: Framing = Framing {
     short: false,
     long: true,
 };
@@ -54,10 +54,10 @@ impl HidppShared {
     }
 }
 
-/// A fresh MX Master 3S model over Bluetooth that names itself `name` (0x0005).
-pub fn shared_mx_master_3s(name: &'static str) -> HidppShared {
+/// `emu`, fresh, shared between the uhid thread and the scenario.
+pub fn shared(emu: Emulator) -> HidppShared {
     HidppShared(Arc::new(Mutex::new(HidppState {
-        emu: Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT).with_name(name),
+        emu,
         kernel: Vec::new(),
         pawl: Vec::new(),
         last: Instant::now(),

@@ -1,4 +1,5 @@
-//! An emulated MX Master 3S over Bluetooth that speaks HID++ ([`HidppMouse`]): the uhid
+//! An emulated MX Master over Bluetooth that speaks HID++ ([`HidppMouse`], the 3S unless
+//! a scenario picks another model): the uhid
 //! mouse of `hid.rs` with the HID++ model of `hidpp_emu.rs` answering on its thread, and
 //! what a scenario does with it (diverted buttons, raw XY, thumb wheel turns, waiting for
 //! pawl's requests).
@@ -13,10 +14,10 @@ use pawl_hidpp::feature;
 use pawl_hidpp::report::Message;
 
 use crate::evdev::NodeInfo;
-use crate::hid::{HidMouse, MX_MASTER_3S_BT};
+use crate::hid::{HidMouse, MX_MASTER_3S_BT, MouseModel};
 use crate::hidpp_emu::{HidppShared, HidppState};
 
-/// An MX Master 3S over Bluetooth that speaks HID++.
+/// An MX Master over Bluetooth that speaks HID++.
 #[derive(Debug)]
 pub struct HidppMouse {
     /// The uhid mouse (report 2 motion for input that is not diverted).
@@ -25,12 +26,21 @@ pub struct HidppMouse {
 }
 
 impl HidppMouse {
-    /// Creates the uhid device with `phys` from the recordings' descriptor.
+    /// Creates the MX Master 3S's uhid device with `phys` from the recordings' descriptor.
     pub fn create(recordings: &std::path::Path, phys: &str) -> anyhow::Result<HidppMouse> {
-        let mouse = HidMouse::create(MX_MASTER_3S_BT, recordings, phys)?;
+        HidppMouse::create_model(MX_MASTER_3S_BT, recordings, phys)
+    }
+
+    /// Creates `model`'s uhid device with `phys`; fails for a model without HID++.
+    pub fn create_model(
+        model: MouseModel,
+        recordings: &std::path::Path,
+        phys: &str,
+    ) -> anyhow::Result<HidppMouse> {
+        let mouse = HidMouse::create(model, recordings, phys)?;
         let shared = mouse
             .hidpp()
-            .context("the MX Master 3S model speaks HID++")?
+            .with_context(|| format!("the {} model speaks no HID++", model.name))?
             .clone();
         Ok(HidppMouse { mouse, shared })
     }

@@ -43,7 +43,7 @@ pub const MX_MASTER_3_USB: MouseModel = MouseModel {
     product: 0x4082,
     xy_bits: 12,
     // Bus USB with the generic group: hid-generic binds it (no DJ bus, no HID++ driver).
-    hidpp: false,
+    hidpp: None,
 };
 
 /// Runs `cmd` to completion; its stdout, or an error quoting stderr on failure.

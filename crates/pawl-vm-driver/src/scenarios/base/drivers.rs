@@ -107,7 +107,7 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// Requires that the HID device behind `node` is bound by the driver this kernel's aliases
 /// name for it; returns that module.
-fn expect_bound_as_aliased(ctx: &mut Ctx, node: &NodeInfo) -> anyhow::Result<String> {
+pub(crate) fn expect_bound_as_aliased(ctx: &mut Ctx, node: &NodeInfo) -> anyhow::Result<String> {
     let dir = hid_device_of(node)?;
     let modalias = std::fs::read_to_string(dir.join("modalias"))?;
     let want = expected_module(&modalias)?;

@@ -353,7 +353,7 @@ fn scroll_and_motion(
     ));
     // With HID++ on (the default) the kernel hands each report of an MX Master to pawl's
     // hidraw reader too: one more read per frame, dropped after one byte compare.
-    let reads_per_frame = if model.hidpp { 2 } else { 1 };
+    let reads_per_frame = if model.hidpp.is_some() { 2 } else { 1 };
     ensure!(
         writes == frames && (1..=reads_per_frame * frames).contains(&reads),
         "{frames} motion frames cost pawl {reads} reads and {writes} writes (want 1 write per frame, at most {reads_per_frame} reads per frame)"

@@ -1,5 +1,5 @@
-//! HID++ scenarios: HID++ on an emulated MX Master 3S over Bluetooth (the real
-//! descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
+//! HID++ scenarios: HID++ on an emulated MX Master 3S over Bluetooth, and the 4 and 2S
+//! where they differ (the real 3S descriptor through uhid, `pawl_hidpp`'s emulator answering pawl's hidraw writes).
 //! pawl diverts the gesture button (CID 0x00C3) with raw XY; gestures arrive as HID++
 //! notifications and fire the same chords as evdev gestures.
 
@@ -12,9 +12,11 @@ use pawl_hidpp::emulator::Failure;
 use pawl_hidpp::feature;
 
 use crate::evdev::{self, EvdevNode, Frame, NodeInfo};
+use crate::hid::{MX_MASTER_2S_BT, MX_MASTER_3S_BT, MX_MASTER_4_BT, MouseModel};
 use crate::hidpp_mouse::HidppMouse;
 use crate::pawl::{Pawl, PawlOptions, clone_phys};
 use crate::scenarios::Scenario;
+use crate::scenarios::base::drivers::expect_bound_as_aliased;
 use crate::scenarios::rig::keys::{META, PAGE_DOWN, PAGE_UP};
 use crate::scenarios::rig::{check_wheel, expect_keys, hires_total};
 use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
@@ -32,6 +34,8 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     hidpp_sighup_switches_hidpp,
     hidpp_devices_shows_diverted_controls,
     hidpp_thumb_wheel_scrolls_horizontally,
+    mx_master_4_gesture_right_switches_desktop,
+    mx_master_2s_gesture_right_switches_desktop,
 ];
 
 /// HID++ on, otherwise defaults: scroll of the MX Master transformed, so its pointer node is grabbed too.
@@ -79,8 +83,19 @@ impl HidppRig {
         setup: impl FnOnce(&mut HidppMouse),
         until_diverted: bool,
     ) -> anyhow::Result<HidppRig> {
+        HidppRig::start_model(ctx, MX_MASTER_3S_BT, config, setup, until_diverted)
+    }
+
+    /// As [`HidppRig::start`], with the mouse `model`.
+    fn start_model(
+        ctx: &mut Ctx,
+        model: MouseModel,
+        config: &str,
+        setup: impl FnOnce(&mut HidppMouse),
+        until_diverted: bool,
+    ) -> anyhow::Result<HidppRig> {
         let phys = ctx.phys("bt");
-        let mut dev = HidppMouse::create(&ctx.recordings, &phys)?;
+        let mut dev = HidppMouse::create_model(model, &ctx.recordings, &phys)?;
         setup(&mut dev);
         let source = dev.wait_node(T_DEVICE)?;
         let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
@@ -701,6 +716,78 @@ pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()
     rig.dev.gesture(DRAG, 0, 8)?;
     expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])
         .context("the worker after pawl devices asked the mouse")?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// Sense Panel, the MX Master 4's top button (Solaar `special_keys`: "Haptic" 0x01A0).
+const CID_SENSE_PANEL: u16 = 0x01A0;
+
+/// `mx_master_4_gesture_right_switches_desktop`: an MX Master 4 over Bluetooth (046d:b042,
+/// its recorded feature table and controls) is bound by the driver this kernel's aliases
+/// name (hid-logitech-hidpp where its table lists b042, else hid-generic; the note says
+/// which); pawl diverts its gesture button 0x00C3 with raw XY as on the 3S, a drag right
+/// fires Super+Page_Up and a drag left Super+Page_Down; the Sense Panel 0x01A0 is left as
+/// it was; the thumb wheel is diverted with the invert bit the mouse had; nothing is
+/// written persistently and the 0x2121 wheel mode is never written.
+pub fn mx_master_4_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start_model(ctx, MX_MASTER_4_BT, DEFAULT_CONFIG, |_| {}, true)?;
+    expect_bound_as_aliased(ctx, &rig.source)?;
+    rig.wait_log(THUMB_DIVERTED)?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.dev.gesture(-DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    {
+        let emu = rig.dev.emu();
+        let sense = emu
+            .reporting(CID_SENSE_PANEL)
+            .context("the MX Master 4 model lists no Sense Panel")?;
+        ensure!(!sense.divert, "pawl diverted the Sense Panel unasked");
+        ensure!(emu.thumb_diverted(), "the thumb wheel is not diverted");
+        ensure!(
+            emu.thumb_inverted(),
+            "the thumb wheel's invert bit was cleared"
+        );
+        ensure!(
+            emu.persistent_writes() == 0,
+            "pawl asked for a persistent diversion"
+        );
+    }
+    ensure!(
+        rig.dev.pawl_wheel_mode_writes() == 0,
+        "pawl wrote the 0x2121 wheel mode"
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `mx_master_2s_gesture_right_switches_desktop`: an MX Master 2S over Bluetooth (046d:b019,
+/// its recorded feature table: no 0x2150) is bound by the driver this kernel's aliases
+/// name; pawl diverts its gesture button as on the 3S and a drag right fires Super+Page_Up,
+/// a drag left Super+Page_Down; its thumb wheel is never diverted (the 2S has no 0x2150:
+/// it stays the kernel's `REL_HWHEEL`), and pawl says so by never logging the diversion.
+pub fn mx_master_2s_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut rig = HidppRig::start_model(ctx, MX_MASTER_2S_BT, DEFAULT_CONFIG, |_| {}, true)?;
+    expect_bound_as_aliased(ctx, &rig.source)?;
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
+    rig.dev.gesture(-DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    ensure!(
+        !rig.pawl.log().contains(THUMB_DIVERTED),
+        "pawl logged a thumb wheel diversion on a mouse without 0x2150"
+    );
+    ensure!(
+        rig.dev.emu().persistent_writes() == 0,
+        "pawl asked for a persistent diversion"
+    );
+    ensure!(
+        rig.dev.pawl_wheel_mode_writes() == 0,
+        "pawl wrote the 0x2121 wheel mode"
+    );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
