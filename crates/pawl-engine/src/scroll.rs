@@ -577,6 +577,18 @@ mod tests {
     }
 
     #[test]
+    fn inversion_flipped_mid_gesture_starts_a_new_gesture() {
+        // A reload can flip `invert` while the wheel keeps turning the same way: the
+        // output reverses, so the EMA starts again from the new event (600, not the
+        // continued gesture's damped 246), as for a reversal of the wheel itself.
+        let s = ema();
+        let p = ScrollParams::new(&s);
+        let mut a = ScrollAxis::default();
+        assert_eq!(a.step(&p, false, 120, Micros(0)).v120, 120);
+        assert_eq!(a.step(&p, true, 600, Micros(10_000)).v120, -600);
+    }
+
+    #[test]
     fn one_detent_in_is_one_detent_out_without_smoothing() {
         let mut a = ScrollAxis::default();
         let out = a.step(&plain().into(), false, 120, Micros(0));
