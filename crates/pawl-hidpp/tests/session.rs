@@ -1265,3 +1265,20 @@ fn an_mx_master_2s_without_a_thumb_wheel_feature_is_ready_and_leaves_it_native()
     rig.press(false);
     assert_eq!(rig.actions, [Action::DesktopRight]);
 }
+
+#[test]
+fn the_ping_carries_the_byte_the_device_echoes() {
+    let rig = Rig::bluetooth();
+    let ping = rig.written[0];
+    assert_eq!(ping.sub_id, feature::ROOT_INDEX);
+    assert_eq!(ping.params[2], pawl_hidpp::session::PING_DATA);
+}
+
+#[test]
+fn a_thumb_wheel_change_after_setup_announces_no_second_ready() {
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Native);
+    assert_eq!(rig.events.iter().filter(|e| **e == Event::Ready).count(), 1);
+    rig.set_thumb(ThumbWheel::Divert);
+    assert!(rig.device.thumb_diverted());
+    assert_eq!(rig.events.iter().filter(|e| **e == Event::Ready).count(), 1);
+}
