@@ -1,6 +1,7 @@
 //! The VM's Debian userland: a root file system made with `debootstrap` (bookworm, minbase)
 //! plus udev, libinput's tools, sway, kmod, seatd and — for the systemd boot — systemd,
-//! dbus, libpam-systemd (logind sessions) and acl, cached under
+//! dbus, libpam-systemd (logind sessions) and acl, Xvfb, openbox, xterm and wmctrl (the X11
+//! focus scenario), cached under
 //! `target/vm-userland/root-<key>/` (the key is a hash of [`recipe`], so a changed package
 //! list builds a new root) and booted as the guest's root over virtio 9p, read-only.
 //!
@@ -25,7 +26,10 @@ const SUITE: &str = "bookworm";
 /// for the systemd boot (`--set systemd`): systemd as PID 1 with its units (udevd's
 /// sandbox, logind), the system bus logind needs, `pam_systemd` (a login on a VT becomes a
 /// logind session on seat0) and `getfacl` (the uaccess ACLs). The userland boot's shell
-/// init starts none of the latter.
+/// init starts none of the latter. For the X11 focus scenario: the virtual X server, its
+/// core fonts (it refuses to start without "fixed"), an EWMH window manager that sets
+/// `_NET_ACTIVE_WINDOW`, X clients whose `WM_CLASS` is set with `-class`, and `wmctrl` to
+/// activate a window the EWMH way.
 const PACKAGES: &[&str] = &[
     "udev",
     "libinput-tools",
@@ -36,6 +40,11 @@ const PACKAGES: &[&str] = &[
     "dbus",
     "libpam-systemd",
     "acl",
+    "xvfb",
+    "xfonts-base",
+    "openbox",
+    "xterm",
+    "wmctrl",
 ];
 
 /// The plain users: the first is the one sway runs as (sway refuses to run as root), known

@@ -213,18 +213,42 @@ pub struct Daemon {
 #[derive(Debug, Default)]
 struct FocusState {
     /// The connection, while it is open.
-    sway: Option<crate::focus::sway::Sway>,
-    /// What `pawl status` names: `sway`, `sway (gone)`, or why there is none.
+    conn: Option<FocusConn>,
+    /// What `pawl status` names: `sway`, `x11 (DISPLAY=:0)`, either with `closed: device
+    /// profiles` once it is gone, or why there is none.
     backend: String,
     /// The focused application, when known.
     app: Option<String>,
 }
 
+/// An open focus backend.
+#[derive(Debug)]
+enum FocusConn {
+    Sway(crate::focus::sway::Sway),
+    X11(crate::focus::x11::X11),
+}
+
+impl FocusConn {
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            FocusConn::Sway(s) => s.fd(),
+            FocusConn::X11(x) => x.fd(),
+        }
+    }
+
+    fn read(&mut self) -> crate::focus::Readout {
+        match self {
+            FocusConn::Sway(s) => s.read(),
+            FocusConn::X11(x) => x.read(),
+        }
+    }
+}
+
 /// The focus part of `pawl status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
-    /// The backend: `sway`, `sway (closed: device profiles)`, or why there is none
-    /// (`none: no [[app]] table`, `none: SWAYSOCK unset`).
+    /// The backend: `sway`, `x11 (DISPLAY=:0)`, `sway (closed: device profiles)`, or why
+    /// there is none (`none: no [[app]] table`, `none: neither SWAYSOCK nor DISPLAY is set`).
     pub backend: String,
     /// The focused application, when known.
     pub app: Option<String>,
@@ -435,55 +459,79 @@ impl Daemon {
         }
     }
 
-    /// Connects the focus backend when `[[app]]` tables need one and none is open: sway's
-    /// IPC when `SWAYSOCK` is set. Without one every device runs its device profile.
+    /// Connects the focus backend when `[[app]]` tables need one and none is open, the one
+    /// [`crate::focus::choose`] picks: sway's IPC when `SWAYSOCK` is set, else the X server
+    /// of `DISPLAY` in an X11 session. Without one every device runs its device profile.
     fn start_focus(&mut self) {
-        if self.focus.sway.is_some() {
+        use crate::focus::Choice;
+        if self.focus.conn.is_some() {
             return;
         }
         if self.config.apps.is_empty() {
             self.focus.backend = "none: no [[app]] table".into();
             return;
         }
-        let Some(sock) = std::env::var_os("SWAYSOCK").filter(|s| !s.is_empty()) else {
-            self.focus.backend = "none: SWAYSOCK unset (only sway is supported yet)".into();
-            log::info!(
-                "[[app]] tables: no focus backend (SWAYSOCK unset): device profiles in force"
-            );
-            return;
-        };
-        match crate::focus::sway::Sway::connect(Path::new(&sock)) {
-            Ok(sway) => {
-                let data = epoll::EventData::new_u64(FOCUS_TOKEN);
-                if let Err(e) = epoll::add(&self.epoll, sway.fd(), data, epoll::EventFlags::IN) {
+        let env = |k: &str| std::env::var_os(k);
+        let choice = crate::focus::choose(
+            env("SWAYSOCK").as_deref(),
+            env("DISPLAY").as_deref(),
+            env("WAYLAND_DISPLAY").as_deref(),
+        );
+        let (conn, name) = match choice {
+            Choice::None(why) => {
+                self.focus.backend = why.into();
+                log::info!("[[app]] tables: no focus backend ({why}): device profiles in force");
+                return;
+            }
+            Choice::Sway(sock) => {
+                let path = Path::new(&sock);
+                match crate::focus::sway::Sway::connect(path) {
+                    Ok(sway) => {
+                        log::info!("focus: sway IPC at {}", path.display());
+                        (FocusConn::Sway(sway), "sway".to_owned())
+                    }
+                    Err(e) => {
+                        self.focus.backend = format!("none: sway IPC: {e}");
+                        log::warn!(
+                            "focus: cannot connect to sway's IPC at {} ({e}): device profiles in force",
+                            path.display()
+                        );
+                        return;
+                    }
+                }
+            }
+            Choice::X11(display) => match crate::focus::x11::X11::connect(&display) {
+                Ok(x) => {
+                    log::info!("focus: X11 active window on DISPLAY={display}");
+                    (FocusConn::X11(x), format!("x11 (DISPLAY={display})"))
+                }
+                Err(e) => {
+                    self.focus.backend = format!("none: x11 (DISPLAY={display}): {e}");
                     log::warn!(
-                        "focus: cannot watch sway's IPC socket ({e}): device profiles in force"
+                        "focus: cannot connect to the X server of DISPLAY={display} ({e}): device profiles in force"
                     );
                     return;
                 }
-                log::info!("focus: sway IPC at {}", Path::new(&sock).display());
-                self.focus.sway = Some(sway);
-                self.focus.backend = "sway".into();
-            }
-            Err(e) => {
-                self.focus.backend = format!("none: sway IPC: {e}");
-                log::warn!(
-                    "focus: cannot connect to sway's IPC at {} ({e}): device profiles in force",
-                    Path::new(&sock).display()
-                );
-            }
+            },
+        };
+        let data = epoll::EventData::new_u64(FOCUS_TOKEN);
+        if let Err(e) = epoll::add(&self.epoll, conn.fd(), data, epoll::EventFlags::IN) {
+            self.focus.backend = format!("none: {name}: epoll: {e}");
+            log::warn!("focus: cannot watch the {name} socket ({e}): device profiles in force");
+            return;
         }
+        self.focus.conn = Some(conn);
+        self.focus.backend = name;
     }
 
     /// The focus backend's socket is readable: a focus change, or the backend is gone (one
     /// log line, device profiles from then on, the socket out of the epoll set).
     fn on_focus(&mut self) {
-        use crate::focus::FocusEvent;
-        use crate::focus::sway::Readout;
-        let Some(sway) = self.focus.sway.as_mut() else {
+        use crate::focus::{FocusEvent, Readout};
+        let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
-        match sway.read() {
+        match conn.read() {
             Readout::Focus(None) => return,
             Readout::Focus(Some(FocusEvent::App(app))) => {
                 log::debug!("focus: {app}");
@@ -491,11 +539,22 @@ impl Daemon {
             }
             Readout::Focus(Some(FocusEvent::Unknown)) => self.focus.app = None,
             Readout::Closed => {
-                if let Some(sway) = self.focus.sway.take() {
-                    let _ = epoll::delete(&self.epoll, sway.fd());
-                }
-                log::warn!("focus: sway's IPC socket closed: device profiles in force from now on");
-                self.focus.backend = "sway (closed: device profiles)".into();
+                let what = match self.focus.conn.take() {
+                    Some(conn) => {
+                        let _ = epoll::delete(&self.epoll, conn.fd());
+                        match conn {
+                            FocusConn::Sway(_) => "sway's IPC socket",
+                            FocusConn::X11(_) => "the X server connection",
+                        }
+                    }
+                    None => "the focus backend",
+                };
+                log::warn!("focus: {what} closed: device profiles in force from now on");
+                self.focus.backend = match self.focus.backend.strip_suffix(')') {
+                    // `x11 (DISPLAY=:0)` → `x11 (DISPLAY=:0, closed: device profiles)`.
+                    Some(open) => format!("{open}, closed: device profiles)"),
+                    None => format!("{} (closed: device profiles)", self.focus.backend),
+                };
                 self.focus.app = None;
             }
         }

@@ -12,6 +12,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use super::FocusEvent;
+pub use super::Readout;
 
 /// The magic every message starts with.
 pub const MAGIC: &[u8; 6] = b"i3-ipc";
@@ -128,15 +129,6 @@ pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
 pub struct Sway {
     stream: UnixStream,
     decoder: Decoder,
-}
-
-/// What [`Sway::read`] found.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Readout {
-    /// The socket has nothing more now; the last focus change read, if any.
-    Focus(Option<FocusEvent>),
-    /// sway closed the connection (or it broke): the backend is gone.
-    Closed,
 }
 
 impl Sway {

@@ -265,10 +265,10 @@ impl Drop for Sway {
 /// enabled`: its gesture button diverted with raw XY, as on a real 3S, which sends nothing
 /// for that button otherwise) and pawl's clone; unlike [`Rig`] it does not need a virtual
 /// keyboard (the `command` backend makes none).
-struct Mouse {
+pub(super) struct Mouse {
     mouse: HidppMouse,
     clone: EvdevNode,
-    pawl: Pawl,
+    pub(super) pawl: Pawl,
 }
 
 impl Mouse {
@@ -277,7 +277,11 @@ impl Mouse {
     }
 
     /// [`Mouse::start`] with `env` added to pawl's environment.
-    fn start_env(ctx: &mut Ctx, config: &str, env: &[(&str, &Path)]) -> anyhow::Result<Mouse> {
+    pub(super) fn start_env(
+        ctx: &mut Ctx,
+        config: &str,
+        env: &[(&str, &Path)],
+    ) -> anyhow::Result<Mouse> {
         let phys = ctx.phys("bt");
         let mut mouse = HidppMouse::create(&ctx.recordings, &phys)?;
         let source = mouse.wait_node(T_DEVICE)?;
@@ -306,7 +310,7 @@ impl Mouse {
     }
 
     /// A motion that must come out of the clone: pawl has handled everything before it.
-    fn sentinel(&mut self) -> anyhow::Result<()> {
+    pub(super) fn sentinel(&mut self) -> anyhow::Result<()> {
         use pawl_evdev::codes::{EV_REL, REL_X, REL_Y};
         self.mouse.mouse.motion(7, -5)?;
         let want = vec![Event::new(EV_REL, REL_X, 7), Event::new(EV_REL, REL_Y, -5)];
@@ -324,7 +328,7 @@ impl Mouse {
     }
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub(super) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
@@ -402,7 +406,7 @@ fn status_text(ctx: &Ctx, work: &Path) -> anyhow::Result<String> {
 }
 
 /// Waits until `pawl status` in `work` has a line containing `want`; the text.
-fn wait_status(ctx: &Ctx, work: &Path, want: &str) -> anyhow::Result<String> {
+pub(super) fn wait_status(ctx: &Ctx, work: &Path, want: &str) -> anyhow::Result<String> {
     let deadline = Instant::now() + T_EVENT;
     loop {
         let text = status_text(ctx, work)?;
@@ -417,7 +421,7 @@ fn wait_status(ctx: &Ctx, work: &Path, want: &str) -> anyhow::Result<String> {
 }
 
 /// CPU time pawl used so far, clock ticks (`/proc/PID/stat` utime + stime).
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+pub(super) fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     let after = stat.rsplit_once(')').context("no ) in stat")?.1;
     let fields: Vec<&str> = after.split_whitespace().collect();
@@ -499,7 +503,7 @@ fn hires_sum(frames: &[crate::evdev::Frame]) -> i64 {
 
 impl Mouse {
     /// One wheel detent up on the mouse; Σ v120 of what pawl's clone sent for it.
-    fn detent_up(&mut self) -> anyhow::Result<i64> {
+    pub(super) fn detent_up(&mut self) -> anyhow::Result<i64> {
         use pawl_evdev::codes::{EV_REL, REL_X, REL_Y};
         self.mouse.mouse.wheel(1)?;
         self.mouse.mouse.motion(7, -5)?;
@@ -512,7 +516,7 @@ impl Mouse {
     }
 
     /// The directory pawl runs in (its `HOME` and `XDG_RUNTIME_DIR`).
-    fn work(&self) -> anyhow::Result<PathBuf> {
+    pub(super) fn work(&self) -> anyhow::Result<PathBuf> {
         Ok(self
             .pawl
             .config_path()

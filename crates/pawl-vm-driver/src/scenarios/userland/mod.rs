@@ -1,6 +1,7 @@
 //! The scenarios that need the Debian userland boot (`cargo xtask vm-test` boots a Debian
 //! root over 9p for them, `pawl-vm-driver --set userland`): Debian's systemd-udevd with its
-//! rules and hwdb, `libinput` and sway reading pawl's output. The tools they share (and the
+//! rules and hwdb, `libinput` and sway reading pawl's output, and an X11 session (Xvfb,
+//! openbox) telling pawl which window is active. The tools they share (and the
 //! base and systemd boots use too) are in `../userland_tools.rs`.
 
 //!
@@ -13,6 +14,7 @@ pub(crate) mod compositor;
 pub(crate) mod libinput;
 pub(crate) mod swipe;
 pub(crate) mod udev;
+pub(crate) mod x11;
 
 /// The boot's scenarios, module by module, in run order.
 pub const SCENARIOS: &[&[Scenario]] = &[
@@ -24,4 +26,6 @@ pub const SCENARIOS: &[&[Scenario]] = &[
     swipe::SCENARIOS,
     // A real compositor on pawl's devices.
     compositor::SCENARIOS,
+    // An X11 session: Xvfb, openbox and two xterms, pawl reading the active window.
+    x11::SCENARIOS,
 ];

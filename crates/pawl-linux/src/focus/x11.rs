@@ -1,0 +1,461 @@
+//! X11's active window (EWMH): connect to `$DISPLAY`, select `PropertyChangeMask` on the
+//! root window, and on each `PropertyNotify` of `_NET_ACTIVE_WINDOW` read that property,
+//! then the window's `WM_CLASS` (ICCCM §4.1.2.5: two NUL-terminated strings, the instance
+//! then the class; users match on the class) and `_NET_WM_NAME` (EWMH, `UTF8_STRING`) as
+//! its title, logged at debug only.
+//!
+//! Nothing here waits for the server once connected: the requests go out, the replies come
+//! back on the socket the daemon's epoll set watches, and [`X11::read`] takes whatever is
+//! there. A server grabbed by another client (`XGrabServer`) therefore never stalls the
+//! daemon's input path; the focus is reported once the grab ends.
+//!
+//! The protocol's encodings (setup, requests, replies, `Xauthority`) are x11rb's sans-I/O
+//! half, `x11rb-protocol`; [`active_window`], [`wm_class`] and [`utf8_title`] (the
+//! property bytes) are pure. Local displays only: the Unix socket `/tmp/.X11-unix/X<n>`
+//! (Linux's abstract one first, as libxcb does), not TCP.
+
+use std::borrow::Cow;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use x11rb_protocol::packet_reader::PacketReader;
+use x11rb_protocol::parse_display::{ConnectAddress, parse_display};
+use x11rb_protocol::protocol::xproto::{
+    AtomEnum, ChangeWindowAttributesAux, ChangeWindowAttributesRequest, EventMask,
+    GetPropertyReply, GetPropertyRequest, InternAtomReply, InternAtomRequest,
+    PROPERTY_NOTIFY_EVENT,
+};
+use x11rb_protocol::x11_utils::TryParse;
+use x11rb_protocol::xauth::{Family, get_auth};
+
+use super::{FocusEvent, Readout};
+
+/// The most bytes of one property pawl reads (1 KiB, 256 of the protocol's 4-byte units).
+/// A `WM_CLASS` is two short names; a class past this is not read, and the window counts as
+/// one without an id.
+pub const MAX_PROPERTY_BYTES: u32 = 1024;
+
+/// How long connecting may wait for the server (the setup and the atoms), at start and on
+/// reload only.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// X11 error packets start with 0, replies with 1 (X11 protocol, "Encoding::Errors",
+/// "Encoding::Replies"); an event's code has bit 7 set when another client sent it.
+const ERROR: u8 = 0;
+const REPLY: u8 = 1;
+
+/// The active window an `_NET_ACTIVE_WINDOW` property reply names: `None` for window 0
+/// (EWMH: "None if no window is active"), a missing property, or one of another type.
+pub fn active_window(reply: &GetPropertyReply) -> Option<u32> {
+    if reply.format != 32 || reply.type_ != u32::from(AtomEnum::WINDOW) {
+        return None;
+    }
+    let bytes: [u8; 4] = reply.value.get(..4)?.try_into().ok()?;
+    Some(u32::from_ne_bytes(bytes)).filter(|&w| w != 0)
+}
+
+/// The class in a `WM_CLASS` value (the second of its NUL-terminated strings; the first is
+/// the instance). `complete` is false when the property is longer than what was read. `None`
+/// when there is no second string, it is empty, cut off by the read limit, not UTF-8, or
+/// longer than [`pawl_engine::config::MAX_APP_ID_BYTES`].
+pub fn wm_class(value: &[u8], complete: bool) -> Option<&str> {
+    let (_instance, rest) = value.split_at(value.iter().position(|&b| b == 0)? + 1);
+    let class = match rest.iter().position(|&b| b == 0) {
+        Some(end) => &rest[..end],
+        // Some clients leave the last NUL out; a cut-off class is not the class.
+        None if complete => rest,
+        None => return None,
+    };
+    std::str::from_utf8(class)
+        .ok()
+        .filter(|c| !c.is_empty() && c.len() <= pawl_engine::config::MAX_APP_ID_BYTES)
+}
+
+/// A `_NET_WM_NAME` value as text: `None` when it is empty or not UTF-8 (a value cut by the
+/// read limit in the middle of a character loses that character).
+pub fn utf8_title(value: &[u8]) -> Option<&str> {
+    let text = match std::str::from_utf8(value) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&value[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    Some(text).filter(|t| !t.is_empty())
+}
+
+/// The reply pawl waits for next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    Nothing,
+    /// `GetProperty(root, _NET_ACTIVE_WINDOW)`, sent as request `seq`.
+    Active {
+        seq: u16,
+    },
+    /// `GetProperty(window, WM_CLASS)` then `GetProperty(window, _NET_WM_NAME)`, sent as
+    /// `seq` and `seq + 1`.
+    Window {
+        window: u32,
+        seq: u16,
+    },
+}
+
+/// A connection to the X server, watching the root window's `_NET_ACTIVE_WINDOW`.
+#[derive(Debug)]
+pub struct X11 {
+    stream: UnixStream,
+    reader: PacketReader,
+    root: u32,
+    net_active_window: u32,
+    net_wm_name: u32,
+    utf8_string: u32,
+    /// The sequence number of the last request sent (the server echoes its low 16 bits).
+    seq: u16,
+    pending: Pending,
+    /// The class read for the window of [`Pending::Window`], until its title arrives.
+    class: Option<FocusEvent>,
+    /// The last focus reported, so a property set again to the same window says nothing.
+    last: Option<FocusEvent>,
+}
+
+impl X11 {
+    /// Connects to `display` (`$DISPLAY`, e.g. `:0`) with the `Xauthority` cookie when one
+    /// matches, interns the atoms, selects `PropertyChangeMask` on the root window and asks
+    /// for the active window (its answer is the first [`X11::read`]). Blocks up to
+    /// [`CONNECT_TIMEOUT`] per step; non-blocking afterwards. Errors: the display string,
+    /// the socket, a refused setup (e.g. no authorization), or a server that does not answer.
+    pub fn connect(display: &str) -> io::Result<X11> {
+        let parsed = parse_display(Some(display))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let mut last_error = io::Error::new(io::ErrorKind::Unsupported, "only local displays");
+        let mut stream = None;
+        for addr in parsed.connect_instruction() {
+            if let ConnectAddress::Socket(path) = addr {
+                match connect_unix(&path) {
+                    Ok(s) => {
+                        stream = Some(s);
+                        break;
+                    }
+                    Err(e) => last_error = e,
+                }
+            }
+        }
+        let mut stream = stream.ok_or(last_error)?;
+        stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+        stream.set_write_timeout(Some(CONNECT_TIMEOUT))?;
+        let hostname = std::fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
+        let hostname = hostname.strip_suffix(b"\n").unwrap_or(&hostname);
+        let (name, data) = get_auth(Family::LOCAL, hostname, parsed.display)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let (mut connect, request) =
+            x11rb_protocol::connect::Connect::with_authorization(name, data);
+        stream.write_all(&request)?;
+        loop {
+            let n = stream.read(connect.buffer())?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            if connect.advance(n) {
+                break;
+            }
+        }
+        let setup = connect
+            .into_setup()
+            .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))?;
+        let root = setup
+            .roots
+            .get(usize::from(parsed.screen))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such screen"))?
+            .root;
+        let mut x = X11 {
+            stream,
+            reader: PacketReader::new(),
+            root,
+            net_active_window: 0,
+            net_wm_name: 0,
+            utf8_string: 0,
+            seq: 0,
+            pending: Pending::Nothing,
+            class: None,
+            last: None,
+        };
+        x.net_active_window = x.intern(b"_NET_ACTIVE_WINDOW")?;
+        x.net_wm_name = x.intern(b"_NET_WM_NAME")?;
+        x.utf8_string = x.intern(b"UTF8_STRING")?;
+        let aux = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+        let select = ChangeWindowAttributesRequest {
+            window: root,
+            value_list: Cow::Owned(aux),
+        };
+        x.send(&select.serialize().0)?;
+        x.stream.set_nonblocking(true)?;
+        x.ask_active()?;
+        Ok(x)
+    }
+
+    /// The socket, for epoll (readable: call [`X11::read`]).
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    /// Reads everything the socket holds, sends the requests it calls for and returns the
+    /// last focus change (one that differs from the one reported before).
+    pub fn read(&mut self) -> Readout {
+        let mut chunk = [0u8; 4096];
+        let mut focus = None;
+        loop {
+            let n = match self.stream.read(&mut chunk) {
+                Ok(0) => return Readout::Closed,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Readout::Closed,
+            };
+            let mut bytes = &chunk[..n];
+            while !bytes.is_empty() {
+                let take = self.reader.remaining_capacity().min(bytes.len());
+                self.reader.buffer()[..take].copy_from_slice(&bytes[..take]);
+                bytes = &bytes[take..];
+                if let Some(packet) = self.reader.advance(take) {
+                    match self.on_packet(&packet) {
+                        Ok(Some(f)) => focus = Some(f),
+                        Ok(None) => {}
+                        Err(_) => return Readout::Closed,
+                    }
+                }
+            }
+        }
+        match focus {
+            Some(f) if self.last.as_ref() != Some(&f) => {
+                self.last = Some(f.clone());
+                Readout::Focus(Some(f))
+            }
+            _ => Readout::Focus(None),
+        }
+    }
+
+    /// One packet from the server; the focus it completes, if any. Errors: writing a
+    /// request failed.
+    fn on_packet(&mut self, packet: &[u8]) -> io::Result<Option<FocusEvent>> {
+        let seq = u16::from_ne_bytes([packet[2], packet[3]]);
+        match (packet[0] & 0x7f, self.pending) {
+            (PROPERTY_NOTIFY_EVENT, _) => {
+                let window = u32::from_ne_bytes([packet[4], packet[5], packet[6], packet[7]]);
+                let atom = u32::from_ne_bytes([packet[8], packet[9], packet[10], packet[11]]);
+                if window == self.root && atom == self.net_active_window {
+                    self.ask_active()?;
+                }
+                Ok(None)
+            }
+            (REPLY, Pending::Active { seq: want }) if seq == want => {
+                let window = GetPropertyReply::try_parse(packet)
+                    .ok()
+                    .and_then(|(r, _)| active_window(&r));
+                let Some(window) = window else {
+                    self.pending = Pending::Nothing;
+                    return Ok(Some(FocusEvent::Unknown));
+                };
+                let class = GetPropertyRequest {
+                    delete: false,
+                    window,
+                    property: AtomEnum::WM_CLASS.into(),
+                    type_: AtomEnum::STRING.into(),
+                    long_offset: 0,
+                    long_length: MAX_PROPERTY_BYTES / 4,
+                };
+                self.send(&class.serialize().0)?;
+                let first = self.seq;
+                let title = GetPropertyRequest {
+                    property: self.net_wm_name,
+                    type_: self.utf8_string,
+                    ..class
+                };
+                self.send(&title.serialize().0)?;
+                self.pending = Pending::Window { window, seq: first };
+                Ok(None)
+            }
+            (REPLY, Pending::Window { seq: want, .. }) if seq == want => {
+                let id = GetPropertyReply::try_parse(packet)
+                    .ok()
+                    .and_then(|(r, _)| wm_class(&r.value, r.bytes_after == 0).map(str::to_owned));
+                self.class = Some(id.map_or(FocusEvent::Unknown, FocusEvent::App));
+                Ok(None)
+            }
+            (REPLY, Pending::Window { window, seq: want }) if seq == want.wrapping_add(1) => {
+                if log::log_enabled!(log::Level::Debug) {
+                    let reply = GetPropertyReply::try_parse(packet).ok();
+                    let title = reply.as_ref().and_then(|(r, _)| utf8_title(&r.value));
+                    log::debug!("x11: active window {window:#x}, title {title:?}");
+                }
+                self.pending = Pending::Nothing;
+                Ok(self.class.take())
+            }
+            // The window went away between the two reads (BadWindow).
+            (ERROR, Pending::Window { seq: want, .. }) if seq == want => {
+                self.class = Some(FocusEvent::Unknown);
+                Ok(None)
+            }
+            (ERROR, Pending::Window { seq: want, .. }) if seq == want.wrapping_add(1) => {
+                self.pending = Pending::Nothing;
+                Ok(Some(self.class.take().unwrap_or(FocusEvent::Unknown)))
+            }
+            (ERROR, _) => {
+                log::debug!("x11: error {} for request {seq}", packet[1]);
+                Ok(None)
+            }
+            // Replies to requests superseded by a newer focus change, and other events.
+            _ => Ok(None),
+        }
+    }
+
+    /// Asks for the root window's `_NET_ACTIVE_WINDOW` (replies to older questions are
+    /// ignored from now on).
+    fn ask_active(&mut self) -> io::Result<()> {
+        let req = GetPropertyRequest {
+            delete: false,
+            window: self.root,
+            property: self.net_active_window,
+            type_: AtomEnum::WINDOW.into(),
+            long_offset: 0,
+            long_length: 1,
+        };
+        self.send(&req.serialize().0)?;
+        self.pending = Pending::Active { seq: self.seq };
+        self.class = None;
+        Ok(())
+    }
+
+    /// Writes one request (its pieces) and counts it. A request is at most a few dozen
+    /// bytes and pawl has at most three in flight, so the socket's buffer never fills;
+    /// a write that would block is an error.
+    fn send(&mut self, pieces: &[Cow<'_, [u8]>]) -> io::Result<()> {
+        let bytes: Vec<u8> = pieces.iter().flat_map(|p| p.iter().copied()).collect();
+        self.stream.write_all(&bytes)?;
+        self.seq = self.seq.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Interns `name` and waits for the atom (connecting only). Errors: the server's error
+    /// or no answer within [`CONNECT_TIMEOUT`].
+    fn intern(&mut self, name: &[u8]) -> io::Result<u32> {
+        let req = InternAtomRequest {
+            only_if_exists: false,
+            name: Cow::Borrowed(name),
+        };
+        self.send(&req.serialize().0)?;
+        let want = self.seq;
+        loop {
+            // Never more than the packet being read: nothing is read ahead of the reply.
+            let n = self.stream.read(self.reader.buffer())?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            let Some(packet) = self.reader.advance(n) else {
+                continue;
+            };
+            let seq = u16::from_ne_bytes([packet[2], packet[3]]);
+            match packet[0] {
+                REPLY if seq == want => {
+                    return InternAtomReply::try_parse(&packet)
+                        .map(|(r, _)| r.atom)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()));
+                }
+                ERROR if seq == want => {
+                    return Err(io::Error::other(format!(
+                        "InternAtom {}: X error {}",
+                        String::from_utf8_lossy(name),
+                        packet[1]
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Connects to the X server's Unix socket at `path`: Linux's abstract socket of that name
+/// first (what Xorg and Xvfb listen on besides the file), then the file.
+fn connect_unix(path: &str) -> io::Result<UnixStream> {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(path.as_bytes())?;
+    UnixStream::connect_addr(&addr).or_else(|_| UnixStream::connect(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(format: u8, type_: u32, value: &[u8], bytes_after: u32) -> GetPropertyReply {
+        GetPropertyReply {
+            format,
+            sequence: 1,
+            length: 0,
+            type_,
+            bytes_after,
+            value_len: value.len() as u32,
+            value: value.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_class_is_the_second_of_the_two_strings() {
+        assert_eq!(wm_class(b"xterm\0AppA\0", true), Some("AppA"));
+        assert_eq!(wm_class(b"navigator\0firefox\0", true), Some("firefox"));
+    }
+
+    #[test]
+    fn a_class_without_its_last_nul_counts_only_when_the_value_is_whole() {
+        assert_eq!(wm_class(b"xterm\0AppA", true), Some("AppA"));
+        assert_eq!(wm_class(b"xterm\0AppA", false), None);
+    }
+
+    #[test]
+    fn a_missing_or_empty_class_is_no_id() {
+        assert_eq!(wm_class(b"", true), None);
+        assert_eq!(wm_class(b"xterm", true), None);
+        assert_eq!(wm_class(b"xterm\0", true), None);
+        assert_eq!(wm_class(b"xterm\0\0", true), None);
+    }
+
+    #[test]
+    fn an_over_long_or_non_utf8_class_is_no_id() {
+        let long = "C".repeat(pawl_engine::config::MAX_APP_ID_BYTES + 1);
+        let value = format!("i\0{long}\0");
+        assert_eq!(wm_class(value.as_bytes(), true), None);
+        let just = "C".repeat(pawl_engine::config::MAX_APP_ID_BYTES);
+        let value = format!("i\0{just}\0");
+        assert_eq!(wm_class(value.as_bytes(), true), Some(just.as_str()));
+        assert_eq!(wm_class(b"i\0App\xff\0", true), None);
+    }
+
+    #[test]
+    fn the_active_window_is_a_32_bit_window_and_0_is_none() {
+        let w = 0x0040_0007u32.to_ne_bytes();
+        assert_eq!(
+            active_window(&reply(32, AtomEnum::WINDOW.into(), &w, 0)),
+            Some(0x0040_0007)
+        );
+        let none = 0u32.to_ne_bytes();
+        assert_eq!(
+            active_window(&reply(32, AtomEnum::WINDOW.into(), &none, 0)),
+            None
+        );
+        // A root without the property: type None, format 0, no value.
+        assert_eq!(active_window(&reply(0, 0, &[], 0)), None);
+        assert_eq!(
+            active_window(&reply(8, AtomEnum::STRING.into(), b"abcd", 0)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_title_is_utf8_and_a_cut_character_is_dropped() {
+        assert_eq!(utf8_title("café".as_bytes()), Some("café"));
+        let cut = &"café".as_bytes()[..4];
+        assert_eq!(utf8_title(cut), Some("caf"));
+        assert_eq!(utf8_title(b"a\xffb"), None);
+        assert_eq!(utf8_title(b""), None);
+    }
+}
