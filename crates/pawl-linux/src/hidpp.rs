@@ -556,6 +556,10 @@ impl HidppDevice {
             Event::Disconnected | Event::Reconnected => log::info!("{label}: {event}"),
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
+            Event::Dpi(_) | Event::SmartShift(_) => log::info!("{label}: {event}"),
+            Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
+                log::warn!("{label}: {event}")
+            }
             Event::Error { .. } | Event::Unsupported | Event::ControlMissing(_) => {
                 log::error!("{label}: {event}")
             }
