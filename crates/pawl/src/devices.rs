@@ -374,10 +374,13 @@ fn hidpp_report() -> String {
                     format!("diverted {}", diverted.join(", "))
                 };
                 let _ = write!(res, "  {path} \"{name}\"{version}: {what}");
-                if let Some(p) = q.problem {
+                if let Some(p) = &q.problem {
                     let _ = write!(res, " ({p})");
                 }
                 res.push('\n');
+                if let Some(settings) = q.settings() {
+                    let _ = writeln!(res, "    {settings}");
+                }
             }
             Err(e) => {
                 let e = escape_control(&e.to_string());
