@@ -31,7 +31,9 @@ use pawl_engine::{Config, DeviceEngine, FrameOut, Platform};
 use pawl_hidpp::controls::{self, reporting_flags};
 use pawl_hidpp::emulator::{Emulator, Motion};
 use pawl_hidpp::error::{HIDPP10_ERROR, HIDPP20_ERROR};
-use pawl_hidpp::feature::{self, device_name, hires_wheel, reprog, root, thumb_wheel};
+use pawl_hidpp::feature::{
+    self, adjustable_dpi, device_name, hires_wheel, reprog, root, smart_shift, thumb_wheel,
+};
 use pawl_hidpp::report::{
     DEVICE_INDEX_DIRECT, Framing, LONG_LEN, LONG_PARAMS, Message, SHORT_LEN, SOFTWARE_ID_QUERY,
 };
@@ -458,7 +460,12 @@ impl Rig {
                 && matches!(
                     f,
                     thumb_wheel::GET_INFO | thumb_wheel::GET_STATUS | thumb_wheel::SET_REPORTING
-                ));
+                ))
+            // The query session reads dpi and SmartShift; only a configured one is written.
+            || (at(feature::ADJUSTABLE_DPI)
+                && matches!(f, adjustable_dpi::GET_DPI_LIST | adjustable_dpi::GET_DPI))
+            || (at(feature::SMART_SHIFT) && f == smart_shift::GET)
+            || (at(feature::SMART_SHIFT_ENHANCED) && f == smart_shift::ENHANCED_GET);
         assert!(
             allowed,
             "request {req:?}: function {f} at index {}",

@@ -29,9 +29,24 @@
 //! flags: Solaar `hidpp20.KeyFlag`, parameters 4 and 8 of `getCidInfo` read as one field
 //! (see [`crate::controls::info_flags`], [`crate::controls::additional_flags`]); tasks:
 //! Solaar `special_keys.Task`. Functions a feature has but the emulator does not model, and
-//! every function of the features it does not model (0x0003, 0x2201, 0x2110, the internal
-//! ones…), answer HID++ 2.0 error 0x07 (invalid function id), the error a device gives for
-//! a function it does not have.
+//! every function of the features it does not model (0x0003, 0x2250, the internal ones…),
+//! answer HID++ 2.0 error 0x07 (invalid function id), the error a device gives for a
+//! function it does not have.
+//!
+//! # The mouse's own settings
+//!
+//! 0x2201 (adjustable DPI) answers `getSensorCount` (1), `getSensorDpiList`,
+//! `getSensorDpi` and `setSensorDpi`; a dpi not in the list, or a sensor other than 0, is
+//! refused with HID++ 2.0 error 0x02 (invalid argument). Lists: 200..=8000 in steps of 50
+//! for the 3S, 200..=4000 in steps of 50 for the 3 (Logitech's product specifications;
+//! the Solaar records show the feature and the 3S's 1000 dpi in force, not the list).
+//! SmartShift answers at 0x2110 (both records have it; 0x2111 where a table passed to
+//! [`Emulator::with_features`] has it instead): get → mode, auto-disengage threshold,
+//! its default; set writes each non-zero byte and answers the new state. The modes in
+//! force when recorded: 3S free spinning (threshold 1 as its record shows the "ratchet
+//! speed"), 3 not recorded (taken as ratcheted, threshold 10). The defaults (threshold
+//! 10) are not recorded. [`Emulator::reset`] brings the firmware's defaults back (1000
+//! dpi, the recorded SmartShift), the case where pawl has to apply the settings again.
 //!
 //! The thumb wheel answers like logid reports an MX Master 3's (18 ratchets per turn
 //! natively, 120 increments diverted; PixlOne/logiops#145), and its one direction setting
@@ -48,8 +63,8 @@
 use crate::controls::{self, ControlInfo, Reporting, additional_flags, info_flags};
 use crate::error::{HIDPP10_ERROR, HIDPP10_INVALID_SUBID, HIDPP20_ERROR};
 use crate::feature::{
-    self, battery_status, device_name, hires_wheel, receiver, reprog, root, thumb_wheel,
-    unified_battery, wireless_status,
+    self, adjustable_dpi, battery_status, device_name, hires_wheel, receiver, reprog, root,
+    smart_shift, thumb_wheel, unified_battery, wireless_status,
 };
 use crate::report::{DEVICE_INDEX_DIRECT, Framing, LONG_PARAMS, Message};
 
@@ -65,6 +80,17 @@ pub enum Failure {
 /// HID++ 2.0 error "invalid function id": what a device answers for a function it does not
 /// have (Solaar `hidpp20_constants.ErrorCode.INVALID_FUNCTION_ID`).
 pub const ERR_INVALID_FUNCTION: u8 = 0x07;
+
+/// HID++ 2.0 error "invalid argument": what a device answers for a value it does not take
+/// (Solaar `hidpp20_constants.ErrorCode.INVALID_ARGUMENT`).
+pub const ERR_INVALID_ARGUMENT: u8 = 0x02;
+
+/// The MX Master 3S's dpi list as `getSensorDpiList` sends it: 200, step 50, 8000.
+pub const MX_MASTER_3S_DPI_LIST: [u16; 3] = [200, 0xE000 | 50, 8000];
+/// The MX Master 3's dpi list: 200, step 50, 4000.
+pub const MX_MASTER_3_DPI_LIST: [u16; 3] = [200, 0xE000 | 50, 4000];
+/// The dpi in force after a power cycle (the 3S record shows 1000).
+pub const DEFAULT_DPI: u16 = 1000;
 
 /// One entry of a device's feature table, at its index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,6 +430,13 @@ pub struct Emulator {
     hidpp10_only: bool,
     failures: Vec<(u16, u8, Failure)>,
     requests: u32,
+    dpi_list: &'static [u16],
+    dpi: u16,
+    dpi_writes: u32,
+    /// SmartShift: mode, auto-disengage threshold, its default.
+    smart_shift: [u8; 3],
+    smart_shift_recorded: [u8; 3],
+    smart_shift_writes: u32,
 }
 
 impl Emulator {
@@ -421,6 +454,8 @@ impl Emulator {
         // Free wheel when recorded; 25 %, level "good", discharging.
         .with_ratchet(0)
         .with_battery([25, 0x04, 0, 0])
+        .with_dpi_list(&MX_MASTER_3S_DPI_LIST)
+        .with_smart_shift([1, 1, 10])
     }
 
     /// An MX Master 3 at `device`: over Bluetooth (index 0xFF) the B023 feature table,
@@ -442,6 +477,8 @@ impl Emulator {
         // Ratcheted when recorded ("Normal wheel mode"); 100 %, next level 50 %.
         .with_ratchet(1)
         .with_battery([100, 50, 0, 0])
+        .with_dpi_list(&MX_MASTER_3_DPI_LIST)
+        .with_smart_shift([2, 10, 10])
     }
 
     /// An MX Master 4 at `device` (Bluetooth: index 0xFF). Tables: see the module docs.
@@ -458,7 +495,11 @@ impl Emulator {
         )
         .with_ratchet(1)
         .with_battery([45, 0x04, 0, 0])
-        .with_thumb_resolution(20, 120);
+        .with_thumb_resolution(20, 120)
+        // 200..=8000 in steps of 50 (logitune's MX Master 4 descriptor); ratcheted with
+        // the SmartShift speed 10 the record shows.
+        .with_dpi_list(&MX_MASTER_3S_DPI_LIST)
+        .with_smart_shift([2, 10, 10]);
         emu.set_thumb_inverted(true);
         emu
     }
@@ -475,7 +516,11 @@ impl Emulator {
             &MX_MASTER_2S_CONTROLS,
         )
         .with_ratchet(1)
-        .with_battery([50, 20, 0, 0]);
+        .with_battery([50, 20, 0, 0])
+        // 200..=4000 in steps of 50 as the 3 (Logitech's specification; the record shows
+        // 1000 in force); SmartShift threshold 16 as recorded.
+        .with_dpi_list(&MX_MASTER_3_DPI_LIST)
+        .with_smart_shift([2, 16, 16]);
         emu.wheel_multiplier = 8;
         emu
     }
@@ -521,7 +566,56 @@ impl Emulator {
             hidpp10_only: false,
             failures: Vec::new(),
             requests: 0,
+            dpi_list: &[],
+            dpi: DEFAULT_DPI,
+            dpi_writes: 0,
+            smart_shift: [0; 3],
+            smart_shift_recorded: [0; 3],
+            smart_shift_writes: 0,
         }
+    }
+
+    fn with_dpi_list(mut self, list: &'static [u16]) -> Emulator {
+        self.dpi_list = list;
+        self
+    }
+
+    fn with_smart_shift(mut self, state: [u8; 3]) -> Emulator {
+        self.smart_shift = state;
+        self.smart_shift_recorded = state;
+        self
+    }
+
+    /// The same device with another feature table (index = position): for a device that
+    /// lacks a feature, or has SmartShift enhanced (0x2111) instead of 0x2110.
+    pub fn with_features(mut self, features: &'static [FeatureEntry]) -> Emulator {
+        self.features = features;
+        self
+    }
+
+    /// The dpi in force now (0x2201).
+    pub fn dpi(&self) -> u16 {
+        self.dpi
+    }
+
+    /// How many `setSensorDpi` requests were taken (refused ones not counted).
+    pub fn dpi_writes(&self) -> u32 {
+        self.dpi_writes
+    }
+
+    /// SmartShift now: mode (1 free, 2 ratchet), auto-disengage threshold, its default.
+    pub fn smart_shift(&self) -> [u8; 3] {
+        self.smart_shift
+    }
+
+    /// How many SmartShift set requests were taken.
+    pub fn smart_shift_writes(&self) -> u32 {
+        self.smart_shift_writes
+    }
+
+    fn dpi_supported(&self, dpi: u16) -> bool {
+        let bytes: Vec<u8> = self.dpi_list.iter().flat_map(|v| v.to_be_bytes()).collect();
+        crate::settings::DpiList::parse(&bytes).contains(dpi)
     }
 
     fn with_ratchet(mut self, ratchet: u8) -> Emulator {
@@ -651,6 +745,8 @@ impl Emulator {
             c.held = false;
         }
         self.thumb_diverted = false;
+        self.dpi = DEFAULT_DPI;
+        self.smart_shift = self.smart_shift_recorded;
     }
 
     /// The reply to one report the host wrote (report id first); `None` for reports that
@@ -794,6 +890,47 @@ impl Emulator {
                 // The reply carries no data (Logitech's definition: an empty response).
                 self.thumb_diverted = req.params[0] == thumb_wheel::MODE_DIVERTED;
                 self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
+            }
+            (feature::ADJUSTABLE_DPI, adjustable_dpi::GET_SENSOR_COUNT) => p[0] = 1,
+            (feature::ADJUSTABLE_DPI, _) if req.params[0] != adjustable_dpi::SENSOR => {
+                return Some(self.error(&req, Failure::V20(ERR_INVALID_ARGUMENT)));
+            }
+            (feature::ADJUSTABLE_DPI, adjustable_dpi::GET_DPI_LIST) => {
+                for (i, v) in self.dpi_list.iter().take(7).enumerate() {
+                    p[1 + 2 * i..3 + 2 * i].copy_from_slice(&v.to_be_bytes());
+                }
+            }
+            (feature::ADJUSTABLE_DPI, adjustable_dpi::GET_DPI) => {
+                p[1..3].copy_from_slice(&self.dpi.to_be_bytes());
+                p[3..5].copy_from_slice(&DEFAULT_DPI.to_be_bytes());
+            }
+            (feature::ADJUSTABLE_DPI, adjustable_dpi::SET_DPI) => {
+                let dpi = req.u16_at(1);
+                if !self.dpi_supported(dpi) {
+                    return Some(self.error(&req, Failure::V20(ERR_INVALID_ARGUMENT)));
+                }
+                self.dpi = dpi;
+                self.dpi_writes += 1;
+                p[..3].copy_from_slice(&req.params[..3]);
+            }
+            (feature::SMART_SHIFT, smart_shift::GET)
+            | (feature::SMART_SHIFT_ENHANCED, smart_shift::ENHANCED_GET) => {
+                p[..3].copy_from_slice(&self.smart_shift);
+            }
+            (feature::SMART_SHIFT, smart_shift::SET)
+            | (feature::SMART_SHIFT_ENHANCED, smart_shift::ENHANCED_SET) => {
+                let [mode, threshold, default] = [req.params[0], req.params[1], req.params[2]];
+                if mode > 2 {
+                    return Some(self.error(&req, Failure::V20(ERR_INVALID_ARGUMENT)));
+                }
+                // 0 = leave unchanged.
+                for (slot, v) in self.smart_shift.iter_mut().zip([mode, threshold, default]) {
+                    if v != 0 {
+                        *slot = v;
+                    }
+                }
+                self.smart_shift_writes += 1;
+                p[..3].copy_from_slice(&self.smart_shift);
             }
             // 0x0020 CONFIG_CHANGE (in every recorded table at index 5): logiops calls it
             // "Reset" and reads the cookie at start-up. `getConfigurationCookie() → cookie

@@ -25,6 +25,13 @@ pub const WIRELESS_DEVICE_STATUS: u16 = 0x1D4B;
 pub const HIRES_WHEEL: u16 = 0x2121;
 /// Thumb wheel.
 pub const THUMB_WHEEL: u16 = 0x2150;
+/// Adjustable DPI: the sensor's resolution (Solaar `SupportedFeature.ADJUSTABLE_DPI`).
+pub const ADJUSTABLE_DPI: u16 = 0x2201;
+/// SmartShift: the wheel's ratchet and its auto-disengage threshold (MX Master 3, 3S).
+pub const SMART_SHIFT: u16 = 0x2110;
+/// SmartShift enhanced: the same settings at other function numbers (MX Master 4;
+/// Solaar `SMART_SHIFT_ENHANCED`). pawl uses it when a device has both.
+pub const SMART_SHIFT_ENHANCED: u16 = 0x2111;
 
 /// The Root feature is always at index 0.
 pub const ROOT_INDEX: u8 = 0;
@@ -110,6 +117,42 @@ pub mod thumb_wheel {
     pub const DIRECTION_BIT: u8 = 0x01;
 }
 
+/// Adjustable DPI (0x2201) functions, as Solaar's `hidpp20.py` and `settings_templates.py`
+/// (`AdjustableDpi`) use them: function numbers (Solaar writes the address byte,
+/// `function << 4`: 0x10, 0x20, 0x30). Values are big-endian u16 dpi.
+pub mod adjustable_dpi {
+    /// `getSensorCount() → count`.
+    pub const GET_SENSOR_COUNT: u8 = 0;
+    /// `getSensorDpiList(sensor) → sensor, then u16 values up to a 0 terminator`; a value
+    /// with the top three bits set (`0xE000 | step`) between two values means "every
+    /// `step` from the one before to the one after" ([`crate::settings::DpiList`]).
+    pub const GET_DPI_LIST: u8 = 1;
+    /// `getSensorDpi(sensor) → sensor, dpi u16, default dpi u16`.
+    pub const GET_DPI: u8 = 2;
+    /// `setSensorDpi(sensor, dpi u16) → sensor, dpi u16` (echoed).
+    pub const SET_DPI: u8 = 3;
+    /// The sensor pawl addresses: 0, the only one of an MX Master.
+    pub const SENSOR: u8 = 0;
+    /// Top bits of a list value that is a step, not a dpi (Solaar: `val >> 13 == 0b111`).
+    pub const STEP_MARK: u16 = 0xE000;
+}
+
+/// SmartShift (0x2110) and SmartShift enhanced (0x2111) functions. Both carry `mode (1
+/// free, 2 ratchet), autoDisengage (1..=254, 255 = always ratchet), autoDisengageDefault`;
+/// in a set request 0 means "leave unchanged" (Solaar `settings_templates.SmartShift`).
+/// Function numbers; Solaar writes the address bytes (0x2110: 0x00, 0x10; 0x2111: 0x10,
+/// 0x20).
+pub mod smart_shift {
+    /// 0x2110 `getRatchetControlMode`.
+    pub const GET: u8 = 0;
+    /// 0x2110 `setRatchetControlMode(mode, autoDisengage, autoDisengageDefault)`.
+    pub const SET: u8 = 1;
+    /// 0x2111 get (same reply layout).
+    pub const ENHANCED_GET: u8 = 1;
+    /// 0x2111 set (same parameters).
+    pub const ENHANCED_SET: u8 = 2;
+}
+
 /// Battery status (0x1000) functions, as the kernel's `hid-logitech-hidpp` reads them
 /// (`hidpp20_batterylevel_get_battery_capacity` / `_info`).
 pub mod battery_status {
@@ -161,6 +204,9 @@ pub fn name(id: u16) -> &'static str {
         WIRELESS_DEVICE_STATUS => "Wireless device status",
         HIRES_WHEEL => "High-resolution wheel",
         THUMB_WHEEL => "Thumb wheel",
+        ADJUSTABLE_DPI => "Adjustable DPI",
+        SMART_SHIFT => "SmartShift",
+        SMART_SHIFT_ENHANCED => "SmartShift enhanced",
         _ => "feature",
     }
 }

@@ -17,6 +17,7 @@
 //! - [`error`] — HID++ 1.0 and 2.0 error replies as messages a user can act on.
 //! - [`Session`] — setup (ping, feature lookup, name, control list, divert), notifications
 //!   → engine frames, re-divert on reconnection, un-divert on exit.
+//! - [`settings`] — the 0x2201 dpi list and what a wanted dpi becomes on it.
 //! - [`emulator`] — an MX Master 3S model answering the same requests, for unit tests and
 //!   the VM's uhid device.
 //!
@@ -55,6 +56,7 @@ pub mod error;
 pub mod feature;
 pub mod report;
 pub mod session;
+pub mod settings;
 
 pub use session::{
     Control, DivertSpec, Event, Output, Phase, Request, Session, SessionConfig, ThumbInfo,

@@ -7,7 +7,20 @@
 //! `getFeature` for 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150 → device name → the 0x1B04
 //! control list → `setCidReporting` for each configured control (temporary divert, raw XY
 //! while held) → 0x2121 `getWheelMode` (read only) → 0x2150 info and status → 0x2150
-//! `setThumbwheelReporting` when [`ThumbWheel`] asks for a change → [`Event::Ready`].
+//! `setThumbwheelReporting` when [`ThumbWheel`] asks for a change → the mouse's own
+//! settings ([`SessionConfig::settings`]) → [`Event::Ready`].
+//!
+//! # The mouse's own settings
+//!
+//! Root `getFeature` also looks up 0x2201 (adjustable DPI), 0x2110 (SmartShift) and 0x2111
+//! (SmartShift enhanced, preferred when the device has it). A `dpi` that is set is checked
+//! against the sensor's list (`getSensorDpiList`): a value the list has is written
+//! (`setSensorDpi`), one it lacks is not, and [`Event::DpiUnsupported`] names the nearest
+//! supported value; either way `getSensorDpi` reads back what is in force
+//! ([`Session::dpi`]). A `smartshift` that is set is written and read back
+//! ([`Session::smartshift`]). Nothing set, nothing is written (a query session reads
+//! both). Setup re-runs after every reconnection, so the settings are applied again to a
+//! device that forgot them; [`Session::set_settings`] applies new ones (a config reload).
 //!
 //! Afterwards, notifications become engine input: diverted-buttons events become button
 //! transitions, raw-XY events become motion (the first one after a press is dropped: the
@@ -50,12 +63,16 @@ use std::fmt;
 use pawl_engine::frame::{Buttons, FrameIn, WheelIn};
 use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
+use pawl_engine::config::{MouseSettings, SmartShift};
+
 use crate::controls::{self, ControlInfo, Held, Reporting};
 use crate::error::{self, ErrorReply};
 use crate::feature::{
-    self, device_name, hires_wheel, receiver, reprog, root, thumb_wheel, wireless_status,
+    self, adjustable_dpi, device_name, hires_wheel, receiver, reprog, root, smart_shift,
+    thumb_wheel, wireless_status,
 };
 use crate::report::{Framing, Message, SOFTWARE_ID_DAEMON};
+use crate::settings::DpiList;
 
 /// One control to divert and the engine button it becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +111,12 @@ pub struct SessionConfig {
     /// Read every control's current reporting (`getCidReporting`), to show what is
     /// diverted by anyone (`pawl devices`).
     pub read_reporting: bool,
+    /// The mouse's own settings to write (dpi, SmartShift); unset ones are not written.
+    /// Changed later with [`Session::set_settings`].
+    pub settings: MouseSettings,
+    /// Read the dpi and SmartShift in force even where [`SessionConfig::settings`] writes
+    /// none (query sessions, for `pawl devices`).
+    pub read_settings: bool,
     /// Software id of requests (1–15).
     pub sw_id: u8,
     /// How long to wait for a reply before the device counts as unreachable, µs.
@@ -135,6 +158,8 @@ impl SessionConfig {
             }],
             thumb_wheel: ThumbWheel::Leave,
             read_reporting: false,
+            settings: MouseSettings::default(),
+            read_settings: false,
             sw_id: SOFTWARE_ID_DAEMON,
             reply_timeout_us: 2_000_000,
         }
@@ -146,6 +171,8 @@ impl SessionConfig {
             divert: Vec::new(),
             thumb_wheel: ThumbWheel::Leave,
             read_reporting: true,
+            settings: MouseSettings::default(),
+            read_settings: true,
             sw_id,
             reply_timeout_us: 1_000_000,
         }
@@ -179,6 +206,30 @@ pub enum Request {
     ThumbStatus,
     /// 0x2150 `setThumbwheelReporting(diverted, invert as the device had it)`.
     ThumbReporting(bool),
+    /// 0x2201 `getSensorDpiList(0)`.
+    DpiList,
+    /// 0x2201 `getSensorDpi(0)`.
+    GetDpi,
+    /// 0x2201 `setSensorDpi(0, dpi)`.
+    SetDpi(u16),
+    /// 0x2110 `getRatchetControlMode` (0x2111: its get).
+    GetSmartShift,
+    /// 0x2110 `setRatchetControlMode` (0x2111: its set).
+    SetSmartShift(SmartShift),
+}
+
+impl Request {
+    /// Whether it is a step of the mouse's own settings.
+    fn is_setting(&self) -> bool {
+        matches!(
+            self,
+            Request::DpiList
+                | Request::GetDpi
+                | Request::SetDpi(_)
+                | Request::GetSmartShift
+                | Request::SetSmartShift(_)
+        )
+    }
 }
 
 impl fmt::Display for Request {
@@ -212,6 +263,11 @@ impl fmt::Display for Request {
                 "{} thumb wheel (0x2150)",
                 if on { "divert" } else { "un-divert" }
             ),
+            Request::DpiList => write!(f, "dpi list (0x2201 getSensorDpiList)"),
+            Request::GetDpi => write!(f, "dpi (0x2201 getSensorDpi)"),
+            Request::SetDpi(dpi) => write!(f, "set dpi {dpi} (0x2201 setSensorDpi)"),
+            Request::GetSmartShift => write!(f, "SmartShift mode (0x2110/0x2111)"),
+            Request::SetSmartShift(m) => write!(f, "set SmartShift {m} (0x2110/0x2111)"),
         }
     }
 }
@@ -249,6 +305,25 @@ pub enum Event {
     /// After setup, the thumb wheel was diverted (`true`) or returned to native HID
     /// reporting (`false`) by [`Session::set_thumb_wheel`].
     ThumbWheel(bool),
+    /// The configured dpi is not in the sensor's list: nothing was written; `nearest` is
+    /// the closest value the sensor takes (`None`: the list was empty).
+    DpiUnsupported {
+        /// The configured dpi.
+        wanted: u16,
+        /// The closest supported dpi.
+        nearest: Option<u16>,
+    },
+    /// The dpi in force, read back after pawl wrote (or refused to write) one.
+    Dpi(u16),
+    /// The SmartShift mode in force, read back after pawl wrote one.
+    SmartShift(SmartShift),
+    /// Settings are configured that the device has no feature for; they are not written.
+    SettingsMissing {
+        /// `dpi` is set and the device has no 0x2201.
+        dpi: bool,
+        /// `smartshift` is set and the device has neither 0x2111 nor 0x2110.
+        smartshift: bool,
+    },
 }
 
 impl fmt::Display for Event {
@@ -277,6 +352,32 @@ impl fmt::Display for Event {
             }
             Event::ThumbWheel(false) => {
                 write!(f, "thumb wheel (0x2150) back to native HID reporting")
+            }
+            Event::DpiUnsupported {
+                wanted,
+                nearest: Some(n),
+            } => write!(
+                f,
+                "dpi {wanted} is not supported by the sensor (0x2201): the nearest is {n}; nothing written"
+            ),
+            Event::DpiUnsupported {
+                wanted,
+                nearest: None,
+            } => write!(
+                f,
+                "dpi {wanted} not written: the sensor (0x2201) lists no dpi"
+            ),
+            Event::Dpi(dpi) => write!(f, "dpi {dpi} (0x2201)"),
+            Event::SmartShift(m) => write!(f, "smartshift {m} (SmartShift)"),
+            Event::SettingsMissing { dpi, smartshift } => {
+                let what = match (dpi, smartshift) {
+                    (true, true) => {
+                        "no adjustable DPI (0x2201) nor SmartShift (0x2110/0x2111): dpi and smartshift"
+                    }
+                    (true, false) => "no adjustable DPI (0x2201): dpi",
+                    _ => "no SmartShift (0x2110/0x2111): smartshift",
+                };
+                write!(f, "the device has {what} not written")
             }
         }
     }
@@ -338,6 +439,9 @@ struct Indices {
     wireless: u8,
     hires: u8,
     thumb: u8,
+    dpi: u8,
+    smart_shift: u8,
+    smart_shift_enhanced: u8,
 }
 
 /// Thumb wheel resolution and direction (0x2150 `getThumbwheelInfo`).
@@ -389,6 +493,11 @@ pub struct Session {
     thumb_carry: i64,
     held: Held,
     drop_raw_xy: bool,
+    /// The feature lookups are done and the setup steps after them queued.
+    features_done: bool,
+    dpi_list: Option<DpiList>,
+    dpi: Option<u16>,
+    smartshift: Option<SmartShift>,
 }
 
 impl Session {
@@ -414,6 +523,10 @@ impl Session {
             thumb_carry: 0,
             held: Held::default(),
             drop_raw_xy: false,
+            features_done: false,
+            dpi_list: None,
+            dpi: None,
+            smartshift: None,
         }
     }
 
@@ -435,6 +548,10 @@ impl Session {
         self.thumb_carry = 0;
         self.held = Held::default();
         self.drop_raw_xy = false;
+        self.features_done = false;
+        self.dpi_list = None;
+        self.dpi = None;
+        self.smartshift = None;
         self.queue.push_back(Request::Ping);
         self.send_next(now, out);
     }
@@ -474,7 +591,7 @@ impl Session {
 
     /// The feature index the device gave for `feature` (Root `getFeature`): `None` before
     /// the lookup, for a feature the device lacks, and for one pawl does not look up
-    /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121 and 0x2150 are). Root (0x0000) is always 0.
+    /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150, 0x2201, 0x2110 and 0x2111 are). Root (0x0000) is always 0.
     /// For checks of what the session writes (the fuzz targets: nothing but
     /// `getWheelMode` to the 0x2121 index).
     pub fn feature_index(&self, feature: u16) -> Option<u8> {
@@ -486,9 +603,43 @@ impl Session {
             feature::WIRELESS_DEVICE_STATUS => idx.wireless,
             feature::HIRES_WHEEL => idx.hires,
             feature::THUMB_WHEEL => idx.thumb,
+            feature::ADJUSTABLE_DPI => idx.dpi,
+            feature::SMART_SHIFT => idx.smart_shift,
+            feature::SMART_SHIFT_ENHANCED => idx.smart_shift_enhanced,
             _ => 0,
         };
         (index != 0).then_some(index)
+    }
+
+    /// The dpi in force as last read back (0x2201 `getSensorDpi`); `None` before, for a
+    /// device without 0x2201 and where nothing asked for it.
+    pub fn dpi(&self) -> Option<u16> {
+        self.dpi
+    }
+
+    /// The sensor's dpi list, once read (only when a dpi is configured).
+    pub fn dpi_list(&self) -> Option<&DpiList> {
+        self.dpi_list.as_ref()
+    }
+
+    /// The SmartShift mode in force as last read back; `None` as for [`Session::dpi`].
+    pub fn smartshift(&self) -> Option<SmartShift> {
+        self.smartshift
+    }
+
+    /// Changes the mouse's own settings to write. Before the feature lookups are done,
+    /// setup applies the new ones by itself; afterwards their steps are queued again (now,
+    /// when setup is done: `out.request`). Unset keys write nothing, so a key removed from
+    /// the config leaves the mouse as it is. A device not reachable now applies them at
+    /// its next setup.
+    pub fn set_settings(&mut self, settings: MouseSettings, now: Micros, out: &mut Output) {
+        self.config.settings = settings;
+        if !self.features_done || !matches!(self.phase, Phase::Setup | Phase::Ready) {
+            return;
+        }
+        self.queue.retain(|r| !r.is_setting());
+        self.queue_settings(out);
+        self.send_next(now, out);
     }
 
     /// The 0x2121 wheel mode as read (bit 0 target, bit 1 hi-res, bit 2 invert).
@@ -819,6 +970,9 @@ impl Session {
                     feature::WIRELESS_DEVICE_STATUS,
                     feature::HIRES_WHEEL,
                     feature::THUMB_WHEEL,
+                    feature::ADJUSTABLE_DPI,
+                    feature::SMART_SHIFT,
+                    feature::SMART_SHIFT_ENHANCED,
                 ] {
                     self.queue.push_back(Request::GetFeature(id));
                 }
@@ -831,6 +985,9 @@ impl Session {
                     feature::WIRELESS_DEVICE_STATUS => self.indices.wireless = index,
                     feature::HIRES_WHEEL => self.indices.hires = index,
                     feature::THUMB_WHEEL => self.indices.thumb = index,
+                    feature::ADJUSTABLE_DPI => self.indices.dpi = index,
+                    feature::SMART_SHIFT => self.indices.smart_shift = index,
+                    feature::SMART_SHIFT_ENHANCED => self.indices.smart_shift_enhanced = index,
                     _ => {}
                 }
                 if !matches!(self.queue.front(), Some(Request::GetFeature(_))) {
@@ -909,11 +1066,91 @@ impl Session {
                 // The mode may have changed while the request was in flight.
                 self.reconcile_thumb();
             }
+            Request::DpiList => {
+                let list = DpiList::parse(&m.params[1..]);
+                self.dpi_list = Some(list);
+                let mut steps = Vec::with_capacity(2);
+                match self.config.settings.dpi {
+                    Some(want) if list.contains(want) => steps.push(Request::SetDpi(want)),
+                    Some(want) => out.event(Event::DpiUnsupported {
+                        wanted: want,
+                        nearest: list.nearest(want),
+                    }),
+                    None => {}
+                }
+                steps.push(Request::GetDpi);
+                for s in steps.into_iter().rev() {
+                    self.queue.push_front(s);
+                }
+            }
+            Request::GetDpi => {
+                let dpi = m.u16_at(1);
+                self.dpi = Some(dpi);
+                if self.config.settings.dpi.is_some() {
+                    out.event(Event::Dpi(dpi));
+                }
+            }
+            Request::SetDpi(_) | Request::SetSmartShift(_) => {
+                // Read back next (queued behind it): what is in force is what counts.
+            }
+            Request::GetSmartShift => {
+                self.smartshift = SmartShift::from_device(m.params[0], m.params[1]);
+                if let (Some(_), Some(now)) = (self.config.settings.smartshift, self.smartshift) {
+                    out.event(Event::SmartShift(now));
+                }
+            }
         }
     }
 
-    fn after_features(&mut self, _out: &mut Output) {
+    /// Queues (last) the steps of the mouse's own settings: for a configured dpi the list
+    /// (its reply queues the write and the read-back), for a configured SmartShift the
+    /// write and the read-back; reads only with [`SessionConfig::read_settings`].
+    /// Configured settings the device has no feature for are reported.
+    fn queue_settings(&mut self, out: &mut Output) {
         let idx = self.indices;
+        let want = self.config.settings;
+        let read = self.config.read_settings;
+        let has_smart_shift = idx.smart_shift_enhanced != 0 || idx.smart_shift != 0;
+        if idx.dpi != 0 {
+            if want.dpi.is_some() {
+                self.queue.push_back(Request::DpiList);
+            } else if read {
+                self.queue.push_back(Request::GetDpi);
+            }
+        }
+        if has_smart_shift {
+            if let Some(mode) = want.smartshift {
+                self.queue.push_back(Request::SetSmartShift(mode));
+                self.queue.push_back(Request::GetSmartShift);
+            } else if read {
+                self.queue.push_back(Request::GetSmartShift);
+            }
+        }
+        let dpi = want.dpi.is_some() && idx.dpi == 0;
+        let smartshift = want.smartshift.is_some() && !has_smart_shift;
+        if dpi || smartshift {
+            out.event(Event::SettingsMissing { dpi, smartshift });
+        }
+    }
+
+    /// The SmartShift feature index and its get and set functions: 0x2111 when the device
+    /// has it, else 0x2110.
+    fn smart_shift(&self) -> (u8, u8, u8) {
+        let idx = self.indices;
+        if idx.smart_shift_enhanced != 0 {
+            (
+                idx.smart_shift_enhanced,
+                smart_shift::ENHANCED_GET,
+                smart_shift::ENHANCED_SET,
+            )
+        } else {
+            (idx.smart_shift, smart_shift::GET, smart_shift::SET)
+        }
+    }
+
+    fn after_features(&mut self, out: &mut Output) {
+        let idx = self.indices;
+        self.features_done = true;
         if idx.name != 0 {
             self.queue.push_back(Request::NameLength);
         }
@@ -926,6 +1163,7 @@ impl Session {
         if idx.thumb != 0 {
             self.queue.push_back(Request::ThumbInfo);
         }
+        self.queue_settings(out);
     }
 
     /// After the control list: read every control's reporting (query sessions), then
@@ -1014,12 +1252,43 @@ impl Session {
                     ],
                 )
             }
+            Request::DpiList => (
+                idx.dpi,
+                adjustable_dpi::GET_DPI_LIST,
+                [adjustable_dpi::SENSOR, 0, 0, 0, 0],
+            ),
+            Request::GetDpi => (
+                idx.dpi,
+                adjustable_dpi::GET_DPI,
+                [adjustable_dpi::SENSOR, 0, 0, 0, 0],
+            ),
+            Request::SetDpi(dpi) => {
+                let [hi, lo] = dpi.to_be_bytes();
+                (
+                    idx.dpi,
+                    adjustable_dpi::SET_DPI,
+                    [adjustable_dpi::SENSOR, hi, lo, 0, 0],
+                )
+            }
+            Request::GetSmartShift => {
+                let (index, get, _) = self.smart_shift();
+                (index, get, [0; 5])
+            }
+            Request::SetSmartShift(mode) => {
+                let (index, _, set) = self.smart_shift();
+                let (mode, threshold) = mode.to_device();
+                // autoDisengageDefault 0: the device's default stays as it is.
+                (index, set, [mode, threshold, 0, 0, 0])
+            }
         };
         let len = match request {
             Request::SetReporting(_) => 5,
             Request::ThumbReporting(_) | Request::GetReporting(_) | Request::GetFeature(_) => 2,
-            Request::Ping => 3,
-            Request::NameChunk(_) | Request::ControlInfo(_) => 1,
+            Request::Ping | Request::SetDpi(_) | Request::SetSmartShift(_) => 3,
+            Request::NameChunk(_)
+            | Request::ControlInfo(_)
+            | Request::DpiList
+            | Request::GetDpi => 1,
             _ => 0,
         };
         Message::request(

@@ -327,7 +327,7 @@ fn batteries_answer_as_recorded() {
 #[test]
 fn features_the_emulator_does_not_model_answer_invalid_function() {
     let mut emu = mx_master_3s();
-    for id in [0x0003, 0x2201, 0x2110, 0x1802, 0x9205] {
+    for id in [0x0003, 0x2250, 0x2251, 0x1802, 0x9205] {
         let index = get_feature(&mut emu, id).0;
         let m = ask(&mut emu, index, 0, &[]);
         assert_eq!(

@@ -2,11 +2,12 @@
 //! differ): setup, gestures through the real engine, reconnection, exit, errors — the pure
 //! halves of the VM's `hidpp_*` scenarios.
 
+use pawl_engine::config::{MouseSettings, SmartShift};
 use pawl_engine::frame::Buttons;
 use pawl_engine::units::{Button, Micros};
 use pawl_engine::{Action, Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict};
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
-use pawl_hidpp::emulator::{Emulator, Failure, Motion};
+use pawl_hidpp::emulator::{Emulator, Failure, FeatureEntry, MX_MASTER_3S_FEATURES, Motion};
 use pawl_hidpp::error::ErrorReply;
 use pawl_hidpp::feature;
 use pawl_hidpp::feature::receiver;
@@ -1281,4 +1282,183 @@ fn a_thumb_wheel_change_after_setup_announces_no_second_ready() {
     rig.set_thumb(ThumbWheel::Divert);
     assert!(rig.device.thumb_diverted());
     assert_eq!(rig.events.iter().filter(|e| **e == Event::Ready).count(), 1);
+}
+
+fn with_settings(device: Emulator, settings: MouseSettings) -> Rig {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.settings = settings;
+    Rig::new(device, BLUETOOTH, config)
+}
+
+fn dpi(dpi: u16) -> MouseSettings {
+    MouseSettings {
+        dpi: Some(dpi),
+        smartshift: None,
+    }
+}
+
+fn smartshift(mode: SmartShift) -> MouseSettings {
+    MouseSettings {
+        dpi: None,
+        smartshift: Some(mode),
+    }
+}
+
+#[test]
+fn a_configured_dpi_is_written_and_read_back() {
+    let rig = with_settings(mx_master_3s(), dpi(1600));
+    assert_eq!(rig.device.dpi(), 1600);
+    assert_eq!(rig.session.dpi(), Some(1600));
+    assert!(rig.events.contains(&Event::Dpi(1600)));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.events.last(), Some(&Event::Ready));
+    assert_eq!(
+        rig.session.dpi_list().unwrap().to_string(),
+        "200..=8000 step 50"
+    );
+}
+
+#[test]
+fn a_dpi_not_in_the_list_names_the_nearest_and_writes_nothing() {
+    let rig = with_settings(mx_master_3s(), dpi(1620));
+    assert_eq!(rig.device.dpi_writes(), 0);
+    assert_eq!(rig.session.dpi(), Some(1000));
+    assert!(rig.events.contains(&Event::DpiUnsupported {
+        wanted: 1620,
+        nearest: Some(1600)
+    }));
+    // The MX Master 3 stops at 4000.
+    let mx3 = Emulator::mx_master_3(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let rig = with_settings(mx3, dpi(8000));
+    assert!(rig.events.contains(&Event::DpiUnsupported {
+        wanted: 8000,
+        nearest: Some(4000)
+    }));
+    let text = Event::DpiUnsupported {
+        wanted: 8000,
+        nearest: Some(4000),
+    }
+    .to_string();
+    assert!(text.contains("nearest is 4000"), "{text}");
+    assert_eq!(rig.session.phase(), Phase::Ready);
+}
+
+#[test]
+fn a_configured_smartshift_is_written_and_read_back() {
+    for (mode, state) in [
+        (SmartShift::Ratchet, [2, 255]),
+        (SmartShift::Threshold(30), [2, 30]),
+    ] {
+        let rig = with_settings(mx_master_3s(), smartshift(mode));
+        assert_eq!(&rig.device.smart_shift()[..2], &state);
+        assert_eq!(rig.session.smartshift(), Some(mode));
+        assert!(rig.events.contains(&Event::SmartShift(mode)));
+    }
+    // Free keeps the threshold the device had.
+    let mx3 = Emulator::mx_master_3(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let rig = with_settings(mx3, smartshift(SmartShift::Free));
+    assert_eq!(rig.device.smart_shift(), [1, 10, 10]);
+    assert_eq!(rig.session.smartshift(), Some(SmartShift::Free));
+}
+
+/// The 3S's table with SmartShift enhanced (0x2111) in place of 0x2110.
+static ENHANCED: [FeatureEntry; 36] = {
+    let mut t = MX_MASTER_3S_FEATURES;
+    t[14].id = feature::SMART_SHIFT_ENHANCED;
+    t
+};
+
+/// The 3S's table without 0x2201 and 0x2110 (their entries renamed to unknown ids).
+static WITHOUT_SETTINGS: [FeatureEntry; 36] = {
+    let mut t = MX_MASTER_3S_FEATURES;
+    t[13].id = 0x7701;
+    t[14].id = 0x7702;
+    t
+};
+
+#[test]
+fn smartshift_enhanced_is_used_when_the_device_has_it() {
+    let device = mx_master_3s().with_features(&ENHANCED);
+    let rig = with_settings(device, smartshift(SmartShift::Ratchet));
+    assert_eq!(rig.session.feature_index(feature::SMART_SHIFT), None);
+    assert_eq!(
+        rig.session.feature_index(feature::SMART_SHIFT_ENHANCED),
+        Some(14)
+    );
+    assert_eq!(rig.device.smart_shift_writes(), 1);
+    assert_eq!(rig.session.smartshift(), Some(SmartShift::Ratchet));
+}
+
+#[test]
+fn settings_are_applied_again_after_a_reconnect() {
+    let settings = MouseSettings {
+        dpi: Some(2400),
+        smartshift: Some(SmartShift::Ratchet),
+    };
+    let mut rig = with_settings(mx_master_3s(), settings);
+    assert_eq!(rig.device.dpi(), 2400);
+    rig.device.reset();
+    assert_eq!(rig.device.dpi(), 1000);
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.device.dpi(), 2400);
+    assert_eq!(rig.device.dpi_writes(), 2);
+    assert_eq!(&rig.device.smart_shift()[..2], &[2, 255]);
+    assert_eq!(rig.session.dpi(), Some(2400));
+}
+
+#[test]
+fn nothing_is_written_or_read_when_no_setting_is_configured() {
+    let rig = Rig::bluetooth();
+    assert_eq!(rig.device.dpi_writes(), 0);
+    assert_eq!(rig.device.smart_shift_writes(), 0);
+    assert_eq!(rig.session.dpi(), None);
+    let dpi_index = rig.device.feature_index(feature::ADJUSTABLE_DPI).unwrap();
+    let ss_index = rig.device.feature_index(feature::SMART_SHIFT).unwrap();
+    assert!(
+        rig.written
+            .iter()
+            .all(|m| m.sub_id != dpi_index && m.sub_id != ss_index),
+        "{:?}",
+        rig.written
+    );
+}
+
+#[test]
+fn a_device_without_the_features_says_so_and_still_gets_ready() {
+    let device = mx_master_3s().with_features(&WITHOUT_SETTINGS);
+    let settings = MouseSettings {
+        dpi: Some(1600),
+        smartshift: Some(SmartShift::Free),
+    };
+    let rig = with_settings(device, settings);
+    assert!(rig.events.contains(&Event::SettingsMissing {
+        dpi: true,
+        smartshift: true
+    }));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+}
+
+#[test]
+fn new_settings_after_setup_are_written_at_once() {
+    let mut rig = Rig::bluetooth();
+    let mut out = Output::default();
+    rig.session.set_settings(dpi(800), rig.now, &mut out);
+    rig.settle(out);
+    assert_eq!(rig.device.dpi(), 800);
+    assert_eq!(rig.session.dpi(), Some(800));
+}
+
+#[test]
+fn a_query_session_reads_the_settings_and_writes_none() {
+    let rig = Rig::new(
+        mx_master_3s(),
+        BLUETOOTH,
+        SessionConfig::query(pawl_hidpp::report::SOFTWARE_ID_QUERY),
+    );
+    assert_eq!(rig.session.dpi(), Some(1000));
+    assert_eq!(rig.session.smartshift(), Some(SmartShift::Free));
+    assert_eq!(rig.device.dpi_writes() + rig.device.smart_shift_writes(), 0);
 }

@@ -185,10 +185,16 @@ pub fn scan(class_dir: &Path) -> Vec<HidrawNode> {
 
 /// The session config the daemon uses: the gesture button (CID 0x00C3) diverted with raw
 /// XY as the config's gesture button; the thumb wheel in `thumb_wheel` (the daemon's path
-/// decision, `daemon/paths.rs`, says which).
-pub fn session_config(config: &Config, thumb_wheel: ThumbWheel) -> SessionConfig {
+/// decision, `daemon/paths.rs`, says which); the mouse's own settings (dpi, smartshift)
+/// that `[hidpp]` and the `[device.hidpp]` of the rules matching `node` set.
+pub fn session_config(
+    config: &Config,
+    thumb_wheel: ThumbWheel,
+    node: &HidrawNode,
+) -> SessionConfig {
     SessionConfig {
         thumb_wheel,
+        settings: config.mouse_settings(&node_info(node)),
         ..SessionConfig::for_config(config)
     }
 }
@@ -244,7 +250,7 @@ impl HidppDevice {
         let fd = open_hidraw(&path)?;
         warn_other_hidpp_users(&path);
         let engine = gesture_engine(config, &node);
-        let session_config = session_config(config, thumb_wheel);
+        let session_config = session_config(config, thumb_wheel, &node);
         let session = Session::new(session_config.clone(), node.framing, node.device_index);
         let mut dev = HidppDevice {
             node,
@@ -267,12 +273,23 @@ impl HidppDevice {
     /// cancelled); when the controls to divert changed, pawl's diversions are undone and
     /// the setup runs again with the new controls. The thumb wheel keeps its current mode
     /// here; the daemon sets it for the new config with [`HidppDevice::set_thumb_wheel`].
+    /// When only the mouse's own settings changed, they are written now (or by the setup in
+    /// progress) without touching the diversions.
     pub fn reconfigure(&mut self, config: &Config, now: Micros) {
         let mut out = FrameOut::default();
         self.engine.cancel(&mut out);
         self.engine = gesture_engine(config, &self.node);
-        let wanted = session_config(config, self.session_config.thumb_wheel);
-        if wanted != self.session_config {
+        let wanted = session_config(config, self.session_config.thumb_wheel, &self.node);
+        let same_but_settings = SessionConfig {
+            settings: self.session_config.settings,
+            ..wanted.clone()
+        } == self.session_config;
+        if same_but_settings && wanted.settings != self.session_config.settings {
+            let mut out = Output::default();
+            self.session.set_settings(wanted.settings, now, &mut out);
+            self.session_config = wanted;
+            self.apply(out, &mut NoPerform);
+        } else if wanted != self.session_config {
             self.undivert();
             let mut next = wanted.clone();
             next.thumb_wheel = self.session.config().thumb_wheel;
@@ -556,6 +573,10 @@ impl HidppDevice {
             Event::Disconnected | Event::Reconnected => log::info!("{label}: {event}"),
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
+            Event::Dpi(_) | Event::SmartShift(_) => log::info!("{label}: {event}"),
+            Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
+                log::warn!("{label}: {event}")
+            }
             Event::Error { .. } | Event::Unsupported | Event::ControlMissing(_) => {
                 log::error!("{label}: {event}")
             }
@@ -651,11 +672,28 @@ pub struct QueryReport {
     /// The thumb wheel (0x2150): whether it is diverted now (by anyone); `None` when the
     /// device has none or did not say.
     pub thumb_wheel_diverted: Option<bool>,
+    /// The dpi in force (0x2201 `getSensorDpi`); `None` without 0x2201 or no answer.
+    pub dpi: Option<u16>,
+    /// The SmartShift mode in force (0x2111 / 0x2110); `None` as for `dpi`.
+    pub smartshift: Option<pawl_engine::config::SmartShift>,
     /// Why the query stopped short, if it did.
     pub problem: Option<String>,
 }
 
 impl QueryReport {
+    /// The mouse's own settings as read: `dpi 1600, smartshift ratchet`, only the ones the
+    /// device answered; `None` when it answered neither.
+    pub fn settings(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(dpi) = self.dpi {
+            parts.push(format!("dpi {dpi}"));
+        }
+        if let Some(s) = self.smartshift {
+            parts.push(format!("smartshift {s}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
     /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings, then the thumb
     /// wheel as `thumb wheel (0x2150)` when it is diverted.
     pub fn diverted(&self) -> Vec<String> {
@@ -749,6 +787,8 @@ pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryRepo
         protocol: session.protocol(),
         controls: session.controls().to_vec(),
         thumb_wheel_diverted: session.thumb_status().map(|t| t.diverted),
+        dpi: session.dpi(),
+        smartshift: session.smartshift(),
         problem,
         node,
     })
@@ -758,21 +798,80 @@ pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryRepo
 /// `[[app]]` profiles that apply to the endpoint's mouse.
 fn gesture_engine(config: &Config, node: &HidrawNode) -> DeviceEngine {
     let mut engine = DeviceEngine::with_profile(config, false, config.scroll);
-    let info = pawl_engine::DeviceInfo {
+    engine.add_app_profiles(config, &node_info(node));
+    engine
+}
+
+/// The endpoint's mouse as the config's matchers see it.
+fn node_info(node: &HidrawNode) -> pawl_engine::DeviceInfo {
+    pawl_engine::DeviceInfo {
         name: node.name.clone(),
         bus: pawl_engine::Bus(node.bus),
         vendor: node.vendor,
         product: node.product,
         has_wheel: true,
         is_touchpad: false,
-    };
-    engine.add_app_profiles(config, &info);
-    engine
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mx_master_3s_node() -> HidrawNode {
+        HidrawNode {
+            node: "hidraw3".into(),
+            hid_dir: PathBuf::from("/sys/devices/x"),
+            name: "MX Master 3S".into(),
+            bus: 5,
+            vendor: 0x046d,
+            product: 0xb034,
+            framing: Framing {
+                short: false,
+                long: true,
+            },
+            device_index: DEVICE_INDEX_DIRECT,
+        }
+    }
+
+    #[test]
+    fn the_session_carries_the_mouse_settings_of_the_rules_that_match_it() {
+        let config = Config::parse(
+            "[hidpp]\ndpi = 1600\n[[device]]\nname = \"*3S*\"\n[device.hidpp]\nsmartshift = 30\n\
+             [[device]]\nname = \"*Anywhere*\"\n[device.hidpp]\ndpi = 800\n",
+            "c.toml",
+            pawl_engine::Platform::Linux,
+        )
+        .unwrap();
+        let c = session_config(&config, ThumbWheel::Leave, &mx_master_3s_node());
+        assert_eq!(c.settings.dpi, Some(1600));
+        assert_eq!(
+            c.settings.smartshift,
+            Some(pawl_engine::config::SmartShift::Threshold(30))
+        );
+    }
+
+    #[test]
+    fn a_query_report_shows_the_settings_the_mouse_answered() {
+        let mut q = QueryReport {
+            node: mx_master_3s_node(),
+            name: "MX Master 3S".into(),
+            protocol: Some((4, 5)),
+            controls: Vec::new(),
+            thumb_wheel_diverted: None,
+            dpi: Some(1600),
+            smartshift: Some(pawl_engine::config::SmartShift::Ratchet),
+            problem: None,
+        };
+        assert_eq!(
+            q.settings().as_deref(),
+            Some("dpi 1600, smartshift ratchet")
+        );
+        q.smartshift = None;
+        assert_eq!(q.settings().as_deref(), Some("dpi 1600"));
+        q.dpi = None;
+        assert_eq!(q.settings(), None);
+    }
 
     #[test]
     fn uevent_of_a_bluetooth_mx_master_3s_parses() {

@@ -30,6 +30,7 @@
 //! pressed on a virtual device is released.
 
 pub mod actions;
+pub mod battery;
 pub mod caps;
 pub mod daemon;
 pub mod error;

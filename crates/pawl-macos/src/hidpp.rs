@@ -734,6 +734,10 @@ impl Hidpp {
                 self.cancel_link(i, l, tap);
             }
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
+            Event::Dpi(_) | Event::SmartShift(_) => log::info!("{label}: {event}"),
+            Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
+                log::warn!("{label}: {event}")
+            }
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             // An empty or sleeping receiver index, or a device without the gesture button
             // (a keyboard on the same receiver): nothing to say above debug.

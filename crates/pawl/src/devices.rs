@@ -358,7 +358,15 @@ fn hidpp_report() -> String {
         return String::new();
     }
     let mut res = String::from("HID++:\n");
+    let batteries = pawl_linux::battery::scan(std::path::Path::new(
+        pawl_linux::battery::SYS_CLASS_POWER_SUPPLY,
+    ));
     for node in nodes {
+        let hid_dir = std::fs::canonicalize(&node.hid_dir).ok();
+        let battery = batteries
+            .iter()
+            .find(|b| b.hid_dir.is_some() && b.hid_dir == hid_dir)
+            .map(|b| b.describe());
         let path = node.dev_path().display().to_string();
         let name = escape_control(&node.name);
         match pawl_linux::hidpp::query(node, std::time::Duration::from_secs(1)) {
@@ -374,10 +382,16 @@ fn hidpp_report() -> String {
                     format!("diverted {}", diverted.join(", "))
                 };
                 let _ = write!(res, "  {path} \"{name}\"{version}: {what}");
-                if let Some(p) = q.problem {
+                if let Some(p) = &q.problem {
                     let _ = write!(res, " ({p})");
                 }
                 res.push('\n');
+                if let Some(settings) = q.settings() {
+                    let _ = writeln!(res, "    {settings}");
+                }
+                if let Some(battery) = &battery {
+                    let _ = writeln!(res, "    {battery}");
+                }
             }
             Err(e) => {
                 let e = escape_control(&e.to_string());

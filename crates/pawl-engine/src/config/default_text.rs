@@ -170,11 +170,25 @@ thumb_wheel = true
 # mouse runs in and why.
 kernel_mode = "auto"
 
+# The mouse's own settings, written over HID++ during setup: at start, after every
+# reconnection and after a reload (SIGHUP). Unset, pawl writes nothing and the mouse keeps
+# what it has (Logitech Options+, Solaar or the firmware's default). [device.hidpp] sets
+# them for the devices of one rule. pawl devices shows what the mouse reports back.
+# Pointer speed (HID++ 0x2201), dpi (50..=25600). The mouse's own list decides what it
+# takes (MX Master 3 200..=4000, MX Master 3S 200..=8000, in steps of 50); for a value
+# not in it pawl writes nothing and logs the nearest supported one.
+# dpi = 1600
+# The wheel's ratchet (HID++ SmartShift 0x2111, else 0x2110): "ratchet" (always
+# ratcheted), "free" (free spinning), or 1..=254: ratcheted, spinning free when turned
+# faster than that (lower = frees sooner; logid's smartshift threshold).
+# smartshift = "ratchet"
+
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus
 # (at least one of them: name = "*" for every device);
 # set handle = false to never touch a device (no other setting then), handle = true / mx_master = true to take
 # one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
-# key but scope). When several rules match, a later rule overrides only the keys it sets.
+# key but scope) and [device.hidpp] settings (dpi, smartshift). When several rules match,
+# a later rule overrides only the keys it sets.
 # [[device]]
 # name = "*MX Master*"
 # id = "046d:c548"
@@ -182,6 +196,8 @@ kernel_mode = "auto"
 # mx_master = true
 # [device.scroll]
 # invert_vertical = false
+# [device.hidpp]
+# dpi = 1000
 
 # Per-application settings, at most 64 tables, in file order. app_id is one id or a list
 # (at most 32, each at most 255 bytes), matched exactly and case-sensitively: the Wayland

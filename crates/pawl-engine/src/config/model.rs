@@ -354,6 +354,9 @@ pub struct DeviceRule {
     pub scroll: ScrollOverrides,
     /// Whether scroll of matching devices is transformed (`None` = by scope).
     pub transform_scroll: Option<bool>,
+    /// The keys of its `[device.hidpp]`: the mouse's own settings, layered over
+    /// `[hidpp]`'s and those of earlier matching rules ([`Config::mouse_settings`]).
+    pub hidpp: MouseSettings,
     /// 1-based line of the rule in the file, for `pawl devices` reports.
     pub line: usize,
 }
@@ -539,6 +542,91 @@ pub struct HidppConfig {
     /// program's ring, its pointer node not grabbed) — [`KernelMode::Auto`], the default —
     /// or always in grab mode ([`KernelMode::Off`]). Ignored on macOS.
     pub kernel_mode: KernelMode,
+    /// `dpi` and `smartshift` of `[hidpp]`: the mouse's own settings for every HID++
+    /// mouse, under those of `[device.hidpp]` ([`Config::mouse_settings`]).
+    pub settings: MouseSettings,
+}
+
+/// The lowest `dpi` a config may ask for (50: the smallest step Logitech mice use).
+pub const MIN_DPI: u16 = 50;
+/// The highest `dpi` a config may ask for (25600: Logitech's HERO 25K sensor; the mouse's
+/// own list decides what it takes, HID++ 0x2201 `getSensorDpiList`).
+pub const MAX_DPI: u16 = 25600;
+
+/// The wheel's ratchet behaviour, as HID++ SmartShift (0x2110 / 0x2111) sets it and as
+/// `smartshift` spells it. Solaar's convention (`settings_templates.py`, `SmartShift`):
+/// mode 1 is free spinning; mode 2 ratchets and frees the wheel above an auto-disengage
+/// threshold, 255 meaning never.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmartShift {
+    /// `"ratchet"`: mode 2, threshold 255 (always ratcheted).
+    Ratchet,
+    /// `"free"`: mode 1 (free spinning).
+    Free,
+    /// `1..=254`: mode 2, freed when the wheel is spun faster than this threshold (the
+    /// firmware's unit; a lower number disengages at a lower speed).
+    Threshold(u8),
+}
+
+impl SmartShift {
+    /// The threshold SmartShift uses for "never disengage" (Solaar: 255 = always ratchet).
+    pub const ALWAYS_RATCHET: u8 = 255;
+
+    /// From the device's `(mode, autoDisengage)` (0x2110 `getRatchetControlMode`): `None`
+    /// for a mode other than 1 or 2, or mode 2 with threshold 0.
+    pub fn from_device(mode: u8, threshold: u8) -> Option<SmartShift> {
+        match (mode, threshold) {
+            (1, _) => Some(SmartShift::Free),
+            (2, SmartShift::ALWAYS_RATCHET) => Some(SmartShift::Ratchet),
+            (2, 0) => None,
+            (2, t) => Some(SmartShift::Threshold(t)),
+            _ => None,
+        }
+    }
+
+    /// The `(mode, autoDisengage)` to write: free → (1, 0) (0 = leave the threshold as it
+    /// is), ratchet → (2, 255), a threshold `t` → (2, t).
+    pub fn to_device(self) -> (u8, u8) {
+        match self {
+            SmartShift::Free => (1, 0),
+            SmartShift::Ratchet => (2, SmartShift::ALWAYS_RATCHET),
+            SmartShift::Threshold(t) => (2, t),
+        }
+    }
+}
+
+impl std::fmt::Display for SmartShift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SmartShift::Ratchet => f.write_str("ratchet"),
+            SmartShift::Free => f.write_str("free"),
+            SmartShift::Threshold(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// The mouse's own settings a `[hidpp]` or `[device.hidpp]` table sets, written over HID++
+/// by the device's session; `None` = not set (nothing is written: the firmware's state
+/// stays as the user left it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MouseSettings {
+    /// `dpi`, [`MIN_DPI`]..=[`MAX_DPI`] (HID++ 0x2201).
+    pub dpi: Option<u16>,
+    /// `smartshift` (HID++ 0x2111, else 0x2110).
+    pub smartshift: Option<SmartShift>,
+}
+
+impl MouseSettings {
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == MouseSettings::default()
+    }
+
+    /// Layers `later` on top: every key `later` sets replaces this one's.
+    pub fn merge(&mut self, later: &MouseSettings) {
+        self.dpi = later.dpi.or(self.dpi);
+        self.smartshift = later.smartshift.or(self.smartshift);
+    }
 }
 
 /// `[hidpp] kernel_mode`: `"auto"` or `"off"`.
@@ -638,6 +726,7 @@ impl Config {
                 enabled: true,
                 thumb_wheel: true,
                 kernel_mode: KernelMode::Auto,
+                settings: MouseSettings::default(),
             },
             apps: Vec::new(),
             app_ids: Vec::new(),
@@ -694,6 +783,17 @@ impl Config {
             buttons: buttons.apply_to(&self.buttons),
             lines,
         })
+    }
+
+    /// The mouse's own settings for `info`: `[hidpp]`'s `dpi` and `smartshift` with those of
+    /// every matching rule's `[device.hidpp]` layered on in file order. A rule with
+    /// `handle = false` sets none (the validator refuses them there).
+    pub fn mouse_settings(&self, info: &DeviceInfo) -> MouseSettings {
+        let mut s = self.hidpp.settings;
+        for rule in self.devices.iter().filter(|r| r.matcher.matches(info)) {
+            s.merge(&rule.hidpp);
+        }
+        s
     }
 
     /// The `[scroll]` keys with those of every matching `[[device]]` rule layered on, and

@@ -913,3 +913,128 @@ fn app_tables_and_ids_have_stated_limits() {
     let e = err(&format!("[[app]]\napp_id = \"{}\"\n", "a".repeat(256)));
     assert!(e.contains("is 256 bytes long: at most 255"), "{e}");
 }
+
+#[test]
+fn mouse_settings_are_unset_by_default_so_nothing_is_written() {
+    let c = parse("").unwrap();
+    let mx = info("MX Master 3S", LOGITECH, 0xb034, false);
+    assert_eq!(c.mouse_settings(&mx), MouseSettings::default());
+    assert!(c.mouse_settings(&mx).is_empty());
+}
+
+#[test]
+fn dpi_and_smartshift_are_accepted_in_hidpp_and_device_hidpp() {
+    let c = parse(
+        "[hidpp]\ndpi = 1600\nsmartshift = \"ratchet\"\n\
+         [[device]]\nname = \"*MX Master 3S*\"\n[device.hidpp]\nsmartshift = 30\n\
+         [[device]]\nname = \"*Other*\"\n[device.hidpp]\ndpi = 800\nsmartshift = \"free\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.hidpp.settings.dpi, Some(1600));
+    let mx = info("MX Master 3S", LOGITECH, 0xb034, false);
+    // The rule replaces only the key it sets.
+    assert_eq!(
+        c.mouse_settings(&mx),
+        MouseSettings {
+            dpi: Some(1600),
+            smartshift: Some(SmartShift::Threshold(30)),
+        }
+    );
+    let other = info("Other mouse", LOGITECH, 0x4082, false);
+    assert_eq!(
+        c.mouse_settings(&other),
+        MouseSettings {
+            dpi: Some(800),
+            smartshift: Some(SmartShift::Free),
+        }
+    );
+    for (text, want) in [("50", 50), ("25600", 25600), ("4000", 4000)] {
+        let c = parse(&format!("[hidpp]\ndpi = {text}\n")).unwrap();
+        assert_eq!(c.hidpp.settings.dpi, Some(want));
+    }
+    for (text, want) in [
+        ("1", SmartShift::Threshold(1)),
+        ("254", SmartShift::Threshold(254)),
+        ("\"free\"", SmartShift::Free),
+    ] {
+        let c = parse(&format!("[hidpp]\nsmartshift = {text}\n")).unwrap();
+        assert_eq!(c.hidpp.settings.smartshift, Some(want));
+    }
+}
+
+#[test]
+fn out_of_range_dpi_and_smartshift_are_located() {
+    assert_eq!(
+        err("[hidpp]\ndpi = 25601\n"),
+        "config.toml:2:7: hidpp.dpi: 25601 is out of range: allowed 50..=25600 dpi"
+    );
+    assert!(
+        err("[hidpp]\ndpi = 49\n").starts_with("config.toml:2:7: hidpp.dpi: 49 is out of range")
+    );
+    let e = err("[[device]]\nname = \"*\"\n[device.hidpp]\nsmartshift = 255\n");
+    assert!(
+        e.starts_with("config.toml:4:14: device[0].hidpp.smartshift: 255 is out of range: allowed \"ratchet\", \"free\" or an integer 1..=254"),
+        "{e}"
+    );
+    let e = err("[hidpp]\nsmartshift = 0\n");
+    assert!(
+        e.starts_with("config.toml:2:14: hidpp.smartshift: 0 is out of range"),
+        "{e}"
+    );
+    let e = err("[hidpp]\nsmartshift = \"on\"\n");
+    assert!(
+        e.starts_with(
+            "config.toml:2:14: hidpp.smartshift: unknown value \"on\": allowed \"ratchet\""
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_types_of_dpi_and_smartshift_say_what_is_expected() {
+    let e = err("[hidpp]\ndpi = \"1600\"\n");
+    assert_eq!(
+        e,
+        "config.toml:2:7: hidpp.dpi: expected an integer (dots per inch), found a string \"1600\""
+    );
+    let e = err("[hidpp]\nsmartshift = true\n");
+    assert!(
+        e.starts_with("config.toml:2:14: hidpp.smartshift: expected \"ratchet\", \"free\" or an integer 1..=254"),
+        "{e}"
+    );
+    let e = err("[[device]]\nname = \"*\"\nhidpp = 3\n");
+    assert!(
+        e.starts_with("config.toml:3:9: device[0].hidpp: expected a table"),
+        "{e}"
+    );
+}
+
+#[test]
+fn device_hidpp_refuses_global_keys_and_handle_false() {
+    let e = err("[[device]]\nname = \"*\"\n[device.hidpp]\nthumb_wheel = false\n");
+    assert!(
+        e.starts_with("config.toml:4:1: device[0].hidpp.thumb_wheel: thumb_wheel is global"),
+        "{e}"
+    );
+    let e = err("[[device]]\nname = \"*\"\nhandle = false\n[device.hidpp]\ndpi = 800\n");
+    assert!(
+        e.contains("its [device.hidpp] settings would never apply"),
+        "{e}"
+    );
+}
+
+#[test]
+fn smartshift_maps_to_the_device_modes_both_ways() {
+    for s in [
+        SmartShift::Ratchet,
+        SmartShift::Free,
+        SmartShift::Threshold(30),
+    ] {
+        let (mode, threshold) = s.to_device();
+        let read = if s == SmartShift::Free { 7 } else { threshold };
+        assert_eq!(SmartShift::from_device(mode, read), Some(s));
+    }
+    assert_eq!(SmartShift::Ratchet.to_device(), (2, 255));
+    assert_eq!(SmartShift::from_device(0, 5), None);
+    assert_eq!(SmartShift::from_device(2, 0), None);
+}

@@ -912,8 +912,67 @@ impl Validator<'_> {
         }
     }
 
+    /// `dpi` and `smartshift` of a `[hidpp]` or `[device.hidpp]` table.
+    fn mouse_settings(&mut self, t: &DeTable<'_>, path: &str) -> MouseSettings {
+        let dpi = self
+            .int(
+                t,
+                path,
+                "dpi",
+                (i64::from(MIN_DPI), i64::from(MAX_DPI)),
+                "dots per inch",
+                " dpi",
+            )
+            .map(|(n, _)| n as u16);
+        MouseSettings {
+            dpi,
+            smartshift: self.smartshift(t, path),
+        }
+    }
+
+    /// `smartshift`: `"ratchet"`, `"free"` or a threshold 1..=254.
+    fn smartshift(&mut self, t: &DeTable<'_>, path: &str) -> Option<SmartShift> {
+        const ALLOWED: &str = "\"ratchet\", \"free\" or an integer 1..=254 (the speed above which the wheel spins free)";
+        let v = get(t, "smartshift")?;
+        let name = join(path, "smartshift");
+        match v.get_ref() {
+            DeValue::String(s) => match s.as_ref() {
+                "ratchet" => Some(SmartShift::Ratchet),
+                "free" => Some(SmartShift::Free),
+                other => {
+                    self.error(
+                        v.span(),
+                        &name,
+                        format!("unknown value {}: allowed {ALLOWED}", quoted(other)),
+                    );
+                    None
+                }
+            },
+            DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+                Ok(n @ 1..=254) => Some(SmartShift::Threshold(n as u8)),
+                _ => {
+                    self.error(
+                        v.span(),
+                        &name,
+                        format!("{} is out of range: allowed {ALLOWED}", integer_shown(i)),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.wrong_type(v, &name, ALLOWED);
+                None
+            }
+        }
+    }
+
     fn hidpp(&mut self, h: &DeTable<'_>) {
-        self.known_keys(h, "hidpp", &["enabled", "thumb_wheel", "kernel_mode"]);
+        self.known_keys(
+            h,
+            "hidpp",
+            &["enabled", "thumb_wheel", "kernel_mode", "dpi", "smartshift"],
+        );
+        self.config.hidpp.settings = self.mouse_settings(h, "hidpp");
         let modes = [
             ("auto", KernelMode::Auto, None),
             ("off", KernelMode::Off, None),
@@ -1333,9 +1392,28 @@ impl Validator<'_> {
                 "mx_master",
                 "transform_scroll",
                 "scroll",
+                "hidpp",
             ],
         );
         let matcher = self.matcher(d, &path);
+        let hidpp_path = format!("{path}.hidpp");
+        let hidpp = match self.table(d, &path, "hidpp") {
+            Some(h) => {
+                for global in ["enabled", "thumb_wheel", "kernel_mode"] {
+                    if let Some((k, _)) = h.get_key_value(global) {
+                        self.error(
+                            k.span(),
+                            &join(&hidpp_path, global),
+                            format!("{global} is global: it belongs in [hidpp]; [device.hidpp] takes only the mouse's own settings (dpi, smartshift)"),
+                        );
+                    }
+                }
+                let allowed = ["enabled", "thumb_wheel", "kernel_mode", "dpi", "smartshift"];
+                self.known_keys(h, &hidpp_path, &allowed);
+                self.mouse_settings(h, &hidpp_path)
+            }
+            None => MouseSettings::default(),
+        };
         let scroll_path = format!("{path}.scroll");
         let scroll = match self.table(d, &path, "scroll") {
             Some(s) => {
@@ -1359,6 +1437,7 @@ impl Validator<'_> {
             mx_master: self.bool(d, &path, "mx_master").unwrap_or(false),
             scroll,
             transform_scroll: self.bool(d, &path, "transform_scroll"),
+            hidpp,
             line: line_col(self.text, span.start).0,
         };
         if !["name", "id", "bus"].iter().any(|k| d.contains_key(*k)) {
@@ -1374,6 +1453,7 @@ impl Validator<'_> {
         if rule.handle == Some(false) {
             for (k, what) in [
                 ("scroll", "its [device.scroll] settings"),
+                ("hidpp", "its [device.hidpp] settings"),
                 ("transform_scroll", "transform_scroll = true"),
                 ("mx_master", "mx_master = true"),
             ] {
