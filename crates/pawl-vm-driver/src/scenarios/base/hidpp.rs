@@ -34,6 +34,8 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     hidpp_sighup_switches_hidpp,
     hidpp_devices_shows_diverted_controls,
     hidpp_thumb_wheel_scrolls_horizontally,
+    device_dpi_applied_and_reapplied_after_reconnect,
+    device_smartshift_applied,
     mx_master_4_gesture_right_switches_desktop,
     mx_master_2s_gesture_right_switches_desktop,
 ];
@@ -790,5 +792,68 @@ pub fn mx_master_2s_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Res
     );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `device_dpi_applied_and_reapplied_after_reconnect`: with `[hidpp] dpi = 1600` pawl writes
+/// 1600 to the MX Master 3S's sensor (0x2201) during its setup, once, and logs what it read
+/// back; after a power cycle (the mouse back at its default 1000 dpi, its 0x1D4B broadcast)
+/// pawl writes it again; and once more after the mouse is unplugged and plugged in.
+pub fn device_dpi_applied_and_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const APPLIED: &str = "dpi 1600 (0x2201)";
+    let config = "[hidpp]\nenabled = true\ndpi = 1600\n";
+    let mut rig = HidppRig::start(ctx, config, |_| {}, true)?;
+    rig.wait_log(APPLIED)?;
+    ensure!(rig.dev.emu().dpi() == 1600, "dpi {}", rig.dev.emu().dpi());
+    ensure!(
+        rig.dev.emu().dpi_writes() == 1,
+        "dpi written {} times",
+        rig.dev.emu().dpi_writes()
+    );
+    rig.dev.emu().reset();
+    ensure!(rig.dev.emu().dpi() != 1600, "the reset kept the dpi");
+    let status = rig.dev.emu().wireless_status();
+    rig.dev.send(&status)?;
+    rig.wait_log_count(APPLIED, 2)?;
+    ensure!(
+        rig.dev.emu().dpi() == 1600,
+        "dpi {} after the power cycle",
+        rig.dev.emu().dpi()
+    );
+    let mut rig = rig.replug(ctx)?;
+    rig.wait_log_count(APPLIED, 3)?;
+    ensure!(
+        rig.dev.emu().dpi() == 1600,
+        "dpi {} after the reconnection",
+        rig.dev.emu().dpi()
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `device_smartshift_applied`: with `[hidpp] smartshift = 30` pawl sets the MX Master 3S's
+/// SmartShift (0x2110: ratchet mode, free spin above threshold 30) during its setup, and
+/// with `smartshift = "free"` the wheel spins freely; nothing else of the mouse changes
+/// (no dpi written: the config has none).
+pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
+    for (value, want) in [("30", [2u8, 30]), ("\"free\"", [1, 0])] {
+        let config = format!("[hidpp]\nenabled = true\nsmartshift = {value}\n");
+        let mut rig = HidppRig::start(ctx, &config, |_| {}, true)?;
+        rig.wait_log("(SmartShift)")?;
+        let got = rig.dev.emu().smart_shift();
+        ensure!(
+            got[0] == want[0] && (want[0] == 1 || got[1] == want[1]),
+            "smartshift = {value}: the mouse has mode {} threshold {}",
+            got[0],
+            got[1]
+        );
+        ensure!(
+            rig.dev.emu().dpi_writes() == 0,
+            "pawl wrote a dpi nobody set"
+        );
+        let status = rig.pawl.terminate(Duration::from_secs(5))?;
+        ensure!(status.success(), "pawl exited with {status}");
+    }
     Ok(())
 }
