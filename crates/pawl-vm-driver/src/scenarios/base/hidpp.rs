@@ -36,6 +36,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     hidpp_thumb_wheel_scrolls_horizontally,
     device_dpi_applied_and_reapplied_after_reconnect,
     device_smartshift_applied,
+    device_battery_shown_from_the_kernel,
     mx_master_4_gesture_right_switches_desktop,
     mx_master_2s_gesture_right_switches_desktop,
 ];
@@ -855,5 +856,58 @@ pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
         let status = rig.pawl.terminate(Duration::from_secs(5))?;
         ensure!(status.success(), "pawl exited with {status}");
     }
+    Ok(())
+}
+
+/// `device_battery_shown_from_the_kernel`: the kernel's hid-logitech-hidpp made the
+/// emulated 3S's 0x1004 battery (25 %, discharging) a power supply, and `pawl devices`
+/// shows that reading under the mouse's HID++ line, from sysfs; pawl sends no battery
+/// request of its own (0x1000 / 0x1004) while it runs.
+pub fn device_battery_shown_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::process::Command;
+    let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
+    let home = ctx.subdir("battery-home")?;
+    let (status, out, err) = rig.dev.run_answering(
+        Command::new(&ctx.pawl)
+            .arg("--config")
+            .arg(rig.pawl.config_path())
+            .arg("devices")
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", &home)
+            .env("XDG_RUNTIME_DIR", &home)
+            .env("XDG_CONFIG_HOME", &home),
+        T_EVENT,
+    )?;
+    ctx.notes
+        .push(format!("$ pawl devices ({status})\n{out}{err}"));
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("/dev/hidraw") && l.contains("MX Master 3S"))
+        .with_context(|| format!("no HID++ line for the 3S: {out}{err}"))?;
+    ensure!(
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("    "))
+            .any(|l| l.trim() == "battery 25 %, discharging"),
+        "no \"battery 25 %, discharging\" under the 3S: {out}{err}"
+    );
+    let battery_index = {
+        let emu = rig.dev.emu();
+        [feature::UNIFIED_BATTERY, feature::BATTERY_STATUS].map(|f| emu.feature_index(f))
+    };
+    let asked = rig
+        .dev
+        .requests()
+        .iter()
+        .filter(|m| battery_index.contains(&Some(m.sub_id)))
+        .count();
+    ensure!(
+        asked == 0,
+        "pawl asked the mouse for its battery {asked} times"
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
     Ok(())
 }
