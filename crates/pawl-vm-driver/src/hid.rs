@@ -198,6 +198,21 @@ impl HidMouse {
         self.hidpp.as_ref()
     }
 
+    /// For a mouse that speaks HID++: waits until no HID++ request arrived for `quiet`
+    /// (the kernel driver's probe is over), at most 10 s. A mouse without HID++ returns at
+    /// once.
+    pub fn settle(&self, quiet: Duration) {
+        let Some(h) = &self.hidpp else { return };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let since = h.lock().last.elapsed();
+            if since >= quiet || std::time::Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(quiet - since);
+        }
+    }
+
     /// The uhid device (for raw reports and kernel requests).
     pub fn uhid(&self) -> &UhidDevice {
         &self.dev

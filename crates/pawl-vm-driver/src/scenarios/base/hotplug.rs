@@ -169,6 +169,8 @@ pub fn held_button_at_start_is_not_stuck(ctx: &mut Ctx) -> anyhow::Result<()> {
     let phys = ctx.phys("bt");
     let mut mouse = HidMouse::create(MX_MASTER_3S_BT, &ctx.recordings, &phys)?;
     let source = mouse.wait_node(T_DEVICE)?;
+    // The press must come after the kernel driver's HID++ probe, as a hand's would.
+    mouse.settle(Duration::from_millis(300));
     let mut reader = EvdevNode::open(&source.path)?;
     mouse.press(0)?;
     reader.frames_until(T_EVENT, "left press", |f| {

@@ -72,8 +72,11 @@ impl Session {
             .context("cannot start openbox")?;
         let wm = s.wm.insert(wm);
         loop {
+            // Openbox names itself (`_NET_SUPPORTING_WM_CHECK`) before it publishes its
+            // client list; both are needed before a client is mapped.
             if let Ok(text) = wmctrl(&["-m"])
                 && text.contains("Openbox")
+                && wmctrl(&["-l"]).is_ok()
             {
                 return Ok(s);
             }
@@ -123,7 +126,8 @@ impl Session {
         let want = format!("xterm.{class}");
         let deadline = Instant::now() + T_DEVICE;
         loop {
-            let list = wmctrl(&["-l", "-x"])?;
+            // No client list yet reads as an empty one: openbox publishes it once started.
+            let list = wmctrl(&["-l", "-x"]).unwrap_or_else(|e| format!("({e:#})"));
             if list.contains(&want) {
                 return Ok(());
             }
