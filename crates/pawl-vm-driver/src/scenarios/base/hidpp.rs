@@ -131,6 +131,36 @@ impl HidppRig {
         Ok(rig)
     }
 
+    /// A drag right fires Super+Page_Up, then a drag left Super+Page_Down (GNOME's
+    /// desktop-left and desktop-right, inverted by default).
+    fn drag_right_then_left(&mut self) -> anyhow::Result<()> {
+        self.dev.gesture(DRAG, 0, 8)?;
+        expect_keys(&mut self.keyboard, &[&[META, PAGE_UP]])?;
+        self.dev.gesture(-DRAG, 0, 8)?;
+        expect_keys(&mut self.keyboard, &[&[META, PAGE_DOWN]])
+    }
+
+    /// Runs `pawl devices` with pawl's config and a runtime dir of no worker, the emulator
+    /// answering its query meanwhile; its status, stdout and stderr.
+    fn pawl_devices(
+        &mut self,
+        ctx: &mut Ctx,
+    ) -> anyhow::Result<(std::process::ExitStatus, String, String)> {
+        let home = ctx.subdir("devices-home")?;
+        self.dev.run_answering(
+            std::process::Command::new(&ctx.pawl)
+                .arg("--config")
+                .arg(self.pawl.config_path())
+                .arg("devices")
+                .env_clear()
+                .env("PATH", "/bin")
+                .env("HOME", &home)
+                .env("XDG_RUNTIME_DIR", &home)
+                .env("XDG_CONFIG_HOME", &home),
+            T_EVENT,
+        )
+    }
+
     /// Answers pawl's requests until its log contains `text`.
     fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
         self.wait_log_count(text, 1)
@@ -205,10 +235,7 @@ impl HidppRig {
 /// persistently) and never wrote the 0x2121 wheel mode.
 pub fn hidpp_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
-    rig.dev.gesture(DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
-    rig.dev.gesture(-DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    rig.drag_right_then_left()?;
     ensure!(
         rig.dev.emu().persistent_writes() == 0,
         "pawl asked for a persistent diversion"
@@ -659,20 +686,7 @@ pub fn hidpp_devices_shows_diverted_controls(ctx: &mut Ctx) -> anyhow::Result<()
     use std::process::{Command, Stdio};
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     rig.wait_thumb_diverted(1)?;
-    let home = ctx.subdir("devices-home")?;
-    // The emulator answers the query while `pawl devices` waits for it.
-    let (status, out, err) = rig.dev.run_answering(
-        Command::new(&ctx.pawl)
-            .arg("--config")
-            .arg(rig.pawl.config_path())
-            .arg("devices")
-            .env_clear()
-            .env("PATH", "/bin")
-            .env("HOME", &home)
-            .env("XDG_RUNTIME_DIR", &home)
-            .env("XDG_CONFIG_HOME", &home),
-        T_EVENT,
-    )?;
+    let (status, out, err) = rig.pawl_devices(ctx)?;
     ctx.notes
         .push(format!("$ pawl devices ({status})\n{out}{err}"));
     ensure!(out.contains("HID++:"), "no HID++ section: {out}{err}");
@@ -738,10 +752,7 @@ pub fn mx_master_4_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Resu
     let mut rig = HidppRig::start_model(ctx, MX_MASTER_4_BT, DEFAULT_CONFIG, |_| {}, true)?;
     expect_bound_as_aliased(ctx, &rig.source)?;
     rig.wait_log(THUMB_DIVERTED)?;
-    rig.dev.gesture(DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
-    rig.dev.gesture(-DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    rig.drag_right_then_left()?;
     {
         let emu = rig.dev.emu();
         let sense = emu
@@ -775,10 +786,7 @@ pub fn mx_master_4_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Resu
 pub fn mx_master_2s_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start_model(ctx, MX_MASTER_2S_BT, DEFAULT_CONFIG, |_| {}, true)?;
     expect_bound_as_aliased(ctx, &rig.source)?;
-    rig.dev.gesture(DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]])?;
-    rig.dev.gesture(-DRAG, 0, 8)?;
-    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]])?;
+    rig.drag_right_then_left()?;
     ensure!(
         !rig.pawl.log().contains(THUMB_DIVERTED),
         "pawl logged a thumb wheel diversion on a mouse without 0x2150"
@@ -864,21 +872,8 @@ pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// shows that reading under the mouse's HID++ line, from sysfs; pawl sends no battery
 /// request of its own (0x1000 / 0x1004) while it runs.
 pub fn device_battery_shown_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()> {
-    use std::process::Command;
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
-    let home = ctx.subdir("battery-home")?;
-    let (status, out, err) = rig.dev.run_answering(
-        Command::new(&ctx.pawl)
-            .arg("--config")
-            .arg(rig.pawl.config_path())
-            .arg("devices")
-            .env_clear()
-            .env("PATH", "/bin")
-            .env("HOME", &home)
-            .env("XDG_RUNTIME_DIR", &home)
-            .env("XDG_CONFIG_HOME", &home),
-        T_EVENT,
-    )?;
+    let (status, out, err) = rig.pawl_devices(ctx)?;
     ctx.notes
         .push(format!("$ pawl devices ({status})\n{out}{err}"));
     let lines: Vec<&str> = out.lines().collect();
