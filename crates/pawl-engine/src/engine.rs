@@ -604,6 +604,17 @@ impl DeviceEngine {
         }
     }
 
+    /// The touchpad frame of the last call (`out.touch` not empty) was written by `at`:
+    /// the clock read after the write returned, µs on the clock of `write_time` and `tick`.
+    /// A swipe's next step is timed from it ([`SwipeFingers::written`]), so a write held
+    /// up after its frame's time never brings two frames closer in the kernel's stamps
+    /// than libinput's jump rule allows. Nothing happens without a swipe in progress.
+    pub fn touch_written(&mut self, at: Micros) {
+        if let Some(f) = &mut self.fingers {
+            f.written(at);
+        }
+    }
+
     /// Whether a swipe is in progress (fingers down on the virtual touchpad, also while they
     /// catch up after the release).
     pub fn swiping(&self) -> bool {
@@ -1103,6 +1114,37 @@ mod tests {
             at_once += usize::from(*at == 110_000 && out.touch.moved);
         }
         assert!(at_once >= 10, "{at_once} frames from the report times");
+    }
+
+    #[test]
+    fn a_touchpad_write_held_up_times_the_next_frame_from_its_end() {
+        // A 1000 Hz mouse, 5 px a report, each frame made at its own time. Every touchpad
+        // write returns 5 ms after the frame's time (the writer descheduled meanwhile):
+        // the frames' write ends, what the kernel's stamps lie before, are still
+        // FRAME_INTERVAL_US apart or more.
+        let c = swipe_config();
+        let mut e = engine(&c);
+        let mut ends = Vec::new();
+        let mut frames = vec![press(0, 5, true)];
+        frames.extend((1..=60).map(|i| motion(i * 1000, 5, 0)));
+        for f in &frames {
+            let mut out = FrameOut::default();
+            e.frame_at(f, f.time, &mut out);
+            if !out.touch.is_empty() {
+                let end = f.time.plus(5_000);
+                e.touch_written(end);
+                ends.push((f.time.0, end.0, out.touch));
+            }
+        }
+        let moves: Vec<_> = ends.iter().filter(|x| x.2.moved).collect();
+        assert!(moves.len() >= 4, "{ends:?}");
+        for w in ends.windows(2) {
+            // The next frame is made 7 ms after the previous write's end.
+            assert!(
+                w[1].0 >= w[0].1 + crate::swipe::FRAME_INTERVAL_US,
+                "{ends:?}"
+            );
+        }
     }
 
     #[test]

@@ -30,8 +30,12 @@
 //! apart, and writes what they make at one instant; paced by those timestamps they would
 //! be several frames microseconds apart in the kernel's stamps. So the Linux daemon passes
 //! the clock it read when it woke up ([`crate::DeviceEngine::frame_at`], and `tick`'s
-//! `now`): a backlog writes at most one frame, the rest is carried. `pawl replay` and the
-//! tests, which write as they read, use the recorded time for both.
+//! `now`): a backlog writes at most one frame, the rest is carried. A write can also be
+//! held up after that clock was read (a loaded machine deschedules the daemon between the
+//! two), which would bring it closer to the next frame in the kernel's stamps; so the daemon
+//! reads the clock again when the write returns ([`SwipeFingers::written`]) and the next
+//! step is timed from then. `pawl replay` and the tests, which write as they read, use the
+//! recorded time for all three.
 
 use crate::frame::TouchOut;
 use crate::units::Micros;
@@ -244,6 +248,15 @@ impl SwipeFingers {
         }
     }
 
+    /// The frame just made (down or move) was written by `at`: the caller's clock read
+    /// after the write returned. The kernel stamped the frame no later than that, so the
+    /// next step, timed from `at`, is never closer to it in the kernel's stamps than
+    /// [`FRAME_INTERVAL_US`], however long the write was held up after the frame's time.
+    /// An earlier `at` changes nothing.
+    pub fn written(&mut self, at: Micros) {
+        self.last = self.last.max(at);
+    }
+
     /// Where the last frame put the fingers (offset, touchpad units).
     pub fn at(&self) -> (i32, i32) {
         self.at
@@ -302,6 +315,33 @@ mod tests {
         let mut out = TouchOut::default();
         f.advance(Micros(50_000), &mut out);
         assert_eq!(f.at(), (444, 0));
+    }
+
+    #[test]
+    fn a_write_held_up_after_the_frame_time_delays_the_next_step() {
+        // The frame of 7 ms is written only at 12 ms (the writer was descheduled between
+        // reading its clock and the write): the next step waits until 19 ms, so the kernel's
+        // stamps of the two frames are 7 ms apart or more, and it is 7 ms × 12 units/ms long.
+        let mut out = TouchOut::default();
+        let mut f = SwipeFingers::down(3, Micros(0), &mut out);
+        f.written(Micros(1_000));
+        f.aim(1000, 0, Micros(1_000));
+        let mut out = TouchOut::default();
+        // 7 ms after the frame time but 6 ms after the down's write: nothing yet.
+        f.advance(Micros(7_000), &mut out);
+        assert!(!out.moved);
+        f.advance(Micros(8_000), &mut out);
+        assert_eq!((out.moved, out.dx), (true, 84));
+        f.written(Micros(12_000));
+        assert_eq!(f.deadline(), Some(Micros(21_000)));
+        let mut out = TouchOut::default();
+        f.advance(Micros(15_000), &mut out);
+        assert!(!out.moved, "3 ms after the write is too soon");
+        f.advance(Micros(19_000), &mut out);
+        assert_eq!((out.moved, out.dx), (true, 168));
+        // A write time before the frame's own changes nothing.
+        f.written(Micros(10_000));
+        assert_eq!(f.deadline(), Some(Micros(26_000)));
     }
 
     #[test]

@@ -231,8 +231,10 @@ pub struct HidppDevice {
 pub trait Perform {
     /// Performs an action the gesture fired.
     fn perform(&mut self, action: Action);
-    /// Writes a swipe's frames to the virtual touchpad.
-    fn touch(&mut self, touch: &TouchOut);
+    /// Writes a swipe's frames to the virtual touchpad; returns the time read after the
+    /// write returned (µs, the clock of the `now` the device is given), what the swipe's
+    /// next frame is timed from ([`DeviceEngine::touch_written`]).
+    fn touch(&mut self, touch: &TouchOut) -> Micros;
 }
 
 impl HidppDevice {
@@ -461,7 +463,7 @@ impl HidppDevice {
             // Pointer output has no virtual device here (see `apply`).
             let _ = self.engine.tick(now, &mut res);
             if !res.touch.is_empty() {
-                performer.touch(&res.touch);
+                self.engine.touch_written(performer.touch(&res.touch));
             }
         }
     }
@@ -513,7 +515,7 @@ impl HidppDevice {
                 let mut res = FrameOut::default();
                 if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
                     if !res.touch.is_empty() {
-                        performer.touch(&res.touch);
+                        self.engine.touch_written(performer.touch(&res.touch));
                     }
                     for &a in res.actions.as_slice() {
                         performer.perform(a);
@@ -612,7 +614,9 @@ struct NoPerform;
 
 impl Perform for NoPerform {
     fn perform(&mut self, _action: Action) {}
-    fn touch(&mut self, _touch: &TouchOut) {}
+    fn touch(&mut self, _touch: &TouchOut) -> Micros {
+        Micros(0)
+    }
 }
 
 /// Programs that talk HID++ to mice and divert controls themselves.

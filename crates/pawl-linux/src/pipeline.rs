@@ -23,8 +23,10 @@ pub trait Sink {
     /// Performs an action (after the frame that fired it was written).
     fn perform(&mut self, action: Action);
     /// Writes a swipe's frames to the virtual touchpad (after the clone's frame), with
-    /// one `write(2)`.
-    fn touch(&mut self, touch: &TouchOut);
+    /// one `write(2)`; returns the time read after the write returned (µs, the clock of
+    /// [`Sink::now`]), what the swipe's next frame is timed from
+    /// ([`DeviceEngine::touch_written`]).
+    fn touch(&mut self, touch: &TouchOut) -> Micros;
     /// The mouse buttons down on the source right now (`EVIOCGKEY`), `None` when that
     /// cannot be read (then everything is released).
     fn buttons_down(&mut self) -> Option<ButtonSet>;
@@ -171,7 +173,7 @@ impl Pipeline {
                     if engine.cancel(out) {
                         write_encoded(out, &[], buf, sink);
                     }
-                    write_touch(out, sink);
+                    write_touch(out, engine, sink);
                     return;
                 }
                 let verdict = if engine.paces_touch(&frame) {
@@ -186,7 +188,7 @@ impl Pipeline {
                 let transform = engine.profile().transform_scroll;
                 if fixup.settle(verdict, transform, &frame, out) {
                     write_encoded(out, raw, buf, sink);
-                    write_touch(out, sink);
+                    write_touch(out, engine, sink);
                     for action in out.actions.as_slice() {
                         sink.perform(*action);
                     }
@@ -203,7 +205,7 @@ impl Pipeline {
                 if engine.resync(down, out) {
                     write_encoded(out, &[], buf, sink);
                 }
-                write_touch(out, sink);
+                write_touch(out, engine, sink);
             }
         })
     }
@@ -216,7 +218,7 @@ impl Pipeline {
         match self.engine.frame(frame, &mut self.out) {
             Verdict::Rewrite => {
                 write_encoded(&self.out, &[], &mut self.buf, sink);
-                write_touch(&self.out, sink);
+                write_touch(&self.out, &mut self.engine, sink);
                 for action in self.out.actions.as_slice() {
                     sink.perform(*action);
                 }
@@ -246,7 +248,7 @@ impl Pipeline {
         if self.engine.tick(now, &mut self.out) {
             write_encoded(&self.out, &[], &mut self.buf, sink);
         }
-        write_touch(&self.out, sink);
+        write_touch(&self.out, &mut self.engine, sink);
     }
 
     /// Cancels everything in progress and writes a release for every button pressed on the
@@ -256,14 +258,15 @@ impl Pipeline {
         if self.engine.cancel(&mut self.out) {
             write_encoded(&self.out, &[], &mut self.buf, sink);
         }
-        write_touch(&self.out, sink);
+        write_touch(&self.out, &mut self.engine, sink);
     }
 }
 
+/// Writes `out`'s touchpad part, if any, and tells the engine when the write ended.
 #[inline]
-fn write_touch(out: &FrameOut, sink: &mut impl Sink) {
+fn write_touch(out: &FrameOut, engine: &mut DeviceEngine, sink: &mut impl Sink) {
     if !out.touch.is_empty() {
-        sink.touch(&out.touch);
+        engine.touch_written(sink.touch(&out.touch));
     }
 }
 
@@ -328,6 +331,8 @@ mod tests {
         clock: Micros,
         clock_reads: usize,
         touch_times: Vec<Micros>,
+        /// How long each touchpad write takes, µs: [`Sink::touch`] answers `clock` + this.
+        touch_write_us: u64,
     }
 
     impl Sink for Recorder {
@@ -341,9 +346,10 @@ mod tests {
         fn buttons_down(&mut self) -> Option<ButtonSet> {
             Some(self.down)
         }
-        fn touch(&mut self, touch: &TouchOut) {
+        fn touch(&mut self, touch: &TouchOut) -> Micros {
             self.touches.push(*touch);
             self.touch_times.push(self.clock);
+            self.clock.plus(self.touch_write_us)
         }
         fn now(&mut self) -> Micros {
             self.clock_reads += 1;
@@ -1087,6 +1093,39 @@ mod tests {
             !sink.writes.concat().iter().any(|e| e.0 == EV_REL),
             "the clone gets no motion"
         );
+    }
+
+    #[test]
+    fn a_touchpad_write_held_up_delays_the_next_touchpad_frame() {
+        // A 1000 Hz mouse drags right 6 px a report, one report per wake-up; every touchpad
+        // write returns 5 ms after the wake-up's clock. Each touchpad frame is written
+        // 7 ms or more after the previous write ended, so the kernel's stamps of two frames
+        // are never closer than that.
+        const X: &[(u16, u16, i32)] = &[(EV_REL, REL_X, 6)];
+        let press: &[(u16, u16, i32)] = &[(EV_MSC, MSC_SCAN, 0x90006), (EV_KEY, BTN_FORWARD, 1)];
+        let mut p = swipe_pipeline();
+        let mut sink = Recorder {
+            touch_write_us: 5_000,
+            ..Recorder::default()
+        };
+        for i in 0..80u64 {
+            let t = 1_000 + 1_000 * i;
+            while let Some(d) = p.next_deadline().filter(|d| d.0 < t) {
+                sink.clock = d;
+                p.tick(d, &mut sink);
+            }
+            sink.clock = Micros(t);
+            let frame = if i == 0 { press } else { X };
+            p.feed(&frames_at(t, 0, &[frame]), &mut sink);
+        }
+        let times = &sink.touch_times;
+        assert!(times.len() >= 5, "{:?}", sink.touches);
+        for w in times.windows(2) {
+            assert!(
+                w[1].0 >= w[0].0 + 5_000 + 7_000,
+                "a touchpad frame 7 ms after the last write's end: {times:?}"
+            );
+        }
     }
 
     #[test]

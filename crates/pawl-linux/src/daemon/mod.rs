@@ -261,8 +261,9 @@ impl hidpp::Perform for Performer {
         Performer::perform(self, action);
     }
 
-    fn touch(&mut self, touch: &TouchOut) {
+    fn touch(&mut self, touch: &TouchOut) -> Micros {
         Performer::touch(self, touch);
+        monotonic_now()
     }
 }
 

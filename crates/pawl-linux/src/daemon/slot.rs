@@ -122,9 +122,11 @@ impl Sink for IoSink<'_> {
         self.performer.perform(action);
     }
 
+    /// The write's end: `CLOCK_MONOTONIC` read after it (vDSO: no syscall).
     #[inline]
-    fn touch(&mut self, touch: &TouchOut) {
+    fn touch(&mut self, touch: &TouchOut) -> Micros {
         self.performer.touch(touch);
+        super::monotonic_now()
     }
 
     fn buttons_down(&mut self) -> Option<ButtonSet> {
