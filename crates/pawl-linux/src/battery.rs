@@ -77,6 +77,27 @@ impl Battery {
     }
 }
 
+/// The battery of the device behind `dev_path` (`/dev/hidrawN` or `/dev/input/eventN`)
+/// among `batteries` ([`scan`]): the one whose HID device holds the node in sysfs (its
+/// `hid_dir` an ancestor of `<sys>/class/hidraw/hidrawN` or `<sys>/class/input/eventN`
+/// resolved). `sys` is normally `/sys`. `None` for another path, a node sysfs does not
+/// know, or a device without a HID++ battery (one behind a receiver has its own, under
+/// the receiver's child device).
+pub fn for_node<'a>(sys: &Path, batteries: &'a [Battery], dev_path: &str) -> Option<&'a Battery> {
+    let name = Path::new(dev_path).file_name()?.to_str()?;
+    let class = if dev_path.starts_with("/dev/hidraw") {
+        "hidraw"
+    } else if dev_path.starts_with("/dev/input/event") {
+        "input"
+    } else {
+        return None;
+    };
+    let node = fs::canonicalize(sys.join("class").join(class).join(name)).ok()?;
+    batteries
+        .iter()
+        .find(|b| b.hid_dir.as_ref().is_some_and(|h| node.starts_with(h)))
+}
+
 /// Reads at most [`MAX_ATTR_BYTES`] of `path`; `None` when it cannot be read.
 fn read_attr(path: &Path) -> Option<String> {
     let mut buf = Vec::new();
@@ -163,6 +184,41 @@ mod tests {
         assert_eq!(b[1].describe(), "battery Normal, charging");
         assert_eq!(b[1].hid_dir, None);
         assert!(scan(&tmp.path().join("absent")).is_empty());
+    }
+
+    #[test]
+    fn a_node_finds_the_battery_of_the_hid_device_that_holds_it() {
+        // sysfs as the kernel lays it out: the class links point into the HID device's
+        // directory (hidraw and input nodes under it), the supply's `device` link at it.
+        let tmp = tempfile::tempdir().unwrap();
+        let sys = tmp.path().join("sys");
+        let hid = sys.join("devices/virtual/misc/uhid/0005:046D:B034.0001");
+        let other = sys.join("devices/virtual/misc/uhid/0003:093A:2510.0002");
+        for d in [
+            hid.join("hidraw/hidraw0"),
+            hid.join("input/input5/event3"),
+            other.join("input/input6/event4"),
+        ] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::create_dir_all(sys.join("class/hidraw")).unwrap();
+        fs::create_dir_all(sys.join("class/input")).unwrap();
+        let link = |target: PathBuf, at: &str| {
+            std::os::unix::fs::symlink(target, sys.join("class").join(at)).unwrap()
+        };
+        link(hid.join("hidraw/hidraw0"), "hidraw/hidraw0");
+        link(hid.join("input/input5/event3"), "input/event3");
+        link(other.join("input/input6/event4"), "input/event4");
+        let root = sys.join("class/power_supply");
+        let d = supply(&root, "hidpp_battery_0", &[("capacity", "45\n")]);
+        std::os::unix::fs::symlink(&hid, d.join("device")).unwrap();
+        let batteries = scan(&root);
+        let found = |p: &str| for_node(&sys, &batteries, p).map(|b| b.supply.as_str());
+        assert_eq!(found("/dev/hidraw0"), Some("hidpp_battery_0"));
+        assert_eq!(found("/dev/input/event3"), Some("hidpp_battery_0"));
+        assert_eq!(found("/dev/input/event4"), None, "another device");
+        assert_eq!(found("/dev/input/event9"), None, "not in sysfs");
+        assert_eq!(found("/tmp/hidraw0"), None, "not a device node");
     }
 
     #[test]

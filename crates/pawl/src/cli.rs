@@ -100,7 +100,7 @@ pub enum Command {
     /// "starting (pid unknown)" when the lock's holder is not identified within --timeout.
     /// Never sends SIGKILL unless --kill is given.
     Off(OffArgs),
-    /// Show whether the worker runs: pid, uptime, grabbed devices, config.
+    /// Show whether the worker runs: pid, uptime, grabbed devices, config, mice, battery.
     ///
     /// Decided by the lock, never by pawl.json alone. Exit status (LSB): 0 running, 1
     /// stopped with stale metadata (the worker died without cleaning up, or the file

@@ -25,8 +25,8 @@ use serde_json::json;
 
 pub use crate::lifecycle::EXIT_UNIDENTIFIED;
 use crate::lifecycle::{
-    self, GrabbedDevice, LockFile, Metadata, MouseRecord, Paths, ProcState, StaleReason, Status,
-    Unidentified,
+    self, BatteryRecord, GrabbedDevice, LockFile, Metadata, MouseRecord, Paths, ProcState,
+    StaleReason, Status, Unidentified,
 };
 use crate::out::{self, escape_control};
 use crate::worker::{ERROR_PREFIX, READY_LINE};
@@ -281,6 +281,8 @@ pub fn status(json: bool) -> anyhow::Result<ExitCode> {
         }
     };
     let now = unix_now();
+    #[cfg(target_os = "linux")]
+    let status = with_batteries(status, std::path::Path::new("/sys"));
     if json {
         out::println(&status_json(&status, &paths, now).to_string())?;
     } else {
@@ -289,6 +291,38 @@ pub fn status(json: bool) -> anyhow::Result<ExitCode> {
         out::print(&crate::macos::permission_report())?;
     }
     Ok(ExitCode::from(status_exit_code(&status)))
+}
+
+/// `status` with each running mouse's battery read from the kernel's power supplies
+/// under `sys` (normally `/sys`): the one of the HID device that holds its HID++ endpoint
+/// or one of its pointer nodes ([`pawl_linux::battery::for_node`]).
+#[cfg(target_os = "linux")]
+pub fn with_batteries(status: Status, sys: &std::path::Path) -> Status {
+    use pawl_linux::battery;
+    let Status::Running(mut meta) = status else {
+        return status;
+    };
+    let batteries = battery::scan(&sys.join("class/power_supply"));
+    if batteries.is_empty() {
+        return Status::Running(meta);
+    }
+    for m in &mut meta.mice {
+        let found = m
+            .hidraw
+            .iter()
+            .chain(m.nodes.iter().map(|n| &n.path))
+            .find_map(|p| battery::for_node(sys, &batteries, p));
+        m.battery = found.map(|b| BatteryRecord {
+            percent: b.capacity,
+            level: b.level.clone(),
+            status: b
+                .status
+                .as_ref()
+                .map(|s| s.to_lowercase())
+                .filter(|s| s != "unknown"),
+        });
+    }
+    Status::Running(meta)
 }
 
 /// The exit code of `pawl status` for `status`.
@@ -397,13 +431,22 @@ pub fn mouse_text(m: &MouseRecord, head: &str, named: bool, indent: &str) -> Str
         let part = format!("{}:", escape_control(&p.part));
         s.push_str(&format!("{indent}{part:<15} {}\n", escape_control(&p.text)));
     }
+    if let Some(b) = &m.battery {
+        s.push_str(&format!(
+            "{indent}{:<15} {}\n",
+            "battery:",
+            escape_control(&b.describe())
+        ));
+    }
     s
 }
 
 /// A mouse for `--json`: `{"name", "vendor", "product" (4-digit hex), "nodes": [{"path",
 /// "state": "grabbed"|"waiting"|"not-grabbed", "clone"}], "hidraw" (or null), "paths":
 /// [{"part", "path": "grab"|"hidpp"|"kernel" (the kernel's node untouched)|"bpf" (kernel
-/// mode: pawl's HID-BPF program), "reason" (a code, e.g. "hidpp-off"), "text"}]}`.
+/// mode: pawl's HID-BPF program), "reason" (a code, e.g. "hidpp-off"), "text"}],
+/// "battery": {"percent" (0..=100 or null), "level" (or null), "status" (or null)} or
+/// null}`.
 pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
     json!({
         "name": m.name,
@@ -421,6 +464,11 @@ pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
             "reason": p.reason,
             "text": p.text,
         })).collect::<Vec<_>>(),
+        "battery": m.battery.as_ref().map(|b| json!({
+            "percent": b.percent,
+            "level": b.level,
+            "status": b.status,
+        })),
     })
 }
 
@@ -827,6 +875,7 @@ pub(crate) mod tests {
                     "grab + virtual device, transformed",
                 ),
             ],
+            battery: None,
         }
     }
 
@@ -851,6 +900,7 @@ pub(crate) mod tests {
         expect![[r#"
             [
               {
+                "battery": null,
                 "hidraw": "/dev/hidraw2",
                 "name": "Logitech MX Master 3S",
                 "nodes": [
@@ -891,6 +941,45 @@ pub(crate) mod tests {
               }
             ]"#]]
         .assert_eq(&serde_json::to_string_pretty(&json["mice"]).unwrap());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn status_shows_each_mouses_battery_as_the_kernel_reports_it() {
+        // A fake /sys: the MX Master's HID device holds hidraw2 and has hidpp_battery_0.
+        let tmp = tempfile::tempdir().unwrap();
+        let sys = tmp.path();
+        let hid = sys.join("devices/virtual/misc/uhid/0005:046D:B034.0001");
+        std::fs::create_dir_all(hid.join("hidraw/hidraw2")).unwrap();
+        std::fs::create_dir_all(sys.join("class/hidraw")).unwrap();
+        std::os::unix::fs::symlink(hid.join("hidraw/hidraw2"), sys.join("class/hidraw/hidraw2"))
+            .unwrap();
+        let supply = sys.join("class/power_supply/hidpp_battery_0");
+        std::fs::create_dir_all(&supply).unwrap();
+        std::fs::write(supply.join("capacity"), "45\n").unwrap();
+        std::fs::write(supply.join("status"), "Discharging\n").unwrap();
+        std::os::unix::fs::symlink(&hid, supply.join("device")).unwrap();
+        let mut m = meta(vec![mx()]);
+        let mut other = mx_mouse();
+        other.hidraw = None;
+        other.nodes[0].path = "/dev/input/event7".into();
+        m.mice = vec![mx_mouse(), other];
+        let status = with_batteries(Status::Running(m), sys);
+        let text = status_text(&status, &paths(), 1_700_000_005);
+        assert_eq!(
+            text.matches("    battery:        45 %, discharging\n")
+                .count(),
+            1,
+            "{text}"
+        );
+        let json = status_json(&status, &paths(), 1_700_000_005);
+        assert_eq!(
+            json["mice"][0]["battery"],
+            json!({ "percent": 45, "level": null, "status": "discharging" })
+        );
+        assert!(json["mice"][1]["battery"].is_null(), "{json}");
+        // Stopped stays stopped, with no sysfs read.
+        assert_eq!(with_batteries(Status::Stopped, sys), Status::Stopped);
     }
 
     #[test]

@@ -338,6 +338,40 @@ pub struct MouseRecord {
     pub hidraw: Option<String>,
     /// One line per part.
     pub paths: Vec<PathRecord>,
+    /// Its battery as the kernel reports it now. Never in the metadata file (neither
+    /// written nor read: a battery changes without the worker waking up); `pawl status`
+    /// reads it when it prints ([`BatteryRecord`]).
+    #[serde(skip)]
+    pub battery: Option<BatteryRecord>,
+}
+
+/// A mouse's battery at the time `pawl status` asked: Linux, the kernel's
+/// `hidpp_battery_*` power supply of the mouse's HID device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatteryRecord {
+    /// Charge, percent (0..=100), when the mouse reports percentages.
+    pub percent: Option<u8>,
+    /// The kernel's `capacity_level` (`Critical`, `Low`, `Normal`, `High`, `Full`) when
+    /// it reports levels.
+    pub level: Option<String>,
+    /// `charging`, `discharging`, `full`, `not charging` (the kernel's `status`, lower
+    /// case), `None` when unknown.
+    pub status: Option<String>,
+}
+
+impl BatteryRecord {
+    /// `80 %, discharging` / `Normal, charging` / `unknown`.
+    pub fn describe(&self) -> String {
+        let amount = match (self.percent, &self.level) {
+            (Some(p), _) => format!("{p} %"),
+            (None, Some(l)) => l.clone(),
+            (None, None) => "unknown".to_owned(),
+        };
+        match &self.status {
+            Some(s) => format!("{amount}, {s}"),
+            None => amount,
+        }
+    }
 }
 
 /// A pointer node of a [`MouseRecord`].

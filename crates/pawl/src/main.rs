@@ -350,6 +350,7 @@ fn mouse_record(m: &pawl_linux::MouseSummary) -> lifecycle::MouseRecord {
                 text: p.text.clone(),
             })
             .collect(),
+        battery: None,
     }
 }
 

@@ -869,8 +869,9 @@ pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 /// `device_battery_shown_from_the_kernel`: the kernel's hid-logitech-hidpp made the
 /// emulated 3S's 0x1004 battery (25 %, discharging) a power supply, and `pawl devices`
-/// shows that reading under the mouse's HID++ line, from sysfs; pawl sends no battery
-/// request of its own (0x1000 / 0x1004) while it runs.
+/// shows that reading under the mouse's HID++ line, from sysfs, as `pawl status` (text and
+/// `--json`) does under the worker's mouse; pawl sends no battery request of its own
+/// (0x1000 / 0x1004) while it runs.
 pub fn device_battery_shown_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     let (status, out, err) = rig.pawl_devices(ctx)?;
@@ -901,6 +902,36 @@ pub fn device_battery_shown_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()>
     ensure!(
         asked == 0,
         "pawl asked the mouse for its battery {asked} times"
+    );
+    // The worker's mouse in `pawl status`, text and JSON, with the kernel's battery.
+    let work = rig
+        .pawl
+        .config_path()
+        .parent()
+        .context("work dir")?
+        .to_owned();
+    let mut status = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&ctx.pawl);
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", &work)
+            .env("XDG_RUNTIME_DIR", &work);
+        rig.dev
+            .run_answering(&mut cmd, T_EVENT)
+            .map(|(_, out, _)| out)
+    };
+    let text = status(&["status"])?;
+    let json: String = status(&["status", "--json"])?.split_whitespace().collect();
+    ctx.notes.push(format!("$ pawl status\n{text}"));
+    ensure!(
+        text.lines()
+            .any(|l| l.trim() == "battery:        25 %, discharging"),
+        "no battery line in pawl status: {text}"
+    );
+    ensure!(
+        json.contains(r#""battery":{"level":null,"percent":25,"status":"discharging"}"#),
+        "no battery in pawl status --json: {json}"
     );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
