@@ -25,8 +25,8 @@ use serde_json::json;
 
 pub use crate::lifecycle::EXIT_UNIDENTIFIED;
 use crate::lifecycle::{
-    self, BatteryRecord, GrabbedDevice, LockFile, Metadata, MouseRecord, Paths, ProcState,
-    StaleReason, Status, Unidentified,
+    self, GrabbedDevice, LockFile, Metadata, MouseRecord, Paths, ProcState, StaleReason, Status,
+    Unidentified,
 };
 use crate::out::{self, escape_control};
 use crate::worker::{ERROR_PREFIX, READY_LINE};
@@ -307,22 +307,33 @@ pub fn with_batteries(status: Status, sys: &std::path::Path) -> Status {
         return Status::Running(meta);
     }
     for m in &mut meta.mice {
-        let found = m
-            .hidraw
-            .iter()
-            .chain(m.nodes.iter().map(|n| &n.path))
-            .find_map(|p| battery::for_node(sys, &batteries, p));
-        m.battery = found.map(|b| BatteryRecord {
-            percent: b.capacity,
-            level: b.level.clone(),
-            status: b
-                .status
-                .as_ref()
-                .map(|s| s.to_lowercase())
-                .filter(|s| s != "unknown"),
-        });
+        m.battery = battery_of(m, sys, &batteries);
     }
     Status::Running(meta)
+}
+
+/// The battery of `m` among `batteries` (read under `sys`): the one of the HID device that
+/// holds its HID++ endpoint or one of its pointer nodes.
+#[cfg(target_os = "linux")]
+pub fn battery_of(
+    m: &MouseRecord,
+    sys: &std::path::Path,
+    batteries: &[pawl_linux::battery::Battery],
+) -> Option<lifecycle::BatteryRecord> {
+    let found = m
+        .hidraw
+        .iter()
+        .chain(m.nodes.iter().map(|n| &n.path))
+        .find_map(|p| pawl_linux::battery::for_node(sys, batteries, p))?;
+    Some(lifecycle::BatteryRecord {
+        percent: found.capacity,
+        level: found.level.clone(),
+        status: found
+            .status
+            .as_ref()
+            .map(|s| s.to_lowercase())
+            .filter(|s| s != "unknown"),
+    })
 }
 
 /// The exit code of `pawl status` for `status`.

@@ -428,6 +428,8 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
         .map(|d| d.dev_path().display().to_string())
         .collect();
     let open = open_by(&paths);
+    let sys = std::path::Path::new("/sys");
+    let batteries = pawl_linux::battery::scan(&sys.join("class/power_supply"));
     let mut entries = Vec::new();
     for (d, path) in devices.iter().zip(paths) {
         let info = d.info();
@@ -456,7 +458,7 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
             Kind::AbsolutePointer => "touchpad",
             Kind::Other => "other",
         };
-        let paths = match &worker {
+        let mut paths = match &worker {
             _ if d.is_pawl_device() => None,
             Some(meta) => meta
                 .mice
@@ -471,6 +473,9 @@ fn gather(config: &Config) -> anyhow::Result<Vec<DeviceEntry>> {
                 mouse: crate::mouse_record(&m),
             }),
         };
+        if let Some(p) = &mut paths {
+            p.mouse.battery = crate::control::battery_of(&p.mouse, sys, &batteries);
+        }
         entries.push(DeviceEntry {
             path,
             info,
@@ -705,6 +710,7 @@ mod tests {
         expect![[r#"
             {
               "mouse": {
+                "battery": null,
                 "hidraw": "/dev/hidraw2",
                 "name": "Logitech MX Master 3S",
                 "nodes": [
