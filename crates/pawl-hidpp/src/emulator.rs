@@ -426,6 +426,8 @@ pub struct Emulator {
     battery: [u8; 4],
     thumb_diverted: bool,
     thumb_inverted: bool,
+    /// Firmware that takes `setThumbwheelReporting`'s mode but not its invert bit.
+    thumb_invert_ignored: bool,
     thumb_info: [u8; 8],
     hidpp10_only: bool,
     failures: Vec<(u16, u8, Failure)>,
@@ -560,6 +562,7 @@ impl Emulator {
             battery: [0; 4],
             thumb_diverted: false,
             thumb_inverted: false,
+            thumb_invert_ignored: false,
             // native 18, diverted 120, default direction right/front, capabilities
             // timestamp | touch | proximity | single tap, time unit 0.
             thumb_info: [0, 18, 0, 120, 1, 0x0F, 0, 0],
@@ -707,6 +710,12 @@ impl Emulator {
     /// Whether the thumb wheel's direction is inverted (0x2150 invert bit).
     pub fn thumb_inverted(&self) -> bool {
         self.thumb_inverted
+    }
+
+    /// Makes `setThumbwheelReporting` keep the invert bit as it is (a firmware that
+    /// refuses the direction change while it still succeeds).
+    pub fn ignore_thumb_invert(&mut self, ignore: bool) {
+        self.thumb_invert_ignored = ignore;
     }
 
     /// Sets the thumb wheel's invert bit, as Logitech's software or Solaar would.
@@ -889,7 +898,9 @@ impl Emulator {
             (feature::THUMB_WHEEL, thumb_wheel::SET_REPORTING) => {
                 // The reply carries no data (Logitech's definition: an empty response).
                 self.thumb_diverted = req.params[0] == thumb_wheel::MODE_DIVERTED;
-                self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
+                if !self.thumb_invert_ignored {
+                    self.thumb_inverted = req.params[1] & thumb_wheel::DIRECTION_BIT != 0;
+                }
             }
             (feature::ADJUSTABLE_DPI, adjustable_dpi::GET_SENSOR_COUNT) => p[0] = 1,
             (feature::ADJUSTABLE_DPI, _) if req.params[0] != adjustable_dpi::SENSOR => {

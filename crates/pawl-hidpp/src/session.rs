@@ -18,9 +18,13 @@
 //! (`setSensorDpi`), one it lacks is not, and [`Event::DpiUnsupported`] names the nearest
 //! supported value; either way `getSensorDpi` reads back what is in force
 //! ([`Session::dpi`]). A `smartshift` that is set is written and read back
-//! ([`Session::smartshift`]). Nothing set, nothing is written (a query session reads
-//! both). Setup re-runs after every reconnection, so the settings are applied again to a
-//! device that forgot them; [`Session::set_settings`] applies new ones (a config reload).
+//! ([`Session::smartshift`]). A `thumb_wheel_invert` that is set goes out as the invert bit
+//! of the thumb wheel's `setThumbwheelReporting` (with the reporting mode the session wants
+//! anyway, so one write) and is read back once ([`Event::ThumbInverted`]); a device that
+//! keeps its own bit is reported, not written again. Nothing set, nothing is written (a
+//! query session reads them all). Setup re-runs after every reconnection, so the settings
+//! are applied again to a device that forgot them; [`Session::set_settings`] applies new
+//! ones (a config reload).
 //!
 //! Afterwards, notifications become engine input: diverted-buttons events become button
 //! transitions, raw-XY events become motion (the first one after a press is dropped: the
@@ -43,7 +47,8 @@
 //! the way logiops does ("make right positive"). 0x2150 has one default direction and one
 //! invert bit for the wheel in both reporting modes (Logitech's definition: the feature
 //! diverts the HID reports "or inverts the rotation direction"; Mouser flips native scroll
-//! with that bit without diverting), and pawl diverts with the invert bit the device had,
+//! with that bit without diverting), and pawl diverts with the invert bit the device had
+//! (or the one `thumb_wheel_invert` sets),
 //! so a diverted increment has the sign of the AC Pan count the same turn sends natively:
 //! with `[scroll] invert_horizontal = false` the thumb wheel scrolls the way it does
 //! without pawl. Consistent with the recording `mx1-thumb-wheel.events` (an MX Master
@@ -317,12 +322,17 @@ pub enum Event {
     Dpi(u16),
     /// The SmartShift mode in force, read back after pawl wrote one.
     SmartShift(SmartShift),
+    /// The thumb wheel's invert bit in force (0x2150), read back after pawl wrote the
+    /// configured `thumb_wheel_invert`.
+    ThumbInverted(bool),
     /// Settings are configured that the device has no feature for; they are not written.
     SettingsMissing {
         /// `dpi` is set and the device has no 0x2201.
         dpi: bool,
         /// `smartshift` is set and the device has neither 0x2111 nor 0x2110.
         smartshift: bool,
+        /// `thumb_wheel_invert` is set and the device has no 0x2150.
+        thumb_wheel_invert: bool,
     },
 }
 
@@ -369,15 +379,34 @@ impl fmt::Display for Event {
             ),
             Event::Dpi(dpi) => write!(f, "dpi {dpi} (0x2201)"),
             Event::SmartShift(m) => write!(f, "smartshift {m} (SmartShift)"),
-            Event::SettingsMissing { dpi, smartshift } => {
-                let what = match (dpi, smartshift) {
-                    (true, true) => {
-                        "no adjustable DPI (0x2201) nor SmartShift (0x2110/0x2111): dpi and smartshift"
-                    }
-                    (true, false) => "no adjustable DPI (0x2201): dpi",
-                    _ => "no SmartShift (0x2110/0x2111): smartshift",
-                };
-                write!(f, "the device has {what} not written")
+            Event::ThumbInverted(on) => write!(f, "thumb_wheel_invert {on} (0x2150)"),
+            Event::SettingsMissing {
+                dpi,
+                smartshift,
+                thumb_wheel_invert,
+            } => {
+                let missing = [
+                    (dpi, "adjustable DPI (0x2201)", "dpi"),
+                    (smartshift, "SmartShift (0x2110/0x2111)", "smartshift"),
+                    (
+                        thumb_wheel_invert,
+                        "thumb wheel (0x2150)",
+                        "thumb_wheel_invert",
+                    ),
+                ];
+                let mut first = true;
+                write!(f, "the device has no ")?;
+                for (_, feature, _) in missing.iter().filter(|m| m.0) {
+                    write!(f, "{}{feature}", if first { "" } else { " nor " })?;
+                    first = false;
+                }
+                first = true;
+                write!(f, ": ")?;
+                for (_, _, key) in missing.iter().filter(|m| m.0) {
+                    write!(f, "{}{key}", if first { "" } else { " and " })?;
+                    first = false;
+                }
+                write!(f, " not written")
             }
         }
     }
@@ -465,7 +494,8 @@ pub struct ThumbStatus {
     /// Diverted (reporting mode 1): rotation comes as HID++ events, not HID reports.
     pub diverted: bool,
     /// The direction is inverted relative to the device's default (set by Logitech's
-    /// software or Solaar's "thumb-scroll-invert"); pawl writes it back unchanged.
+    /// software, Solaar's "thumb-scroll-invert" or pawl's `thumb_wheel_invert`); without
+    /// that key pawl writes it back unchanged.
     pub inverted: bool,
 }
 
@@ -490,6 +520,9 @@ pub struct Session {
     /// The thumb wheel's diversion is pawl's: pawl diverted it, or found it diverted while
     /// asked to divert it (left over from a pawl that was killed).
     thumb_ours: bool,
+    /// The configured `thumb_wheel_invert` was written since the last setup or settings
+    /// change: a read-back that differs is reported, not written again.
+    thumb_invert_written: bool,
     thumb_carry: i64,
     held: Held,
     drop_raw_xy: bool,
@@ -520,6 +553,7 @@ impl Session {
             thumb: None,
             thumb_status: None,
             thumb_ours: false,
+            thumb_invert_written: false,
             thumb_carry: 0,
             held: Held::default(),
             drop_raw_xy: false,
@@ -545,6 +579,7 @@ impl Session {
         self.thumb = None;
         self.thumb_status = None;
         self.thumb_ours = false;
+        self.thumb_invert_written = false;
         self.thumb_carry = 0;
         self.held = Held::default();
         self.drop_raw_xy = false;
@@ -639,6 +674,10 @@ impl Session {
         }
         self.queue.retain(|r| !r.is_setting());
         self.queue_settings(out);
+        self.thumb_invert_written = false;
+        if !self.thumb_reporting_in_flight() {
+            self.reconcile_thumb();
+        }
         self.send_next(now, out);
     }
 
@@ -679,16 +718,26 @@ impl Session {
             return;
         }
         self.config.thumb_wheel = mode;
-        let in_flight = matches!(self.pending, Some((Request::ThumbReporting(_), _, _)))
-            || self
-                .queue
-                .iter()
-                .any(|r| matches!(r, Request::ThumbReporting(_)));
         // An answer in flight reconciles when it arrives.
-        if self.thumb_status.is_some() && !in_flight {
+        if self.thumb_status.is_some() && !self.thumb_reporting_in_flight() {
             self.reconcile_thumb();
             self.send_next(now, out);
         }
+    }
+
+    /// A `setThumbwheelReporting` or its read-back is pending or queued.
+    fn thumb_reporting_in_flight(&self) -> bool {
+        let thumb = |r: &Request| matches!(r, Request::ThumbReporting(_) | Request::ThumbStatus);
+        self.pending.is_some_and(|(r, _, _)| thumb(&r)) || self.queue.iter().any(thumb)
+    }
+
+    /// The invert bit to write with the thumb wheel's reporting: the configured
+    /// `thumb_wheel_invert`, else the device's own as read.
+    fn thumb_invert(&self) -> bool {
+        self.config
+            .settings
+            .thumb_wheel_invert
+            .unwrap_or(self.thumb_status.is_some_and(|t| t.inverted))
     }
 
     /// Queues (first) the `setThumbwheelReporting` that makes the device's reporting what
@@ -700,16 +749,18 @@ impl Session {
         };
         let want = match self.config.thumb_wheel {
             ThumbWheel::Leave if self.thumb_ours => false,
-            ThumbWheel::Leave => return,
+            // The reporting stays as anyone left it; only the invert bit may change.
+            ThumbWheel::Leave => status.diverted,
             ThumbWheel::Native => false,
             ThumbWheel::Divert => true,
         };
         // Diverted while pawl asks for it: pawl's from now on (undone on exit), however it
         // came to be diverted — also when the mode changes to divert after setup read it.
-        if want && status.diverted {
+        if want && status.diverted && self.config.thumb_wheel == ThumbWheel::Divert {
             self.thumb_ours = true;
         }
-        if status.diverted != want {
+        let invert = !self.thumb_invert_written && status.inverted != self.thumb_invert();
+        if status.diverted != want || invert {
             self.queue.push_front(Request::ThumbReporting(want));
         }
     }
@@ -1051,20 +1102,36 @@ impl Session {
                 self.thumb_status = Some(status);
                 // Found diverted while asked to divert: pawl's from now on (undone on exit).
                 self.thumb_ours = status.diverted && self.config.thumb_wheel == ThumbWheel::Divert;
+                if self.thumb_invert_written {
+                    // The read-back of the configured invert bit.
+                    out.event(Event::ThumbInverted(status.inverted));
+                }
                 self.reconcile_thumb();
             }
             Request::ThumbReporting(on) => {
                 // The reply carries no data: success means the device took it.
-                if let Some(status) = self.thumb_status.as_mut() {
-                    status.diverted = on;
-                }
-                self.thumb_ours = on;
+                let invert = self.thumb_invert();
+                let before = self.thumb_status.unwrap_or_default();
+                self.thumb_status = Some(ThumbStatus {
+                    diverted: on,
+                    inverted: invert,
+                });
+                self.thumb_ours = on && self.config.thumb_wheel != ThumbWheel::Leave;
                 self.thumb_carry = 0;
-                if self.phase == Phase::Ready {
+                if self.phase == Phase::Ready && before.diverted != on {
                     out.event(Event::ThumbWheel(on));
                 }
-                // The mode may have changed while the request was in flight.
-                self.reconcile_thumb();
+                if self.config.settings.thumb_wheel_invert.is_some()
+                    && !self.thumb_invert_written
+                    && before.inverted != invert
+                {
+                    // Read the configured invert bit back.
+                    self.thumb_invert_written = true;
+                    self.queue.push_front(Request::ThumbStatus);
+                } else {
+                    // The mode may have changed while the request was in flight.
+                    self.reconcile_thumb();
+                }
             }
             Request::DpiList => {
                 let list = DpiList::parse(&m.params[1..]);
@@ -1128,8 +1195,13 @@ impl Session {
         }
         let dpi = want.dpi.is_some() && idx.dpi == 0;
         let smartshift = want.smartshift.is_some() && !has_smart_shift;
-        if dpi || smartshift {
-            out.event(Event::SettingsMissing { dpi, smartshift });
+        let thumb_wheel_invert = want.thumb_wheel_invert.is_some() && idx.thumb == 0;
+        if dpi || smartshift || thumb_wheel_invert {
+            out.event(Event::SettingsMissing {
+                dpi,
+                smartshift,
+                thumb_wheel_invert,
+            });
         }
     }
 
@@ -1235,7 +1307,7 @@ impl Session {
             Request::ThumbInfo => (idx.thumb, thumb_wheel::GET_INFO, [0; 5]),
             Request::ThumbStatus => (idx.thumb, thumb_wheel::GET_STATUS, [0; 5]),
             Request::ThumbReporting(on) => {
-                let invert = self.thumb_status.is_some_and(|t| t.inverted);
+                let invert = self.thumb_invert();
                 (
                     idx.thumb,
                     thumb_wheel::SET_REPORTING,

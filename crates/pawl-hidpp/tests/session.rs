@@ -1293,14 +1293,14 @@ fn with_settings(device: Emulator, settings: MouseSettings) -> Rig {
 fn dpi(dpi: u16) -> MouseSettings {
     MouseSettings {
         dpi: Some(dpi),
-        smartshift: None,
+        ..MouseSettings::default()
     }
 }
 
 fn smartshift(mode: SmartShift) -> MouseSettings {
     MouseSettings {
-        dpi: None,
         smartshift: Some(mode),
+        ..MouseSettings::default()
     }
 }
 
@@ -1394,6 +1394,7 @@ fn settings_are_applied_again_after_a_reconnect() {
     let settings = MouseSettings {
         dpi: Some(2400),
         smartshift: Some(SmartShift::Ratchet),
+        ..MouseSettings::default()
     };
     let mut rig = with_settings(mx_master_3s(), settings);
     assert_eq!(rig.device.dpi(), 2400);
@@ -1431,11 +1432,13 @@ fn a_device_without_the_features_says_so_and_still_gets_ready() {
     let settings = MouseSettings {
         dpi: Some(1600),
         smartshift: Some(SmartShift::Free),
+        ..MouseSettings::default()
     };
     let rig = with_settings(device, settings);
     assert!(rig.events.contains(&Event::SettingsMissing {
         dpi: true,
-        smartshift: true
+        smartshift: true,
+        thumb_wheel_invert: false,
     }));
     assert_eq!(rig.session.phase(), Phase::Ready);
     assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
@@ -1461,4 +1464,120 @@ fn a_query_session_reads_the_settings_and_writes_none() {
     assert_eq!(rig.session.dpi(), Some(1000));
     assert_eq!(rig.session.smartshift(), Some(SmartShift::Free));
     assert_eq!(rig.device.dpi_writes() + rig.device.smart_shift_writes(), 0);
+}
+
+fn thumb_invert(invert: bool) -> MouseSettings {
+    MouseSettings {
+        thumb_wheel_invert: Some(invert),
+        ..MouseSettings::default()
+    }
+}
+
+fn thumb_settings_rig(device: Emulator, mode: ThumbWheel, settings: MouseSettings) -> Rig {
+    let mut config = SessionConfig::gesture(Button(5));
+    config.thumb_wheel = mode;
+    config.settings = settings;
+    Rig::new(device, BLUETOOTH, config)
+}
+
+#[test]
+fn thumb_wheel_invert_is_written_with_the_diversion_and_read_back() {
+    // The 3S's wheel is not inverted; the config wants it inverted.
+    let native = i32::from(mx_master_3s().thumb_native(1).unwrap());
+    let mut rig = thumb_settings_rig(mx_master_3s(), ThumbWheel::Divert, thumb_invert(true));
+    assert!(rig.device.thumb_diverted() && rig.device.thumb_inverted());
+    assert_eq!(
+        rig.thumb_writes(),
+        1,
+        "one write carries mode and invert bit"
+    );
+    assert!(rig.events.contains(&Event::ThumbInverted(true)));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert!(rig.session.thumb_status().unwrap().inverted);
+    // Turned the other way from the firmware's default, as natively.
+    assert_eq!(rig.turn(20), -native * 360);
+    // The exit undoes the diversion and keeps the user's invert bit.
+    for m in rig.session.undivert() {
+        let (bytes, len) = m.encode();
+        rig.device.answer(&bytes[..len]);
+    }
+    assert!(!rig.device.thumb_diverted() && rig.device.thumb_inverted());
+}
+
+#[test]
+fn thumb_wheel_invert_is_written_without_diverting_when_pawl_leaves_the_wheel() {
+    // The MX Master 4 comes inverted (its record's "Thumb Wheel Direction: True").
+    let device = Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let rig = thumb_settings_rig(device, ThumbWheel::Leave, thumb_invert(false));
+    assert!(!rig.device.thumb_diverted(), "Leave diverts nothing");
+    assert!(!rig.device.thumb_inverted());
+    assert!(rig.events.contains(&Event::ThumbInverted(false)));
+    // Already as configured: nothing written.
+    let mut device = Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    device.set_thumb_inverted(false);
+    let rig = thumb_settings_rig(device, ThumbWheel::Leave, thumb_invert(false));
+    assert_eq!(rig.thumb_writes(), 0);
+    assert!(
+        !rig.events
+            .iter()
+            .any(|e| matches!(e, Event::ThumbInverted(_)))
+    );
+}
+
+#[test]
+fn thumb_wheel_invert_is_applied_again_after_a_reconnect_and_on_new_settings() {
+    let mut rig = thumb_settings_rig(mx_master_3s(), ThumbWheel::Divert, thumb_invert(true));
+    // The mouse comes back with its invert bit cleared (another host, Options+).
+    rig.device.reset();
+    rig.device.set_thumb_inverted(false);
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert!(rig.device.thumb_diverted() && rig.device.thumb_inverted());
+    // A reload asks for the firmware's direction: written at once, still diverted.
+    let mut out = Output::default();
+    rig.session
+        .set_settings(thumb_invert(false), rig.now, &mut out);
+    rig.settle(out);
+    assert!(rig.device.thumb_diverted() && !rig.device.thumb_inverted());
+    assert_eq!(rig.events.last(), Some(&Event::ThumbInverted(false)));
+    // A reload without the key writes nothing more.
+    let writes = rig.thumb_writes();
+    let mut out = Output::default();
+    rig.session
+        .set_settings(MouseSettings::default(), rig.now, &mut out);
+    rig.settle(out);
+    assert_eq!(rig.thumb_writes(), writes);
+}
+
+#[test]
+fn thumb_wheel_invert_a_device_refuses_is_reported_and_not_written_again() {
+    let mut device = mx_master_3s();
+    device.ignore_thumb_invert(true);
+    let rig = thumb_settings_rig(device, ThumbWheel::Divert, thumb_invert(true));
+    assert!(rig.device.thumb_diverted() && !rig.device.thumb_inverted());
+    assert!(rig.events.contains(&Event::ThumbInverted(false)));
+    assert_eq!(rig.thumb_writes(), 1, "no loop of writes");
+    assert_eq!(rig.session.phase(), Phase::Ready);
+}
+
+#[test]
+fn thumb_wheel_invert_on_a_mouse_without_a_thumb_wheel_is_reported() {
+    let device = Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let rig = thumb_settings_rig(device, ThumbWheel::Divert, thumb_invert(true));
+    assert!(rig.events.contains(&Event::SettingsMissing {
+        dpi: false,
+        smartshift: false,
+        thumb_wheel_invert: true,
+    }));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    let text = Event::SettingsMissing {
+        dpi: true,
+        smartshift: false,
+        thumb_wheel_invert: true,
+    }
+    .to_string();
+    assert_eq!(
+        text,
+        "the device has no adjustable DPI (0x2201) nor thumb wheel (0x2150): dpi and thumb_wheel_invert not written"
+    );
 }

@@ -575,7 +575,9 @@ impl HidppDevice {
             Event::Disconnected | Event::Reconnected => log::info!("{label}: {event}"),
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
-            Event::Dpi(_) | Event::SmartShift(_) => log::info!("{label}: {event}"),
+            Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) => {
+                log::info!("{label}: {event}")
+            }
             Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
                 log::warn!("{label}: {event}")
             }
@@ -676,6 +678,8 @@ pub struct QueryReport {
     /// The thumb wheel (0x2150): whether it is diverted now (by anyone); `None` when the
     /// device has none or did not say.
     pub thumb_wheel_diverted: Option<bool>,
+    /// The thumb wheel's invert bit (0x2150), `None` as for `thumb_wheel_diverted`.
+    pub thumb_wheel_inverted: Option<bool>,
     /// The dpi in force (0x2201 `getSensorDpi`); `None` without 0x2201 or no answer.
     pub dpi: Option<u16>,
     /// The SmartShift mode in force (0x2111 / 0x2110); `None` as for `dpi`.
@@ -685,8 +689,8 @@ pub struct QueryReport {
 }
 
 impl QueryReport {
-    /// The mouse's own settings as read: `dpi 1600, smartshift ratchet`, only the ones the
-    /// device answered; `None` when it answered neither.
+    /// The mouse's own settings as read: `dpi 1600, smartshift ratchet, thumb_wheel_invert
+    /// false`, only the ones the device answered; `None` when it answered none.
     pub fn settings(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(dpi) = self.dpi {
@@ -694,6 +698,9 @@ impl QueryReport {
         }
         if let Some(s) = self.smartshift {
             parts.push(format!("smartshift {s}"));
+        }
+        if let Some(i) = self.thumb_wheel_inverted {
+            parts.push(format!("thumb_wheel_invert {i}"));
         }
         (!parts.is_empty()).then(|| parts.join(", "))
     }
@@ -791,6 +798,7 @@ pub fn query(node: HidrawNode, timeout: std::time::Duration) -> Result<QueryRepo
         protocol: session.protocol(),
         controls: session.controls().to_vec(),
         thumb_wheel_diverted: session.thumb_status().map(|t| t.diverted),
+        thumb_wheel_inverted: session.thumb_status().map(|t| t.inverted),
         dpi: session.dpi(),
         smartshift: session.smartshift(),
         problem,
@@ -863,14 +871,16 @@ mod tests {
             protocol: Some((4, 5)),
             controls: Vec::new(),
             thumb_wheel_diverted: None,
+            thumb_wheel_inverted: Some(true),
             dpi: Some(1600),
             smartshift: Some(pawl_engine::config::SmartShift::Ratchet),
             problem: None,
         };
         assert_eq!(
             q.settings().as_deref(),
-            Some("dpi 1600, smartshift ratchet")
+            Some("dpi 1600, smartshift ratchet, thumb_wheel_invert true")
         );
+        q.thumb_wheel_inverted = None;
         q.smartshift = None;
         assert_eq!(q.settings().as_deref(), Some("dpi 1600"));
         q.dpi = None;

@@ -734,7 +734,9 @@ impl Hidpp {
                 self.cancel_link(i, l, tap);
             }
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
-            Event::Dpi(_) | Event::SmartShift(_) => log::info!("{label}: {event}"),
+            Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) => {
+                log::info!("{label}: {event}")
+            }
             Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
                 log::warn!("{label}: {event}")
             }

@@ -182,13 +182,17 @@ kernel_mode = "auto"
 # ratcheted), "free" (free spinning), or 1..=254: ratcheted, spinning free when turned
 # faster than that (lower = frees sooner; logid's smartshift threshold).
 # smartshift = "ratchet"
+# The thumb wheel's own direction (HID++ 0x2150 invert bit, Solaar's thumb-scroll-invert):
+# true turns it against the firmware's default, in the mouse (with pawl or without it,
+# diverted or not). A mouse without a thumb wheel (MX Master 2S) logs that it has none.
+# thumb_wheel_invert = false
 
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus
 # (at least one of them: name = "*" for every device);
 # set handle = false to never touch a device (no other setting then), handle = true / mx_master = true to take
 # one that is not in scope, and give it its own [device.scroll] settings (any [scroll]
-# key but scope) and [device.hidpp] settings (dpi, smartshift). When several rules match,
-# a later rule overrides only the keys it sets.
+# key but scope) and [device.hidpp] settings (dpi, smartshift, thumb_wheel_invert). When
+# several rules match, a later rule overrides only the keys it sets.
 # [[device]]
 # name = "*MX Master*"
 # id = "046d:c548"

@@ -542,8 +542,9 @@ pub struct HidppConfig {
     /// program's ring, its pointer node not grabbed) — [`KernelMode::Auto`], the default —
     /// or always in grab mode ([`KernelMode::Off`]). Ignored on macOS.
     pub kernel_mode: KernelMode,
-    /// `dpi` and `smartshift` of `[hidpp]`: the mouse's own settings for every HID++
-    /// mouse, under those of `[device.hidpp]` ([`Config::mouse_settings`]).
+    /// `dpi`, `smartshift` and `thumb_wheel_invert` of `[hidpp]`: the mouse's own
+    /// settings for every HID++ mouse, under those of `[device.hidpp]`
+    /// ([`Config::mouse_settings`]).
     pub settings: MouseSettings,
 }
 
@@ -614,6 +615,11 @@ pub struct MouseSettings {
     pub dpi: Option<u16>,
     /// `smartshift` (HID++ 0x2111, else 0x2110).
     pub smartshift: Option<SmartShift>,
+    /// `thumb_wheel_invert`: the thumb wheel's own direction bit (HID++ 0x2150
+    /// `setThumbwheelReporting` parameter 1 bit 0, Solaar's "thumb-scroll-invert"), in
+    /// both its native and diverted reporting; `true` turns it against the firmware's
+    /// default direction.
+    pub thumb_wheel_invert: Option<bool>,
 }
 
 impl MouseSettings {
@@ -626,6 +632,7 @@ impl MouseSettings {
     pub fn merge(&mut self, later: &MouseSettings) {
         self.dpi = later.dpi.or(self.dpi);
         self.smartshift = later.smartshift.or(self.smartshift);
+        self.thumb_wheel_invert = later.thumb_wheel_invert.or(self.thumb_wheel_invert);
     }
 }
 
@@ -785,9 +792,10 @@ impl Config {
         })
     }
 
-    /// The mouse's own settings for `info`: `[hidpp]`'s `dpi` and `smartshift` with those of
-    /// every matching rule's `[device.hidpp]` layered on in file order. A rule with
-    /// `handle = false` sets none (the validator refuses them there).
+    /// The mouse's own settings for `info`: `[hidpp]`'s `dpi`, `smartshift` and
+    /// `thumb_wheel_invert` with those of every matching rule's `[device.hidpp]` layered on
+    /// in file order. A rule with `handle = false` sets none (the validator refuses them
+    /// there).
     pub fn mouse_settings(&self, info: &DeviceInfo) -> MouseSettings {
         let mut s = self.hidpp.settings;
         for rule in self.devices.iter().filter(|r| r.matcher.matches(info)) {

@@ -938,6 +938,7 @@ fn dpi_and_smartshift_are_accepted_in_hidpp_and_device_hidpp() {
         MouseSettings {
             dpi: Some(1600),
             smartshift: Some(SmartShift::Threshold(30)),
+            thumb_wheel_invert: None,
         }
     );
     let other = info("Other mouse", LOGITECH, 0x4082, false);
@@ -946,6 +947,7 @@ fn dpi_and_smartshift_are_accepted_in_hidpp_and_device_hidpp() {
         MouseSettings {
             dpi: Some(800),
             smartshift: Some(SmartShift::Free),
+            thumb_wheel_invert: None,
         }
     );
     for (text, want) in [("50", 50), ("25600", 25600), ("4000", 4000)] {
@@ -960,6 +962,25 @@ fn dpi_and_smartshift_are_accepted_in_hidpp_and_device_hidpp() {
         let c = parse(&format!("[hidpp]\nsmartshift = {text}\n")).unwrap();
         assert_eq!(c.hidpp.settings.smartshift, Some(want));
     }
+}
+
+#[test]
+fn thumb_wheel_invert_is_a_mouse_setting_a_device_rule_may_override() {
+    let c = parse(
+        "[hidpp]\nthumb_wheel_invert = true\n\
+         [[device]]\nname = \"*MX Master 4*\"\n[device.hidpp]\nthumb_wheel_invert = false\n",
+    )
+    .unwrap();
+    let s3 = info("MX Master 3S", LOGITECH, 0xb034, false);
+    let m4 = info("MX Master 4", LOGITECH, 0xb042, false);
+    assert_eq!(c.mouse_settings(&s3).thumb_wheel_invert, Some(true));
+    assert_eq!(c.mouse_settings(&m4).thumb_wheel_invert, Some(false));
+    let unset = parse("[hidpp]\ndpi = 800\n").unwrap();
+    assert_eq!(unset.mouse_settings(&s3).thumb_wheel_invert, None);
+    assert_eq!(
+        err("[hidpp]\nthumb_wheel_invert = 1\n"),
+        "config.toml:2:22: hidpp.thumb_wheel_invert: expected true or false, found an integer (1)"
+    );
 }
 
 #[test]

@@ -912,7 +912,8 @@ impl Validator<'_> {
         }
     }
 
-    /// `dpi` and `smartshift` of a `[hidpp]` or `[device.hidpp]` table.
+    /// `dpi`, `smartshift` and `thumb_wheel_invert` of a `[hidpp]` or `[device.hidpp]`
+    /// table.
     fn mouse_settings(&mut self, t: &DeTable<'_>, path: &str) -> MouseSettings {
         let dpi = self
             .int(
@@ -927,6 +928,7 @@ impl Validator<'_> {
         MouseSettings {
             dpi,
             smartshift: self.smartshift(t, path),
+            thumb_wheel_invert: self.bool(t, path, "thumb_wheel_invert"),
         }
     }
 
@@ -970,7 +972,14 @@ impl Validator<'_> {
         self.known_keys(
             h,
             "hidpp",
-            &["enabled", "thumb_wheel", "kernel_mode", "dpi", "smartshift"],
+            &[
+                "enabled",
+                "thumb_wheel",
+                "kernel_mode",
+                "dpi",
+                "smartshift",
+                "thumb_wheel_invert",
+            ],
         );
         self.config.hidpp.settings = self.mouse_settings(h, "hidpp");
         let modes = [
@@ -1404,11 +1413,18 @@ impl Validator<'_> {
                         self.error(
                             k.span(),
                             &join(&hidpp_path, global),
-                            format!("{global} is global: it belongs in [hidpp]; [device.hidpp] takes only the mouse's own settings (dpi, smartshift)"),
+                            format!("{global} is global: it belongs in [hidpp]; [device.hidpp] takes only the mouse's own settings (dpi, smartshift, thumb_wheel_invert)"),
                         );
                     }
                 }
-                let allowed = ["enabled", "thumb_wheel", "kernel_mode", "dpi", "smartshift"];
+                let allowed = [
+                    "enabled",
+                    "thumb_wheel",
+                    "kernel_mode",
+                    "dpi",
+                    "smartshift",
+                    "thumb_wheel_invert",
+                ];
                 self.known_keys(h, &hidpp_path, &allowed);
                 self.mouse_settings(h, &hidpp_path)
             }
