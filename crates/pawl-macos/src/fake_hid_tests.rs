@@ -259,6 +259,38 @@ fn setup_diverts_the_gesture_button_with_raw_xy_temporarily_and_leaves_no_timer(
 }
 
 #[test]
+fn the_mouses_own_settings_are_written_at_setup_and_again_after_a_reconnect() {
+    let text = "[hidpp]\ndpi = 1600\nthumb_wheel_invert = true\n\
+                [[device]]\nname = \"*3S*\"\n[device.hidpp]\nsmartshift = \"free\"\n";
+    let config = Config::parse(text, "c.toml", Platform::MacOs).unwrap();
+    let mut rig = Rig::new(config);
+    rig.add(
+        bluetooth_desc(),
+        vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+        false,
+    );
+    let mouse = rig.hid.mouse(BT);
+    assert_eq!(mouse.dpi(), 1600);
+    assert_eq!(
+        mouse.smart_shift()[0],
+        1,
+        "SmartShift mode 1: free spinning"
+    );
+    assert!(mouse.thumb_inverted());
+    assert_eq!(mouse.persistent_writes(), 0);
+    // The mouse forgets them (power cycle) and says it reconnected: written again.
+    mouse.reset();
+    let status = mouse.wireless_status();
+    rig.notify(BT, status);
+    assert_eq!(rig.hid.mouse(BT).dpi(), 1600);
+    assert_eq!(rig.hid.mouse(BT).dpi_writes(), 2);
+    // Without the keys nothing is written.
+    let mut rig = Rig::bluetooth();
+    assert_eq!(rig.hid.mouse(BT).dpi_writes(), 0);
+    assert_eq!(rig.hid.mouse(BT).smart_shift_writes(), 0);
+}
+
+#[test]
 fn gesture_drag_over_hidpp_fires_the_action_once() {
     let mut rig = Rig::bluetooth();
     rig.press(BT, true);

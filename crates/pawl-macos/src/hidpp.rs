@@ -377,14 +377,16 @@ impl Hidpp {
                 Reach::Receiver => "receiver, device indices 1-6",
             }
         );
+        // The mouse's own settings of `[hidpp]` and the `[device.hidpp]` of the rules
+        // matching the endpoint (its name and ids; behind a receiver, the receiver's).
+        let session_config = SessionConfig {
+            settings: self.config.mouse_settings(&mx_info(&desc, "")),
+            ..SessionConfig::for_config(&self.config)
+        };
         let links = endpoint
             .device_indices()
             .map(|index| Link {
-                session: Session::new(
-                    SessionConfig::for_config(&self.config),
-                    endpoint.framing,
-                    index,
-                ),
+                session: Session::new(session_config.clone(), endpoint.framing, index),
                 engine: self.gesture_engine(&desc),
                 posted: ButtonSet::default(),
             })
