@@ -276,6 +276,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_config_in_the_readme_is_valid_on_linux() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let blocks: Vec<&str> = text
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .collect();
+        assert!(blocks.len() >= 3, "the README's config blocks: {blocks:?}");
+        for b in blocks {
+            if let Err(e) = pawl_engine::Config::parse(b, "README.md", Platform::Linux) {
+                panic!("{e}\nin:\n{b}");
+            }
+        }
+    }
+
+    #[test]
     fn app_listing_names_each_tables_apps_devices_and_overrides() {
         let config = Config::parse(
             "[[app]]\napp_id = [\"firefox\", \"chromium\"]\n[app.gesture]\nleft = \"back\"\n\n[[app]]\napp_id = \"game\"\ndevice = { name = \"*MX*\", id = \"046d:b034\", bus = \"usb\" }\n[app.scroll]\ninvert_vertical = false\n[app.buttons]\non_back = \"none\"\n",
