@@ -36,6 +36,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     hidpp_thumb_wheel_scrolls_horizontally,
     device_dpi_applied_and_reapplied_after_reconnect,
     device_smartshift_applied,
+    device_thumb_wheel_invert_applied,
     device_battery_shown_from_the_kernel,
     mx_master_4_gesture_right_switches_desktop,
     mx_master_2s_gesture_right_switches_desktop,
@@ -864,6 +865,36 @@ pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
         let status = rig.pawl.terminate(Duration::from_secs(5))?;
         ensure!(status.success(), "pawl exited with {status}");
     }
+    Ok(())
+}
+
+/// `device_thumb_wheel_invert_applied`: with `[hidpp] thumb_wheel_invert = true` pawl sets
+/// the MX Master 3S's thumb wheel invert bit (0x2150) with the same request that diverts
+/// it, the log shows the read-back, and the same turns as in
+/// `hidpp_thumb_wheel_scrolls_horizontally` come out of the clone the other way.
+pub fn device_thumb_wheel_invert_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let config = "[hidpp]\nenabled = true\nthumb_wheel_invert = true\n";
+    let mut rig = HidppRig::start(ctx, config, |_| {}, true)?;
+    rig.wait_thumb_diverted(1)?;
+    rig.wait_log("thumb_wheel_invert true (0x2150)")?;
+    ensure!(
+        rig.dev.emu().thumb_inverted(),
+        "the mouse's thumb wheel is not inverted"
+    );
+    let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
+    let increments = [5i16, 10, 10, 10, 20];
+    let v120: Vec<i32> = increments
+        .iter()
+        .map(|&n| i32::from(n) * V120_PER_INCREMENT)
+        .collect();
+    let frames = diverted_turns(&rig, &mut clone, &increments)?;
+    ctx.notes.push(format!(
+        "inverted thumb wheel {increments:?} increments -> clone {}",
+        evdev::show(&frames)
+    ));
+    check_wheel(&frames, false, &v120, true).context("thumb wheel with its invert bit set")?;
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
     Ok(())
 }
 
