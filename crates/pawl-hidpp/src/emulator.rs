@@ -431,6 +431,8 @@ pub struct Emulator {
     thumb_info: [u8; 8],
     hidpp10_only: bool,
     failures: Vec<(u16, u8, Failure)>,
+    /// Root `getFeature` lookups of these feature ids fail.
+    lookup_failures: Vec<(u16, Failure)>,
     requests: u32,
     dpi_list: &'static [u16],
     dpi: u16,
@@ -568,6 +570,7 @@ impl Emulator {
             thumb_info: [0, 18, 0, 120, 1, 0x0F, 0, 0],
             hidpp10_only: false,
             failures: Vec::new(),
+            lookup_failures: Vec::new(),
             requests: 0,
             dpi_list: &[],
             dpi: DEFAULT_DPI,
@@ -669,6 +672,11 @@ impl Emulator {
         self.failures.push((feature_id, function, failure));
     }
 
+    /// Answers the root `getFeature` lookup of `feature_id` (only that one) with `failure`.
+    pub fn fail_lookup(&mut self, feature_id: u16, failure: Failure) {
+        self.lookup_failures.push((feature_id, failure));
+    }
+
     /// The device index.
     pub fn device(&self) -> u8 {
         self.device
@@ -737,6 +745,13 @@ impl Emulator {
         self
     }
 
+    /// Makes the thumb wheel's default direction "left or back" (`getThumbwheelInfo`'s
+    /// direction bit clear); every recorded MX Master has it set ("right or front").
+    pub fn with_thumb_default_left_or_back(mut self) -> Emulator {
+        self.thumb_info[4] &= !thumb_wheel::DIRECTION_BIT;
+        self
+    }
+
     /// How many HID++ requests arrived.
     pub fn requests(&self) -> u32 {
         self.requests
@@ -780,6 +795,14 @@ impl Emulator {
             .failures
             .iter()
             .find(|(id, func, _)| *id == feature_id && *func == function)
+        {
+            return Some(self.error(&req, f));
+        }
+        if (feature_id, function) == (feature::ROOT, root::GET_FEATURE)
+            && let Some(&(_, f)) = self
+                .lookup_failures
+                .iter()
+                .find(|(id, _)| *id == req.u16_at(0))
         {
             return Some(self.error(&req, f));
         }

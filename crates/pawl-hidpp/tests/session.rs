@@ -1581,3 +1581,70 @@ fn thumb_wheel_invert_on_a_mouse_without_a_thumb_wheel_is_reported() {
         "the device has no adjustable DPI (0x2201) nor thumb wheel (0x2150): dpi and thumb_wheel_invert not written"
     );
 }
+
+#[test]
+fn thumb_wheel_default_direction_is_read_from_its_info() {
+    let rig = thumb_rig(mx_master_3s(), ThumbWheel::Leave);
+    assert!(rig.session.thumb_info().unwrap().positive_right_or_front);
+    let device = mx_master_3s().with_thumb_default_left_or_back();
+    let rig = thumb_rig(device, ThumbWheel::Leave);
+    assert!(!rig.session.thumb_info().unwrap().positive_right_or_front);
+}
+
+#[test]
+fn thumb_wheel_mode_changes_while_a_request_is_in_flight_write_it_once() {
+    // Divert → native (request written, no answer yet) → divert → native: the answer
+    // reconciles, so the device gets one request, not one per change.
+    let mut rig = thumb_rig(mx_master_3s(), ThumbWheel::Divert);
+    let before = rig.thumb_writes();
+    let mut first = Output::default();
+    rig.session
+        .set_thumb_wheel(ThumbWheel::Native, rig.now, &mut first);
+    assert!(first.request.is_some(), "the change is written at once");
+    for mode in [ThumbWheel::Divert, ThumbWheel::Native] {
+        let mut out = Output::default();
+        rig.session.set_thumb_wheel(mode, rig.now, &mut out);
+        assert_eq!(out.request, None, "{mode:?} while the request is in flight");
+    }
+    rig.settle(first);
+    assert!(!rig.device.thumb_diverted());
+    assert_eq!(rig.thumb_writes(), before + 1);
+}
+
+/// The feature ids setup looks up, in order (root `getFeature` requests written).
+fn looked_up(rig: &Rig) -> Vec<u16> {
+    rig.written
+        .iter()
+        .filter(|m| m.sub_id == 0 && m.function() == feature::root::GET_FEATURE)
+        .map(|m| m.u16_at(0))
+        .collect()
+}
+
+#[test]
+fn a_failed_feature_lookup_in_the_middle_or_last_still_leads_to_one_setup() {
+    let normal = Rig::bluetooth();
+    let ids = looked_up(&normal);
+    let (middle, last) = (feature::HIRES_WHEEL, *ids.last().unwrap());
+    assert!(ids.contains(&middle) && middle != last, "{ids:04x?}");
+    for failed in [middle, last] {
+        let mut device = mx_master_3s();
+        device.fail_lookup(
+            failed,
+            Failure::V20(pawl_hidpp::emulator::ERR_INVALID_ARGUMENT),
+        );
+        let rig = Rig::new(device, BLUETOOTH, SessionConfig::gesture(Button(5)));
+        assert_eq!(
+            rig.session.phase(),
+            Phase::Ready,
+            "lookup of {failed:04x} failed"
+        );
+        assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+        // Every step after the lookups is written once, as without the failure.
+        assert_eq!(
+            rig.written.len(),
+            normal.written.len() - usize::from(failed == feature::HIRES_WHEEL),
+            "{failed:04x}: {:?}",
+            rig.written
+        );
+    }
+}
