@@ -664,6 +664,55 @@ fn warn_other_hidpp_users(path: &Path) {
     }
 }
 
+/// The mouse's own settings as its HID++ session last read them (a read-back after pawl
+/// wrote one, the setup's read of the thumb wheel, or a query session's reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SettingsInForce {
+    /// dpi (0x2201).
+    pub dpi: Option<u16>,
+    /// SmartShift (0x2111 / 0x2110).
+    pub smartshift: Option<pawl_engine::config::SmartShift>,
+    /// The thumb wheel's invert bit (0x2150).
+    pub thumb_wheel_invert: Option<bool>,
+}
+
+impl SettingsInForce {
+    /// What `session` has read.
+    #[inline]
+    pub fn of(session: &Session) -> SettingsInForce {
+        SettingsInForce {
+            dpi: session.dpi(),
+            smartshift: session.smartshift(),
+            thumb_wheel_invert: session.thumb_status().map(|t| t.inverted),
+        }
+    }
+
+    /// Whether nothing was read.
+    pub fn is_empty(&self) -> bool {
+        *self == SettingsInForce::default()
+    }
+}
+
+impl std::fmt::Display for SettingsInForce {
+    /// `dpi 1600, smartshift ratchet, thumb_wheel_invert false`: the ones read, in that
+    /// order (the config's key names).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut sep = "";
+        if let Some(dpi) = self.dpi {
+            write!(f, "dpi {dpi}")?;
+            sep = ", ";
+        }
+        if let Some(s) = self.smartshift {
+            write!(f, "{sep}smartshift {s}")?;
+            sep = ", ";
+        }
+        if let Some(i) = self.thumb_wheel_invert {
+            write!(f, "{sep}thumb_wheel_invert {i}")?;
+        }
+        Ok(())
+    }
+}
+
 /// What a one-shot query found on a HID++ endpoint (for `pawl devices`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueryReport {
@@ -692,17 +741,12 @@ impl QueryReport {
     /// The mouse's own settings as read: `dpi 1600, smartshift ratchet, thumb_wheel_invert
     /// false`, only the ones the device answered; `None` when it answered none.
     pub fn settings(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(dpi) = self.dpi {
-            parts.push(format!("dpi {dpi}"));
-        }
-        if let Some(s) = self.smartshift {
-            parts.push(format!("smartshift {s}"));
-        }
-        if let Some(i) = self.thumb_wheel_inverted {
-            parts.push(format!("thumb_wheel_invert {i}"));
-        }
-        (!parts.is_empty()).then(|| parts.join(", "))
+        let s = SettingsInForce {
+            dpi: self.dpi,
+            smartshift: self.smartshift,
+            thumb_wheel_invert: self.thumb_wheel_inverted,
+        };
+        (!s.is_empty()).then(|| s.to_string())
     }
 
     /// The diverted controls, as `0x00C3 gesture button (raw XY)` strings, then the thumb

@@ -442,6 +442,13 @@ pub fn mouse_text(m: &MouseRecord, head: &str, named: bool, indent: &str) -> Str
         let part = format!("{}:", escape_control(&p.part));
         s.push_str(&format!("{indent}{part:<15} {}\n", escape_control(&p.text)));
     }
+    if let Some(st) = &m.settings {
+        s.push_str(&format!(
+            "{indent}{:<15} {}\n",
+            "settings:",
+            escape_control(&st.describe())
+        ));
+    }
     if let Some(b) = &m.battery {
         s.push_str(&format!(
             "{indent}{:<15} {}\n",
@@ -456,8 +463,9 @@ pub fn mouse_text(m: &MouseRecord, head: &str, named: bool, indent: &str) -> Str
 /// "state": "grabbed"|"waiting"|"not-grabbed", "clone"}], "hidraw" (or null), "paths":
 /// [{"part", "path": "grab"|"hidpp"|"kernel" (the kernel's node untouched)|"bpf" (kernel
 /// mode: pawl's HID-BPF program), "reason" (a code, e.g. "hidpp-off"), "text"}],
-/// "battery": {"percent" (0..=100 or null), "level" (or null), "status" (or null)} or
-/// null}`.
+/// "settings": {"dpi", "smartshift" ("ratchet"|"free"|"1".."254"), "thumb_wheel_invert"}
+/// (each null when not read) or null, "battery": {"percent" (0..=100 or null), "level" (or
+/// null), "status" (or null)} or null}`.
 pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
     json!({
         "name": m.name,
@@ -475,6 +483,11 @@ pub fn mouse_json(m: &MouseRecord) -> serde_json::Value {
             "reason": p.reason,
             "text": p.text,
         })).collect::<Vec<_>>(),
+        "settings": m.settings.as_ref().map(|s| json!({
+            "dpi": s.dpi,
+            "smartshift": s.smartshift,
+            "thumb_wheel_invert": s.thumb_wheel_invert,
+        })),
         "battery": m.battery.as_ref().map(|b| json!({
             "percent": b.percent,
             "level": b.level,
@@ -886,6 +899,11 @@ pub(crate) mod tests {
                     "grab + virtual device, transformed",
                 ),
             ],
+            settings: Some(crate::lifecycle::SettingsRecord {
+                dpi: Some(1600),
+                smartshift: None,
+                thumb_wheel_invert: Some(false),
+            }),
             battery: None,
         }
     }
@@ -904,6 +922,7 @@ pub(crate) mod tests {
                 thumb wheel:    HID++ divert of 0x2150 (hidraw2) into the virtual device of event3
                 buttons:        grab + virtual device
                 wheel:          grab + virtual device, transformed
+                settings:       dpi 1600, thumb_wheel_invert false
               version: 0.1.0 (/usr/bin/pawl)
         "#]]
         .assert_eq(&status_text(&status, &paths(), 1_700_000_005));
@@ -948,6 +967,11 @@ pub(crate) mod tests {
                   }
                 ],
                 "product": "b034",
+                "settings": {
+                  "dpi": 1600,
+                  "smartshift": null,
+                  "thumb_wheel_invert": false
+                },
                 "vendor": "046d"
               }
             ]"#]]

@@ -693,6 +693,7 @@ mod tests {
                   thumb wheel:    HID++ divert of 0x2150 (hidraw2) into the virtual device of event3
                   buttons:        grab + virtual device
                   wheel:          grab + virtual device, transformed
+                  settings:       dpi 1600, thumb_wheel_invert false
             MX Master connected: Logitech MX Master 3S (/dev/input/event3)
         "#]]
         .assert_eq(&render_text(&config(), &[mx.clone()]));
@@ -703,6 +704,7 @@ mod tests {
                 grab:   not grabbed
                 paths (if pawl ran now): /dev/input/event3 (grabbed)
                   gesture button: grab + virtual device (HID++ off in config ([hidpp] enabled = false))
+                  settings:       dpi 1600, thumb_wheel_invert false
             MX Master connected: Logitech MX Master 3S (/dev/input/event3)
         "#]]
         .assert_eq(&render_text(&config(), &[predicted]));
@@ -747,6 +749,11 @@ mod tests {
                   }
                 ],
                 "product": "b034",
+                "settings": {
+                  "dpi": 1600,
+                  "smartshift": null,
+                  "thumb_wheel_invert": false
+                },
                 "vendor": "046d"
               },
               "pid": 1234,

@@ -338,11 +338,44 @@ pub struct MouseRecord {
     pub hidraw: Option<String>,
     /// One line per part.
     pub paths: Vec<PathRecord>,
+    /// The mouse's own settings as its HID++ session read them (absent in the metadata of
+    /// an older pawl, and without HID++).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<SettingsRecord>,
     /// Its battery as the kernel reports it now. Never in the metadata file (neither
     /// written nor read: a battery changes without the worker waking up); `pawl status`
     /// reads it when it prints ([`BatteryRecord`]).
     #[serde(skip)]
     pub battery: Option<BatteryRecord>,
+}
+
+/// The mouse's own settings in force, as the device reported them to the worker (each
+/// `None` when not read: a daemon reads dpi and SmartShift only where the config sets them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsRecord {
+    /// dpi (HID++ 0x2201).
+    pub dpi: Option<u16>,
+    /// SmartShift as the config spells it: `ratchet`, `free` or a threshold `1`..`254`.
+    pub smartshift: Option<String>,
+    /// The thumb wheel's invert bit (0x2150).
+    pub thumb_wheel_invert: Option<bool>,
+}
+
+impl SettingsRecord {
+    /// `dpi 1600, smartshift ratchet, thumb_wheel_invert false`: the ones read.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.dpi {
+            parts.push(format!("dpi {d}"));
+        }
+        if let Some(s) = &self.smartshift {
+            parts.push(format!("smartshift {s}"));
+        }
+        if let Some(i) = self.thumb_wheel_invert {
+            parts.push(format!("thumb_wheel_invert {i}"));
+        }
+        parts.join(", ")
+    }
 }
 
 /// A mouse's battery at the time `pawl status` asked: Linux, the kernel's

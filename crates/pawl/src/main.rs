@@ -350,6 +350,11 @@ fn mouse_record(m: &pawl_linux::MouseSummary) -> lifecycle::MouseRecord {
                 text: p.text.clone(),
             })
             .collect(),
+        settings: (!m.settings.is_empty()).then(|| lifecycle::SettingsRecord {
+            dpi: m.settings.dpi,
+            smartshift: m.settings.smartshift.map(|s| s.to_string()),
+            thumb_wheel_invert: m.settings.thumb_wheel_invert,
+        }),
         battery: None,
     }
 }

@@ -257,6 +257,10 @@ impl Mouse {
             nodes,
             hidraw: hidraw_node.map(|n| Path::new(crate::hidpp::DEV).join(n)),
             paths: lines,
+            settings: match &self.hidraw {
+                Hidraw::Open(dev) => crate::hidpp::SettingsInForce::of(dev.session()),
+                _ => crate::hidpp::SettingsInForce::default(),
+            },
         }
     }
 }
@@ -502,6 +506,8 @@ pub fn predict(
         }],
         hidraw: endpoint.as_ref().map(crate::hidpp::HidrawNode::dev_path),
         paths: path_lines(&routes, std::slice::from_ref(&sys.node), &ctx),
+        // A prediction has no session: `pawl devices` shows the mouse's own reads apart.
+        settings: crate::hidpp::SettingsInForce::default(),
     })
 }
 
@@ -602,6 +608,8 @@ pub struct MouseSummary {
     pub hidraw: Option<PathBuf>,
     /// Which path carries each part.
     pub paths: Vec<PathLine>,
+    /// The mouse's own settings as its HID++ session read them; empty without one.
+    pub settings: crate::hidpp::SettingsInForce,
 }
 
 const GRAB: &str = "grab + virtual device";

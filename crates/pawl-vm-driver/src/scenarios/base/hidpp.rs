@@ -162,6 +162,44 @@ impl HidppRig {
         )
     }
 
+    /// `pawl status ARGS` for the rig's worker (its runtime dir), answering HID++
+    /// meanwhile; stdout.
+    fn pawl_status(&mut self, ctx: &Ctx, args: &[&str]) -> anyhow::Result<String> {
+        let work = self
+            .pawl
+            .config_path()
+            .parent()
+            .context("work dir")?
+            .to_owned();
+        let mut cmd = std::process::Command::new(&ctx.pawl);
+        cmd.arg("status")
+            .args(args)
+            .env_clear()
+            .env("PATH", "/bin")
+            .env("HOME", &work)
+            .env("XDG_RUNTIME_DIR", &work);
+        self.dev
+            .run_answering(&mut cmd, T_EVENT)
+            .map(|(_, out, _)| out)
+    }
+
+    /// `pawl status` until one of its lines, trimmed, is `line` (the worker writes its
+    /// metadata just after it logs); the last output.
+    fn wait_status_line(&mut self, ctx: &Ctx, line: &str) -> anyhow::Result<String> {
+        let deadline = std::time::Instant::now() + T_EVENT;
+        loop {
+            let text = self.pawl_status(ctx, &[])?;
+            if text.lines().any(|l| l.trim() == line) {
+                return Ok(text);
+            }
+            ensure!(
+                std::time::Instant::now() < deadline,
+                "no {line:?} in pawl status: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Answers pawl's requests until its log contains `text`.
     fn wait_log(&mut self, text: &str) -> anyhow::Result<()> {
         self.wait_log_count(text, 1)
@@ -808,7 +846,8 @@ pub fn mx_master_2s_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Res
 /// `device_dpi_applied_and_reapplied_after_reconnect`: with `[hidpp] dpi = 1600` pawl writes
 /// 1600 to the MX Master 3S's sensor (0x2201) during its setup, once, and logs what it read
 /// back; after a power cycle (the mouse back at its default 1000 dpi, its 0x1D4B broadcast)
-/// pawl writes it again; and once more after the mouse is unplugged and plugged in.
+/// pawl writes it again; and once more after the mouse is unplugged and plugged in, and
+/// `pawl status` shows the dpi in force.
 pub fn device_dpi_applied_and_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow::Result<()> {
     const APPLIED: &str = "dpi 1600 (0x2201)";
     let config = "[hidpp]\nenabled = true\ndpi = 1600\n";
@@ -837,6 +876,9 @@ pub fn device_dpi_applied_and_reapplied_after_reconnect(ctx: &mut Ctx) -> anyhow
         "dpi {} after the reconnection",
         rig.dev.emu().dpi()
     );
+    // The settings in force, as the worker read them back.
+    let text = rig.wait_status_line(ctx, "settings:       dpi 1600, thumb_wheel_invert false")?;
+    ctx.notes.push(format!("$ pawl status\n{text}"));
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
@@ -870,7 +912,7 @@ pub fn device_smartshift_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 /// `device_thumb_wheel_invert_applied`: with `[hidpp] thumb_wheel_invert = true` pawl sets
 /// the MX Master 3S's thumb wheel invert bit (0x2150) with the same request that diverts
-/// it, the log shows the read-back, and the same turns as in
+/// it, the log and `pawl status` show the read-back, and the same turns as in
 /// `hidpp_thumb_wheel_scrolls_horizontally` come out of the clone the other way.
 pub fn device_thumb_wheel_invert_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
     let config = "[hidpp]\nenabled = true\nthumb_wheel_invert = true\n";
@@ -893,6 +935,7 @@ pub fn device_thumb_wheel_invert_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
         evdev::show(&frames)
     ));
     check_wheel(&frames, false, &v120, true).context("thumb wheel with its invert bit set")?;
+    rig.wait_status_line(ctx, "settings:       thumb_wheel_invert true")?;
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
     Ok(())
@@ -935,31 +978,12 @@ pub fn device_battery_shown_from_the_kernel(ctx: &mut Ctx) -> anyhow::Result<()>
         "pawl asked the mouse for its battery {asked} times"
     );
     // The worker's mouse in `pawl status`, text and JSON, with the kernel's battery.
-    let work = rig
-        .pawl
-        .config_path()
-        .parent()
-        .context("work dir")?
-        .to_owned();
-    let mut status = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(&ctx.pawl);
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", "/bin")
-            .env("HOME", &work)
-            .env("XDG_RUNTIME_DIR", &work);
-        rig.dev
-            .run_answering(&mut cmd, T_EVENT)
-            .map(|(_, out, _)| out)
-    };
-    let text = status(&["status"])?;
-    let json: String = status(&["status", "--json"])?.split_whitespace().collect();
+    let text = rig.wait_status_line(ctx, "battery:        25 %, discharging")?;
     ctx.notes.push(format!("$ pawl status\n{text}"));
-    ensure!(
-        text.lines()
-            .any(|l| l.trim() == "battery:        25 %, discharging"),
-        "no battery line in pawl status: {text}"
-    );
+    let json: String = rig
+        .pawl_status(ctx, &["--json"])?
+        .split_whitespace()
+        .collect();
     ensure!(
         json.contains(r#""battery":{"level":null,"percent":25,"status":"discharging"}"#),
         "no battery in pawl status --json: {json}"
