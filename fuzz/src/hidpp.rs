@@ -200,11 +200,13 @@ pub fn run(script: &Script) {
                 cid: controls::CID_BACK,
                 button: Button(3),
                 raw_xy: false,
+                required: true,
             });
             c.divert.push(DivertSpec {
                 cid: controls::CID_FORWARD,
                 button: Button(4),
                 raw_xy: false,
+                required: true,
             });
             c
         }

@@ -14,6 +14,10 @@ pub const CID_GESTURE_BUTTON: u16 = 0x00C3;
 /// The MX Master mode-shift (SmartShift) button behind the wheel. Source: Solaar
 /// `special_keys.CONTROL` (0x00C4).
 pub const CID_SMART_SHIFT: u16 = 0x00C4;
+/// The MX Master 4's Sense Panel (its Actions Ring button, with haptic feedback). Source:
+/// Solaar `special_keys.CONTROL` ("Haptic", 0x01A0); Solaar's `MX Master 4.text` lists it
+/// divertable with raw XY.
+pub const CID_SENSE_PANEL: u16 = 0x01A0;
 /// Middle button. Source: Solaar `special_keys.CONTROL` (0x0052).
 pub const CID_MIDDLE: u16 = 0x0052;
 /// Back button. Source: Solaar `special_keys.CONTROL` (0x0053).
@@ -31,6 +35,7 @@ pub fn cid_name(cid: u16) -> &'static str {
         CID_FORWARD => "forward button",
         CID_GESTURE_BUTTON => "gesture button",
         CID_SMART_SHIFT => "smart shift button",
+        CID_SENSE_PANEL => "Sense Panel",
         _ => "control",
     }
 }

@@ -54,6 +54,17 @@
 //! sign as an AC Pan count and as a diverted increment (see `pawl_hidpp::session`, "Thumb
 //! wheel").
 //!
+//! # Haptics and the Sense Panel (MX Master 4)
+//!
+//! 0x19B0 answers `getCapabilities` (supported waveforms 0–14 and 27, the ids Solaar's
+//! `HapticWaveForms` lists; the mask itself is not recorded), `getConfiguration` and
+//! `setConfiguration` (enabled, level 0–100; not recorded, taken as enabled at 50) and
+//! `playWaveform`, which it acknowledges with an empty reply and records
+//! ([`Emulator::haptic_plays`]); a waveform outside the mask is refused with error 0x02.
+//! Devices whose table lacks 0x19B0 answer none of it. The Sense Panel 0x01A0 is one
+//! more divertable control: diverted, [`Emulator::set_held`] of it sends the
+//! diverted-buttons event with its CID.
+//!
 //! # Wheel
 //!
 //! 0x2121 `setWheelMode` is obeyed: in high-resolution mode (bit 1, what the kernel's
@@ -63,7 +74,7 @@
 use crate::controls::{self, ControlInfo, Reporting, additional_flags, info_flags};
 use crate::error::{HIDPP10_ERROR, HIDPP10_INVALID_SUBID, HIDPP20_ERROR};
 use crate::feature::{
-    self, adjustable_dpi, battery_status, device_name, hires_wheel, receiver, reprog, root,
+    self, adjustable_dpi, battery_status, device_name, haptic, hires_wheel, receiver, reprog, root,
     smart_shift, thumb_wheel, unified_battery, wireless_status,
 };
 use crate::report::{DEVICE_INDEX_DIRECT, Framing, LONG_PARAMS, Message};
@@ -441,7 +452,14 @@ pub struct Emulator {
     smart_shift: [u8; 3],
     smart_shift_recorded: [u8; 3],
     smart_shift_writes: u32,
+    /// 0x19B0 configuration: enabled, level 0–100.
+    haptic: [u8; 2],
+    /// The waveforms played (0x19B0 `playWaveform`), in order.
+    haptic_plays: Vec<u8>,
 }
+
+/// The waveforms the emulated 0x19B0 takes: 0–14 and 27 (Solaar `HapticWaveForms`).
+pub const HAPTIC_WAVEFORM_MASK: u32 = 0x0800_7FFF;
 
 impl Emulator {
     /// An MX Master 3S at `device` index on a node declaring `framing` (Bluetooth: long
@@ -578,6 +596,8 @@ impl Emulator {
             smart_shift: [0; 3],
             smart_shift_recorded: [0; 3],
             smart_shift_writes: 0,
+            haptic: [1, 50],
+            haptic_plays: Vec::new(),
         }
     }
 
@@ -612,6 +632,16 @@ impl Emulator {
     /// SmartShift now: mode (1 free, 2 ratchet), auto-disengage threshold, its default.
     pub fn smart_shift(&self) -> [u8; 3] {
         self.smart_shift
+    }
+
+    /// The waveforms played over 0x19B0 (`playWaveform` requests taken), in order.
+    pub fn haptic_plays(&self) -> &[u8] {
+        &self.haptic_plays
+    }
+
+    /// The 0x19B0 configuration now: enabled (0 or 1), level 0–100.
+    pub fn haptic_config(&self) -> [u8; 2] {
+        self.haptic
     }
 
     /// How many SmartShift set requests were taken.
@@ -965,6 +995,25 @@ impl Emulator {
                 }
                 self.smart_shift_writes += 1;
                 p[..3].copy_from_slice(&self.smart_shift);
+            }
+            (feature::HAPTIC, haptic::GET_CAPABILITIES) => {
+                p[4..8].copy_from_slice(&HAPTIC_WAVEFORM_MASK.to_be_bytes());
+            }
+            (feature::HAPTIC, haptic::GET_CONFIG) => p[..2].copy_from_slice(&self.haptic),
+            (feature::HAPTIC, haptic::SET_CONFIG) => {
+                if req.params[1] > 100 {
+                    return Some(self.error(&req, Failure::V20(ERR_INVALID_ARGUMENT)));
+                }
+                self.haptic = [req.params[0] & 1, req.params[1]];
+                p[..2].copy_from_slice(&self.haptic);
+            }
+            (feature::HAPTIC, haptic::PLAY) => {
+                let waveform = req.params[0];
+                if waveform >= 32 || HAPTIC_WAVEFORM_MASK & (1 << waveform) == 0 {
+                    return Some(self.error(&req, Failure::V20(ERR_INVALID_ARGUMENT)));
+                }
+                // An empty acknowledgment.
+                self.haptic_plays.push(waveform);
             }
             // 0x0020 CONFIG_CHANGE (in every recorded table at index 5): logiops calls it
             // "Reset" and reads the cookie at start-up. `getConfigurationCookie() → cookie

@@ -33,6 +33,12 @@ pub const SMART_SHIFT: u16 = 0x2110;
 /// Solaar `SMART_SHIFT_ENHANCED`). pawl uses it when a device has both.
 pub const SMART_SHIFT_ENHANCED: u16 = 0x2111;
 
+/// Haptic feedback (MX Master 4): plays the waveforms of its haptic motor. Not published by
+/// Logitech; reverse engineered by Solaar (`hidpp20_constants.SupportedFeature.HAPTIC`,
+/// `settings_templates.HapticLevel` / `PlayHapticWaveForm`) and OpenLogi
+/// (`haptic_feedback.rs`).
+pub const HAPTIC: u16 = 0x19B0;
+
 /// The Root feature is always at index 0.
 pub const ROOT_INDEX: u8 = 0;
 
@@ -153,6 +159,28 @@ pub mod smart_shift {
     pub const ENHANCED_SET: u8 = 2;
 }
 
+/// Haptic feedback (0x19B0) functions and waveforms, as Solaar (`settings_templates.py`:
+/// `HapticLevel` reads 0x10 and writes 0x20, `PlayHapticWaveForm` writes 0x40) and
+/// OpenLogi (`haptic_feedback.rs`) use them.
+pub mod haptic {
+    /// `getCapabilities() → …, supported waveform mask u32 at bytes 4–7 (bit N: waveform
+    /// N)`.
+    pub const GET_CAPABILITIES: u8 = 0;
+    /// `getConfiguration() → enabled (bit 0), level 0–100`.
+    pub const GET_CONFIG: u8 = 1;
+    /// `setConfiguration(enabled, level 0–100)`. pawl never writes it: the level stays the
+    /// user's.
+    pub const SET_CONFIG: u8 = 2;
+    /// `playWaveform(waveform, 0, 0)`; the device answers an empty acknowledgment.
+    pub const PLAY: u8 = 4;
+    /// Waveform "damp state change" (Solaar `HapticWaveForms`, OpenLogi
+    /// `DampStateChange = 1`): what OpenLogi plays when an action fires.
+    pub const WAVEFORM_DAMP_STATE_CHANGE: u8 = 1;
+    /// Waveform "subtle collision" (Solaar `HapticWaveForms`, OpenLogi
+    /// `SubtleCollision = 4`).
+    pub const WAVEFORM_SUBTLE_COLLISION: u8 = 4;
+}
+
 /// Battery status (0x1000) functions, as the kernel's `hid-logitech-hidpp` reads them
 /// (`hidpp20_batterylevel_get_battery_capacity` / `_info`).
 pub mod battery_status {
@@ -207,6 +235,7 @@ pub fn name(id: u16) -> &'static str {
         ADJUSTABLE_DPI => "Adjustable DPI",
         SMART_SHIFT => "SmartShift",
         SMART_SHIFT_ENHANCED => "SmartShift enhanced",
+        HAPTIC => "Haptic feedback",
         _ => "feature",
     }
 }

@@ -60,5 +60,5 @@ pub mod settings;
 
 pub use session::{
     Control, DivertSpec, Event, Output, Phase, Request, Session, SessionConfig, ThumbInfo,
-    ThumbStatus, ThumbWheel,
+    ThumbStatus, ThumbWheel, gesture_committed,
 };

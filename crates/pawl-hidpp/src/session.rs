@@ -26,6 +26,15 @@
 //! are applied again to a device that forgot them; [`Session::set_settings`] applies new
 //! ones (a config reload).
 //!
+//! # Sense Panel and haptics (MX Master 4)
+//!
+//! With `[hidpp] sense_panel` the Sense Panel (CID 0x01A0) is one more control to divert
+//! (without raw XY), only where the control list has it: a device without it (MX Master
+//! 3S, 2S) gets no request and no [`Event::ControlMissing`]. Root `getFeature` looks up
+//! 0x19B0 (haptics) too; [`Session::gesture_haptic`] gives the `playWaveform` request to
+//! write when a gesture commits, and none on a device without it. It is written next to
+//! the queue, not through it: its acknowledgment is not awaited.
+//!
 //! Afterwards, notifications become engine input: diverted-buttons events become button
 //! transitions, raw-XY events become motion (the first one after a press is dropped: the
 //! MX Master 3S reports motion from before the press in it), thumb-wheel events become
@@ -89,6 +98,11 @@ pub struct DivertSpec {
     /// Divert motion as raw XY while it is held (the gesture button: movement never
     /// reaches the pointer while the gesture is drawn).
     pub raw_xy: bool,
+    /// A device without it (or where it cannot be diverted) is reported
+    /// ([`Event::ControlMissing`]); `false` for controls only some models have (the MX
+    /// Master 4's Sense Panel): those are diverted where they exist, silently skipped
+    /// elsewhere.
+    pub required: bool,
 }
 
 /// What a session does with the thumb wheel (HID++ 0x2150).
@@ -122,6 +136,9 @@ pub struct SessionConfig {
     /// Read the dpi and SmartShift in force even where [`SessionConfig::settings`] writes
     /// none (query sessions, for `pawl devices`).
     pub read_settings: bool,
+    /// Play a haptic waveform (0x19B0) when a gesture fires an action
+    /// ([`Session::gesture_haptic`]); nothing on a device without 0x19B0.
+    pub haptic_on_gesture: bool,
     /// Software id of requests (1–15).
     pub sw_id: u8,
     /// How long to wait for a reply before the device counts as unreachable, µs.
@@ -145,11 +162,23 @@ impl ThumbWheel {
 
 impl SessionConfig {
     /// A daemon's session for `config`, on either platform: the gesture button (CID
-    /// 0x00C3) diverted with raw XY as the config's gesture button, the thumb wheel as
-    /// [`ThumbWheel::for_config`] says for a mouse whose scroll is not (yet) transformed.
+    /// 0x00C3) diverted with raw XY as the config's gesture button; with `[hidpp]
+    /// sense_panel` the Sense Panel (CID 0x01A0, where the device has it) diverted without
+    /// raw XY as that button; the thumb wheel as [`ThumbWheel::for_config`] says for a
+    /// mouse whose scroll is not (yet) transformed; haptics as `[hidpp]
+    /// haptic_on_gesture`.
     pub fn for_config(config: &pawl_engine::config::Config) -> SessionConfig {
         let mut c = SessionConfig::gesture(config.gesture.button);
+        if let Some(button) = config.hidpp.sense_panel {
+            c.divert.push(DivertSpec {
+                cid: controls::CID_SENSE_PANEL,
+                button,
+                raw_xy: false,
+                required: false,
+            });
+        }
         c.thumb_wheel = ThumbWheel::for_config(config, false);
+        c.haptic_on_gesture = config.hidpp.haptic_on_gesture;
         c
     }
 
@@ -160,11 +189,13 @@ impl SessionConfig {
                 cid: controls::CID_GESTURE_BUTTON,
                 button: gesture_button,
                 raw_xy: true,
+                required: true,
             }],
             thumb_wheel: ThumbWheel::Leave,
             read_reporting: false,
             settings: MouseSettings::default(),
             read_settings: false,
+            haptic_on_gesture: false,
             sw_id: SOFTWARE_ID_DAEMON,
             reply_timeout_us: 2_000_000,
         }
@@ -178,6 +209,7 @@ impl SessionConfig {
             read_reporting: true,
             settings: MouseSettings::default(),
             read_settings: true,
+            haptic_on_gesture: false,
             sw_id,
             reply_timeout_us: 1_000_000,
         }
@@ -471,6 +503,7 @@ struct Indices {
     dpi: u8,
     smart_shift: u8,
     smart_shift_enhanced: u8,
+    haptic: u8,
 }
 
 /// Thumb wheel resolution and direction (0x2150 `getThumbwheelInfo`).
@@ -626,7 +659,8 @@ impl Session {
 
     /// The feature index the device gave for `feature` (Root `getFeature`): `None` before
     /// the lookup, for a feature the device lacks, and for one pawl does not look up
-    /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150, 0x2201, 0x2110 and 0x2111 are). Root (0x0000) is always 0.
+    /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150, 0x2201, 0x2110, 0x2111 and 0x19B0
+    /// are). Root (0x0000) is always 0.
     /// For checks of what the session writes (the fuzz targets: nothing but
     /// `getWheelMode` to the 0x2121 index).
     pub fn feature_index(&self, feature: u16) -> Option<u8> {
@@ -641,6 +675,7 @@ impl Session {
             feature::ADJUSTABLE_DPI => idx.dpi,
             feature::SMART_SHIFT => idx.smart_shift,
             feature::SMART_SHIFT_ENHANCED => idx.smart_shift_enhanced,
+            feature::HAPTIC => idx.haptic,
             _ => 0,
         };
         (index != 0).then_some(index)
@@ -660,6 +695,31 @@ impl Session {
     /// The SmartShift mode in force as last read back; `None` as for [`Session::dpi`].
     pub fn smartshift(&self) -> Option<SmartShift> {
         self.smartshift
+    }
+
+    /// Whether the device has haptic feedback (0x19B0), once the feature lookups found it.
+    pub fn has_haptics(&self) -> bool {
+        self.indices.haptic != 0
+    }
+
+    /// The 0x19B0 `playWaveform` request (damp state change) to write when a gesture fired
+    /// an action ([`gesture_committed`]): `Some` with [`SessionConfig::haptic_on_gesture`]
+    /// after setup on a device that has 0x19B0, `None` otherwise. Built in place, nothing
+    /// allocated; write it at once. Its acknowledgment is not awaited: it matches no
+    /// pending request and is ignored, so the requests in the queue are never held up.
+    pub fn gesture_haptic(&self) -> Option<Message> {
+        if !self.config.haptic_on_gesture || self.phase != Phase::Ready || self.indices.haptic == 0
+        {
+            return None;
+        }
+        Some(Message::request(
+            self.framing,
+            self.device,
+            self.indices.haptic,
+            feature::haptic::PLAY,
+            self.config.sw_id,
+            &[feature::haptic::WAVEFORM_DAMP_STATE_CHANGE, 0, 0],
+        ))
     }
 
     /// Changes the mouse's own settings to write. Before the feature lookups are done,
@@ -1024,6 +1084,7 @@ impl Session {
                     feature::ADJUSTABLE_DPI,
                     feature::SMART_SHIFT,
                     feature::SMART_SHIFT_ENHANCED,
+                    feature::HAPTIC,
                 ] {
                     self.queue.push_back(Request::GetFeature(id));
                 }
@@ -1039,6 +1100,7 @@ impl Session {
                     feature::ADJUSTABLE_DPI => self.indices.dpi = index,
                     feature::SMART_SHIFT => self.indices.smart_shift = index,
                     feature::SMART_SHIFT_ENHANCED => self.indices.smart_shift_enhanced = index,
+                    feature::HAPTIC => self.indices.haptic = index,
                     _ => {}
                 }
                 if !matches!(self.queue.front(), Some(Request::GetFeature(_))) {
@@ -1254,7 +1316,8 @@ impl Session {
                     divert: true,
                     raw_xy: spec.raw_xy && c.info.raw_xy(),
                 })),
-                _ => out.event(Event::ControlMissing(spec.cid)),
+                _ if spec.required => out.event(Event::ControlMissing(spec.cid)),
+                _ => {}
             }
         }
         for s in steps.into_iter().rev() {
@@ -1372,6 +1435,16 @@ impl Session {
             &params[..len],
         )
     }
+}
+
+/// Whether a frame of the session ([`Output::frame`]) that the device's gesture engine
+/// turned into `fired` is a gesture that committed: motion alone (raw XY while the gesture
+/// button is held) that fired at least one action. Motion fires actions only at a
+/// gesture's direction threshold, so a click (a button frame), a drag below the threshold
+/// and a mapped button's press never count.
+#[inline]
+pub fn gesture_committed(input: &FrameIn, fired: &pawl_engine::FrameOut) -> bool {
+    input.buttons.is_empty() && !fired.actions.is_empty()
 }
 
 /// The ping byte pawl sends with the protocol-version request; the device echoes it.

@@ -379,3 +379,68 @@ fn a_control_that_cannot_be_diverted_refuses_diversion_but_accepts_its_clearing(
     );
     assert!(!emu.reporting(0x0050).unwrap().divert);
 }
+
+#[test]
+fn mx_master_4_haptics_record_each_play_and_refuse_an_unknown_waveform() {
+    let mut emu = Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    let (index, _, _) = get_feature(&mut emu, feature::HAPTIC);
+    assert_eq!(index, 11, "index 11 in Solaar's MX Master 4 record");
+    let caps = ask_ok(&mut emu, index, feature::haptic::GET_CAPABILITIES, &[]);
+    let mask = u32::from_be_bytes([
+        caps.params[4],
+        caps.params[5],
+        caps.params[6],
+        caps.params[7],
+    ]);
+    assert_ne!(mask & (1 << feature::haptic::WAVEFORM_DAMP_STATE_CHANGE), 0);
+    let cfg = ask_ok(&mut emu, index, feature::haptic::GET_CONFIG, &[]);
+    assert_eq!(cfg.params[..2], emu.haptic_config());
+    ask_ok(&mut emu, index, feature::haptic::PLAY, &[1, 0, 0]);
+    ask_ok(&mut emu, index, feature::haptic::PLAY, &[4, 0, 0]);
+    assert_eq!(emu.haptic_plays(), [1, 4]);
+    let refused = ask(&mut emu, index, feature::haptic::PLAY, &[20, 0, 0]);
+    assert_eq!(refused.sub_id, HIDPP20_ERROR);
+    assert_eq!(emu.haptic_plays(), [1, 4]);
+}
+
+#[test]
+fn mice_without_haptics_have_no_0x19b0() {
+    for mut emu in [
+        mx_master_3s(),
+        Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT),
+    ] {
+        assert_eq!(get_feature(&mut emu, feature::HAPTIC).0, 0);
+    }
+}
+
+#[test]
+fn mx_master_4_sense_panel_diverted_reports_its_cid_when_pressed() {
+    use pawl_hidpp::controls::{CID_SENSE_PANEL, Reporting};
+    let mut emu = Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT);
+    assert_eq!(
+        emu.set_held(CID_SENSE_PANEL, true),
+        None,
+        "not diverted yet"
+    );
+    emu.set_held(CID_SENSE_PANEL, false);
+    let (reprog_index, _, _) = get_feature(&mut emu, feature::REPROG_CONTROLS_V4);
+    let on = Reporting {
+        cid: CID_SENSE_PANEL,
+        divert: true,
+        raw_xy: false,
+    };
+    ask_ok(
+        &mut emu,
+        reprog_index,
+        reprog::SET_CID_REPORTING,
+        &on.params(),
+    );
+    let m = emu.set_held(CID_SENSE_PANEL, true).expect("diverted");
+    assert_eq!(
+        (m.sub_id, m.function()),
+        (reprog_index, reprog::EVENT_DIVERTED_BUTTONS)
+    );
+    assert_eq!((m.u16_at(0), m.u16_at(2)), (CID_SENSE_PANEL, 0));
+    let m = emu.set_held(CID_SENSE_PANEL, false).unwrap();
+    assert_eq!(m.u16_at(0), 0, "released: the list is empty");
+}

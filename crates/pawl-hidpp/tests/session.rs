@@ -36,9 +36,33 @@ struct Rig {
 
 impl Rig {
     fn new(device: Emulator, framing: Framing, config: SessionConfig) -> Rig {
+        Rig::with_engine(
+            device,
+            framing,
+            config,
+            &Config::default_for(Platform::Linux),
+        )
+    }
+
+    /// A daemon's session and engine for the config `text` (Linux), over Bluetooth.
+    fn from_config(device: Emulator, text: &str) -> Rig {
+        let config = Config::parse(text, "c.toml", Platform::Linux).expect("a valid config");
+        Rig::with_engine(
+            device,
+            BLUETOOTH,
+            SessionConfig::for_config(&config),
+            &config,
+        )
+    }
+
+    fn with_engine(
+        device: Emulator,
+        framing: Framing,
+        config: SessionConfig,
+        engine_config: &Config,
+    ) -> Rig {
         let index = device.device();
-        let engine_config = Config::default_for(Platform::Linux);
-        let engine = DeviceEngine::with_profile(&engine_config, false, engine_config.scroll);
+        let engine = DeviceEngine::with_profile(engine_config, false, engine_config.scroll);
         let mut rig = Rig {
             device,
             session: Session::new(config, framing, index),
@@ -62,8 +86,9 @@ impl Rig {
         )
     }
 
-    /// Handles an output: events recorded, frames through the engine, each request written
-    /// to the device and its reply read back, until nothing is outstanding.
+    /// Handles an output: events recorded, frames through the engine (a gesture that
+    /// commits writes the haptic request, as the daemons do), each request written to the
+    /// device and its reply read back, until nothing is outstanding.
     fn settle(&mut self, mut out: Output) {
         loop {
             self.events.extend(out.events());
@@ -71,6 +96,11 @@ impl Rig {
                 let mut res = FrameOut::default();
                 if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
                     self.actions.extend_from_slice(res.actions.as_slice());
+                    if pawl_hidpp::gesture_committed(&frame, &res)
+                        && let Some(m) = self.session.gesture_haptic()
+                    {
+                        self.play(m);
+                    }
                 }
             }
             let Some(request) = out.request else { return };
@@ -85,6 +115,21 @@ impl Rig {
             let (bytes, len) = reply.encode();
             self.session.input(&bytes[..len], self.now, &mut out);
         }
+    }
+
+    /// Writes the haptic request `m` next to the queue and hands its acknowledgment back,
+    /// which the session ignores (nothing waits for it).
+    fn play(&mut self, m: Message) {
+        self.written.push(m);
+        let (bytes, len) = m.encode();
+        let ack = self
+            .device
+            .answer(&bytes[..len])
+            .expect("the device answers");
+        let (bytes, len) = ack.encode();
+        let mut out = Output::default();
+        self.session.input(&bytes[..len], self.now, &mut out);
+        assert_eq!(out, Output::default(), "the acknowledgment changes nothing");
     }
 
     /// The device sends `m`.
@@ -381,6 +426,7 @@ fn a_missing_control_is_reported() {
         cid: 0x00FD,
         button: Button(6),
         raw_xy: false,
+        required: true,
     });
     let rig = Rig::new(
         Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT),
@@ -944,6 +990,7 @@ fn a_control_that_is_not_divertable_is_reported_missing_and_left_alone() {
         cid: 0x0050,
         button: Button(6),
         raw_xy: false,
+        required: true,
     });
     let rig = Rig::new(mx_master_3s(), BLUETOOTH, config);
     assert!(rig.events.contains(&Event::ControlMissing(0x0050)));
@@ -998,6 +1045,7 @@ fn gesture_and_back() -> SessionConfig {
         cid: pawl_hidpp::controls::CID_BACK,
         button: Button(3),
         raw_xy: false,
+        required: true,
     });
     config
 }
@@ -1647,4 +1695,215 @@ fn a_failed_feature_lookup_in_the_middle_or_last_still_leads_to_one_setup() {
             rig.written
         );
     }
+}
+const SENSE_PANEL: u16 = pawl_hidpp::controls::CID_SENSE_PANEL;
+
+/// Sense Panel as button 8, mapped to desktop-left.
+const SENSE_PANEL_MAPPED: &str = "[hidpp]\nsense_panel = 8\n[buttons.map]\n8 = \"desktop-left\"\n";
+
+fn mx_master_4() -> Emulator {
+    Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT)
+}
+
+fn sense_panel_divert_requests(rig: &Rig) -> usize {
+    let reprog = rig
+        .device
+        .feature_index(feature::REPROG_CONTROLS_V4)
+        .unwrap();
+    rig.written
+        .iter()
+        .filter(|m| m.sub_id == reprog && m.function() == 3 && m.u16_at(0) == SENSE_PANEL)
+        .count()
+}
+
+#[test]
+fn the_sense_panel_is_diverted_without_raw_xy_when_configured_on_a_device_that_has_it() {
+    let rig = Rig::from_config(mx_master_4(), SENSE_PANEL_MAPPED);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    let r = rig.device.reporting(SENSE_PANEL).unwrap();
+    assert!(r.divert && !r.raw_xy, "{r:?}");
+    assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+    assert_eq!(rig.device.persistent_writes(), 0);
+    let diverted: Vec<u16> = rig.session.diverted().map(|r| r.cid).collect();
+    assert_eq!(diverted, [CID_GESTURE_BUTTON, SENSE_PANEL]);
+}
+
+#[test]
+fn the_sense_panel_is_left_to_the_firmware_when_not_configured() {
+    let rig = Rig::from_config(mx_master_4(), "");
+    assert!(!rig.device.reporting(SENSE_PANEL).unwrap().divert);
+    assert_eq!(sense_panel_divert_requests(&rig), 0);
+}
+
+#[test]
+fn a_device_without_the_sense_panel_diverts_what_it_has_and_reports_nothing_missing() {
+    for device in [
+        Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT),
+        Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT),
+    ] {
+        let rig = Rig::from_config(device, SENSE_PANEL_MAPPED);
+        assert_eq!(rig.session.phase(), Phase::Ready);
+        assert!(
+            !rig.events
+                .iter()
+                .any(|e| matches!(e, Event::ControlMissing(_) | Event::Error { .. })),
+            "{:?}",
+            rig.events
+        );
+        assert_eq!(sense_panel_divert_requests(&rig), 0);
+        let diverted: Vec<u16> = rig.session.diverted().map(|r| r.cid).collect();
+        assert_eq!(diverted, [CID_GESTURE_BUTTON]);
+    }
+}
+
+#[test]
+fn a_sense_panel_press_is_its_button_and_fires_the_mapped_action() {
+    let mut rig = Rig::from_config(mx_master_4(), SENSE_PANEL_MAPPED);
+    let press = rig.device.set_held(SENSE_PANEL, true).expect("diverted");
+    // The diverted-buttons event lists the panel's CID.
+    assert_eq!(press.u16_at(0), SENSE_PANEL);
+    let mut out = Output::default();
+    let (bytes, len) = press.encode();
+    rig.session.input(&bytes[..len], Micros(1), &mut out);
+    let frame = out.frame.expect("a button frame");
+    let b = frame.buttons.as_slice();
+    assert_eq!((b.len(), b[0].button, b[0].pressed), (1, Button(8), true));
+    rig.settle(out);
+    assert_eq!(rig.actions, [Action::DesktopLeft]);
+    let release = rig.device.set_held(SENSE_PANEL, false).unwrap();
+    rig.receive(release);
+    assert_eq!(
+        rig.actions,
+        [Action::DesktopLeft],
+        "the release fires nothing"
+    );
+}
+
+#[test]
+fn the_sense_panel_as_the_gesture_button_draws_gestures() {
+    let mut rig = Rig::from_config(mx_master_4(), "[hidpp]\nsense_panel = 5\n");
+    let m = rig.device.set_held(SENSE_PANEL, true).unwrap();
+    rig.receive(m);
+    assert!(rig.engine.gesture_held());
+    let m = rig.device.set_held(SENSE_PANEL, false).unwrap();
+    rig.receive(m);
+    assert!(!rig.engine.gesture_held());
+}
+
+#[test]
+fn the_sense_panel_diversion_is_undone_on_exit() {
+    let mut rig = Rig::from_config(mx_master_4(), SENSE_PANEL_MAPPED);
+    let exit = rig.session.undivert();
+    write_all(&mut rig.device, &exit);
+    let r = rig.device.reporting(SENSE_PANEL).unwrap();
+    assert!(!r.divert && !r.raw_xy);
+    assert!(!rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+    assert_eq!(rig.device.persistent_writes(), 0);
+}
+
+#[test]
+fn the_sense_panel_is_diverted_again_after_a_reconnect() {
+    let mut rig = Rig::from_config(mx_master_4(), SENSE_PANEL_MAPPED);
+    rig.device.reset();
+    assert!(!rig.device.reporting(SENSE_PANEL).unwrap().divert);
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert!(rig.events.contains(&Event::Reconnected));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert!(rig.device.reporting(SENSE_PANEL).unwrap().divert);
+    let m = rig.device.set_held(SENSE_PANEL, true).unwrap();
+    rig.receive(m);
+    assert_eq!(rig.actions, [Action::DesktopLeft]);
+}
+
+const HAPTIC: &str =
+    "[hidpp]\nhaptic_on_gesture = true\nsense_panel = 8\n[buttons.map]\n8 = \"desktop-left\"\n";
+
+#[test]
+fn a_committed_gesture_plays_one_haptic_waveform() {
+    let mut rig = Rig::from_config(mx_master_4(), HAPTIC);
+    assert!(rig.session.has_haptics());
+    rig.press(true);
+    rig.drag(1, 0);
+    for _ in 0..10 {
+        rig.drag(40, 0);
+    }
+    rig.press(false);
+    assert_eq!(rig.actions, [Action::DesktopLeft]);
+    assert_eq!(
+        rig.device.haptic_plays(),
+        [feature::haptic::WAVEFORM_DAMP_STATE_CHANGE]
+    );
+    // Its acknowledgment was not waited for.
+    assert_eq!(rig.session.deadline(), None);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    // A second gesture, a second pulse.
+    rig.press(true);
+    rig.drag(1, 0);
+    rig.drag(0, 300);
+    rig.press(false);
+    assert_eq!(rig.actions.len(), 2);
+    assert_eq!(rig.device.haptic_plays().len(), 2);
+}
+
+#[test]
+fn a_click_a_short_drag_and_a_mapped_button_play_no_haptic() {
+    let mut rig = Rig::from_config(mx_master_4(), HAPTIC);
+    rig.press(true);
+    rig.press(false);
+    rig.press(true);
+    rig.drag(1, 0);
+    rig.drag(100, 0);
+    rig.press(false);
+    let m = rig.device.set_held(SENSE_PANEL, true).unwrap();
+    rig.receive(m);
+    assert_eq!(
+        rig.actions,
+        [Action::DesktopLeft],
+        "the panel's action fired"
+    );
+    assert_eq!(rig.device.haptic_plays(), []);
+}
+
+#[test]
+fn haptics_are_off_unless_configured() {
+    let mut rig = Rig::from_config(mx_master_4(), "");
+    rig.press(true);
+    rig.drag(1, 0);
+    rig.drag(300, 0);
+    rig.press(false);
+    assert_eq!(rig.actions.len(), 1);
+    assert_eq!(rig.device.haptic_plays(), []);
+    assert_eq!(rig.session.gesture_haptic(), None);
+}
+
+#[test]
+fn a_device_without_haptics_gets_no_haptic_request() {
+    let mut rig = Rig::from_config(
+        Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT),
+        HAPTIC,
+    );
+    assert!(!rig.session.has_haptics());
+    assert_eq!(rig.session.feature_index(feature::HAPTIC), None);
+    let before = rig.written.len();
+    rig.press(true);
+    rig.drag(1, 0);
+    rig.drag(300, 0);
+    rig.press(false);
+    assert_eq!(rig.actions.len(), 1);
+    assert_eq!(rig.written.len(), before, "nothing written for the gesture");
+}
+
+#[test]
+fn the_haptic_request_is_a_long_play_of_the_damp_state_change_at_the_haptic_index() {
+    let rig = Rig::from_config(mx_master_4(), HAPTIC);
+    let m = rig.session.gesture_haptic().expect("a device with 0x19B0");
+    assert_eq!(Some(m.sub_id), rig.device.feature_index(feature::HAPTIC));
+    assert_eq!(m.function(), feature::haptic::PLAY);
+    assert_eq!(m.sw_id(), pawl_hidpp::report::SOFTWARE_ID_DAEMON);
+    assert_eq!(
+        m.params[..3],
+        [feature::haptic::WAVEFORM_DAMP_STATE_CHANGE, 0, 0]
+    );
+    assert!(m.long);
 }

@@ -3,6 +3,12 @@
 //! makes of the device's notifications (the diverted gesture button, raw XY while it is
 //! held) to a gesture engine of its own, whose actions go to the daemon's performer.
 //!
+//! Sense Panel (0x01A0, `[hidpp] sense_panel`, MX Master 4): diverted by the session where
+//! the mouse has it; its presses are the configured button of the same gesture engine,
+//! mapped by `[buttons.map]`. Haptics (0x19B0, `[hidpp] haptic_on_gesture`): when a
+//! frame of that engine commits a gesture ([`pawl_hidpp::gesture_committed`]), the
+//! session's play request is written before the actions are performed.
+//!
 //! Thumb wheel (0x2150, `[hidpp] thumb_wheel`): in the mode the daemon's path decision
 //! gives ([`HidppDevice::set_thumb_wheel`]; diverted only while the mouse's pointer node is
 //! grabbed with its scroll transformed); its diverted rotation comes back from
@@ -200,10 +206,12 @@ pub fn session_config(
 }
 
 /// Whether the config needs the evdev node of a device grabbed for something other than
-/// the gesture button (a mapped button); scroll is decided by the caller.
+/// the gesture button (a mapped button); scroll is decided by the caller. The
+/// `[hidpp] sense_panel` button comes over HID++ only and needs no grab.
 pub fn buttons_need_grab(config: &Config) -> bool {
     (0..=Button::MAX).map(Button).any(|b| {
         b != config.gesture.button
+            && Some(b) != config.hidpp.sense_panel
             && config
                 .button_action(b)
                 .is_some_and(|a| a != Action::PassThrough)
@@ -408,6 +416,24 @@ impl HidppDevice {
             .map_err(|e| Error::io(self.node.dev_path(), "write", e.into()))
     }
 
+    /// Writes a request whose reply nobody waits for (the haptic pulse). Kernel mode with
+    /// hidraw closed: opened for this one write and closed again, so the daemon's watch
+    /// and `pawl status` do not change for it.
+    fn write_unanswered(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let path = self.node.dev_path();
+        let once;
+        let fd = match self.fd.as_ref() {
+            Some(fd) => fd,
+            None => {
+                once = open_hidraw(&path)?;
+                &once
+            }
+        };
+        rustix::io::write(fd, bytes)
+            .map(drop)
+            .map_err(|e| Error::io(path, "write", e.into()))
+    }
+
     /// The session (for reports).
     pub fn session(&self) -> &Session {
         &self.session
@@ -516,6 +542,15 @@ impl HidppDevice {
                 if self.engine.frame(&frame, &mut res) == Verdict::Rewrite {
                     if !res.touch.is_empty() {
                         self.engine.touch_written(performer.touch(&res.touch));
+                    }
+                    if pawl_hidpp::gesture_committed(&frame, &res)
+                        && let Some(m) = self.session.gesture_haptic()
+                    {
+                        // `[hidpp] haptic_on_gesture`: one pulse, its ack not awaited.
+                        let (bytes, len) = m.encode();
+                        if let Err(e) = self.write_unanswered(&bytes[..len]) {
+                            log::debug!("{}: cannot play the haptic pulse: {e}", self.label());
+                        }
                     }
                     for &a in res.actions.as_slice() {
                         performer.perform(a);
@@ -973,6 +1008,23 @@ mod tests {
     #[test]
     fn uevent_without_hid_id_is_not_a_device() {
         assert_eq!(parse_uevent("HID_NAME=x\n"), None);
+    }
+
+    #[test]
+    fn the_sense_panel_button_mapped_needs_no_grab() {
+        let config = Config::parse(
+            "[hidpp]\nsense_panel = 8\n[buttons.map]\n8 = \"desktop-left\"\n",
+            "c.toml",
+            pawl_engine::Platform::Linux,
+        )
+        .unwrap();
+        assert!(!buttons_need_grab(&config));
+        let c = session_config(&config, ThumbWheel::Leave, &mx_master_3s_node());
+        assert!(
+            c.divert
+                .iter()
+                .any(|d| d.cid == pawl_hidpp::controls::CID_SENSE_PANEL && d.button == Button(8))
+        );
     }
 
     #[test]

@@ -691,3 +691,37 @@ fn thumb_wheel_glide_ticks_on_the_hidpp_timer_and_then_no_timer_is_left() {
             .all(|p| matches!(p, Synthetic::Scroll { wheel, .. } if wheel.v120 == 0))
     );
 }
+
+#[test]
+fn an_mx_master_4_sense_panel_maps_like_a_button_and_a_gesture_plays_one_haptic_pulse() {
+    use pawl_hidpp::controls::CID_SENSE_PANEL;
+    let config = Config::parse(
+        "[hidpp]\nsense_panel = 8\nhaptic_on_gesture = true\n[buttons.map]\n8 = \"desktop-left\"\n",
+        "c.toml",
+        Platform::MacOs,
+    )
+    .unwrap();
+    let mut rig = Rig::new(config);
+    rig.add(
+        bluetooth_desc(),
+        vec![Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+        false,
+    );
+    assert!(rig.hid.mouse(BT).reporting(CID_SENSE_PANEL).unwrap().divert);
+    let m = rig.hid.mouse(BT).set_held(CID_SENSE_PANEL, true).unwrap();
+    rig.notify(BT, m);
+    let m = rig.hid.mouse(BT).set_held(CID_SENSE_PANEL, false).unwrap();
+    rig.notify(BT, m);
+    assert_eq!(rig.tap.spawns(), vec![desktop_left()]);
+    assert!(
+        rig.hid.mouse(BT).haptic_plays().is_empty(),
+        "a button is no gesture"
+    );
+    rig.press(BT, true);
+    for _ in 0..30 {
+        rig.drag(BT, 10, 1);
+    }
+    rig.press(BT, false);
+    assert_eq!(rig.tap.spawns().len(), 2);
+    assert_eq!(rig.hid.mouse(BT).haptic_plays().len(), 1);
+}

@@ -638,17 +638,32 @@ impl Hidpp {
             send(port, id, &m);
         }
         if let Some(frame) = out.frame {
-            self.feed(i, l, &frame, tap);
+            self.feed(i, l, &frame, port, tap);
         }
         for event in out.events() {
             self.on_event(i, l, event, now, port, tap);
         }
     }
 
-    /// One engine frame from a session.
-    fn feed(&mut self, i: usize, l: usize, frame: &FrameIn, tap: &mut impl Tap) {
+    /// One engine frame from a session; a gesture that commits writes the session's haptic
+    /// pulse (`[hidpp] haptic_on_gesture`, its ack not awaited) before its actions run.
+    fn feed(
+        &mut self,
+        i: usize,
+        l: usize,
+        frame: &FrameIn,
+        port: &mut impl HidPort,
+        tap: &mut impl Tap,
+    ) {
+        let id = self.open[i].desc.id;
         let link = &mut self.open[i].links[l];
         let verdict = link.engine.frame(frame, &mut self.out);
+        if verdict == Verdict::Rewrite
+            && pawl_hidpp::gesture_committed(frame, &self.out)
+            && let Some(m) = link.session.gesture_haptic()
+        {
+            send(port, id, &m);
+        }
         let (buttons, wheel, hwheel) = match verdict {
             Verdict::Rewrite => (self.out.buttons, self.out.wheel, self.out.hwheel),
             Verdict::Forward => (frame.buttons, frame.wheel.into(), frame.hwheel.into()),

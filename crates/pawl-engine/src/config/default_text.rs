@@ -169,6 +169,16 @@ thumb_wheel = true
 # (and leaves the program pass-through). pawl status / pawl devices say which mode each
 # mouse runs in and why.
 kernel_mode = "auto"
+# Play a short haptic pulse (HID++ 0x19B0, damp state change) on a mouse that has haptics
+# (the MX Master 4) each time a gesture of its HID++ gesture button fires an action.
+haptic_on_gesture = false
+
+# The MX Master 4's Sense Panel (its Actions Ring button, HID++ control 0x01A0): set a
+# button number (0-based, not 0) and pawl diverts the panel (temporarily, redone after a
+# reconnect, undone on exit) on a mouse that has it; its presses and releases become that
+# button, mapped by [buttons.map] (or the gesture, when it is the [gesture] button). Pick a
+# number no physical button uses, e.g. 8. Unset, the panel is left to the firmware.
+# sense_panel = 8
 
 # The mouse's own settings, written over HID++ during setup: at start, after every
 # reconnection and after a reload (SIGHUP). Unset, pawl writes nothing and the mouse keeps

@@ -546,6 +546,16 @@ pub struct HidppConfig {
     /// settings for every HID++ mouse, under those of `[device.hidpp]`
     /// ([`Config::mouse_settings`]).
     pub settings: MouseSettings,
+    /// `sense_panel`: with `enabled`, divert the MX Master 4's Sense Panel (HID++ 0x1B04
+    /// control 0x01A0, Solaar `special_keys` "Haptic"; temporarily, undone on exit) on a
+    /// mouse that has it, and make its presses and releases this engine button (0-based,
+    /// never 0), mapped by `[buttons.map]` (or the gesture, when it is the gesture
+    /// button). `None`, the default: the panel is left to the firmware.
+    pub sense_panel: Option<Button>,
+    /// `haptic_on_gesture`: with `enabled`, play one haptic waveform (HID++ 0x19B0) on a
+    /// mouse that has haptics each time a gesture of its HID++ gesture button fires an
+    /// action. Default `false`.
+    pub haptic_on_gesture: bool,
 }
 
 /// The lowest `dpi` a config may ask for (50: the smallest step Logitech mice use).
@@ -734,6 +744,8 @@ impl Config {
                 thumb_wheel: true,
                 kernel_mode: KernelMode::Auto,
                 settings: MouseSettings::default(),
+                sense_panel: None,
+                haptic_on_gesture: false,
             },
             apps: Vec::new(),
             app_ids: Vec::new(),

@@ -1059,3 +1059,47 @@ fn smartshift_maps_to_the_device_modes_both_ways() {
     assert_eq!(SmartShift::from_device(0, 5), None);
     assert_eq!(SmartShift::from_device(2, 0), None);
 }
+
+#[test]
+fn sense_panel_is_unset_by_default_and_takes_a_button_to_map() {
+    assert_eq!(Config::default_for(Platform::Linux).hidpp.sense_panel, None);
+    let c = parse("[hidpp]\nsense_panel = 8\n[buttons.map]\n8 = \"desktop-left\"\n").unwrap();
+    assert_eq!(c.hidpp.sense_panel, Some(Button(8)));
+    assert_eq!(c.button_action(Button(8)), Some(Action::DesktopLeft));
+}
+
+#[test]
+fn sense_panel_refuses_the_left_button_and_numbers_out_of_range_with_their_place() {
+    assert_eq!(
+        err("[hidpp]\nsense_panel = 0\n"),
+        "config.toml:2:15: hidpp.sense_panel: 0 is the left button: the Sense Panel would click, and every mapping of 0 is refused"
+    );
+    let e = err("[hidpp]\nsense_panel = 16\n");
+    assert!(
+        e.starts_with("config.toml:2:15: hidpp.sense_panel: 16 is out of range: allowed 0..=15"),
+        "{e}"
+    );
+    let e = err("[hidpp]\nsense_panel = \"top\"\n");
+    assert!(e.starts_with("config.toml:2:15: hidpp.sense_panel:"), "{e}");
+    let e = err("[[device]]\nname = \"*\"\n[device.hidpp]\nsense_panel = 8\n");
+    assert!(
+        e.starts_with("config.toml:4:1: device[0].hidpp.sense_panel: sense_panel is global"),
+        "{e}"
+    );
+}
+
+#[test]
+fn haptic_on_gesture_is_off_by_default_and_a_boolean() {
+    assert!(!Config::default_for(Platform::Linux).hidpp.haptic_on_gesture);
+    assert!(
+        parse("[hidpp]\nhaptic_on_gesture = true\n")
+            .unwrap()
+            .hidpp
+            .haptic_on_gesture
+    );
+    let e = err("[hidpp]\nhaptic_on_gesture = 1\n");
+    assert!(
+        e.starts_with("config.toml:2:21: hidpp.haptic_on_gesture:"),
+        "{e}"
+    );
+}

@@ -979,9 +979,25 @@ impl Validator<'_> {
                 "dpi",
                 "smartshift",
                 "thumb_wheel_invert",
+                "sense_panel",
+                "haptic_on_gesture",
             ],
         );
         self.config.hidpp.settings = self.mouse_settings(h, "hidpp");
+        if let Some((b, span)) = self.button(h, "hidpp", "sense_panel") {
+            if b == Button::LEFT {
+                self.error(
+                    span,
+                    "hidpp.sense_panel",
+                    "0 is the left button: the Sense Panel would click, and every mapping of 0 is refused".into(),
+                );
+            } else {
+                self.config.hidpp.sense_panel = Some(b);
+            }
+        }
+        if let Some(b) = self.bool(h, "hidpp", "haptic_on_gesture") {
+            self.config.hidpp.haptic_on_gesture = b;
+        }
         let modes = [
             ("auto", KernelMode::Auto, None),
             ("off", KernelMode::Off, None),
@@ -1408,7 +1424,13 @@ impl Validator<'_> {
         let hidpp_path = format!("{path}.hidpp");
         let hidpp = match self.table(d, &path, "hidpp") {
             Some(h) => {
-                for global in ["enabled", "thumb_wheel", "kernel_mode"] {
+                for global in [
+                    "enabled",
+                    "thumb_wheel",
+                    "kernel_mode",
+                    "sense_panel",
+                    "haptic_on_gesture",
+                ] {
                     if let Some((k, _)) = h.get_key_value(global) {
                         self.error(
                             k.span(),
@@ -1424,6 +1446,8 @@ impl Validator<'_> {
                     "dpi",
                     "smartshift",
                     "thumb_wheel_invert",
+                    "sense_panel",
+                    "haptic_on_gesture",
                 ];
                 self.known_keys(h, &hidpp_path, &allowed);
                 self.mouse_settings(h, &hidpp_path)

@@ -1,7 +1,9 @@
 //! The HID++ path (`[hidpp] enabled`): a mouse's MX Master HID++ endpoint
 //! (`/dev/hidrawN`) opened and its [`HidppDevice`] session run in the daemon's epoll set,
 //! token `HIDPP_TOKEN_BASE + mouse`. The gesture button (0x1B04, CID 0x00C3) is diverted
-//! with raw XY and drives a gesture engine of the endpoint's own; the thumb wheel (0x2150)
+//! with raw XY and drives a gesture engine of the endpoint's own (with `[hidpp]
+//! sense_panel`, so does the MX Master 4's Sense Panel, CID 0x01A0, as a mapped button;
+//! it never needs the pointer node grabbed); the thumb wheel (0x2150)
 //! is diverted or native as the mouse's path decision says, and its diverted rotation
 //! goes through the engine and clone of the mouse's grabbed pointer node
 //! ([`super::mouse::Mouse::thumb_node`]).

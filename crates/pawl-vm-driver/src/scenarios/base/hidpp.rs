@@ -39,6 +39,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     device_thumb_wheel_invert_applied,
     device_battery_shown_from_the_kernel,
     mx_master_4_gesture_right_switches_desktop,
+    mx_master_4_sense_panel_maps_like_a_button,
     mx_master_2s_gesture_right_switches_desktop,
 ];
 
@@ -814,6 +815,59 @@ pub fn mx_master_4_gesture_right_switches_desktop(ctx: &mut Ctx) -> anyhow::Resu
     );
     let status = rig.pawl.terminate(Duration::from_secs(5))?;
     ensure!(status.success(), "pawl exited with {status}");
+    Ok(())
+}
+
+/// `mx_master_4_sense_panel_maps_like_a_button`: with `[hidpp] sense_panel = 8`,
+/// `[buttons.map] 8 = "desktop-right"` and `haptic_on_gesture = true`, pawl diverts the
+/// MX Master 4's Sense Panel 0x01A0 (temporarily, without raw XY) next to the gesture
+/// button; a press of the panel fires Super+Page_Down and plays no haptic pulse; a drag
+/// right of the gesture button fires Super+Page_Up and plays exactly one 0x19B0 waveform;
+/// on exit the panel is native again.
+pub fn mx_master_4_sense_panel_maps_like_a_button(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let config = "[hidpp]\nenabled = true\nsense_panel = 8\nhaptic_on_gesture = true\n\
+                  [buttons.map]\n8 = \"desktop-right\"\n";
+    let mut rig = HidppRig::start_model(ctx, MX_MASTER_4_BT, config, |_| {}, true)?;
+    rig.wait_log("0x01A0 Sense Panel")?;
+    let r = rig
+        .dev
+        .emu()
+        .reporting(CID_SENSE_PANEL)
+        .context("the MX Master 4 model lists no Sense Panel")?;
+    ensure!(r.divert && !r.raw_xy, "Sense Panel reporting {r:?}");
+    for held in [true, false] {
+        let m = rig
+            .dev
+            .emu()
+            .set_held(CID_SENSE_PANEL, held)
+            .context("the Sense Panel is not diverted")?;
+        rig.dev.send(&m)?;
+    }
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_DOWN]]).context("the Sense Panel press")?;
+    ensure!(
+        rig.dev.emu().haptic_plays().is_empty(),
+        "a button press played a haptic pulse"
+    );
+    rig.dev.gesture(DRAG, 0, 8)?;
+    expect_keys(&mut rig.keyboard, &[&[META, PAGE_UP]]).context("the gesture")?;
+    rig.dev.pump_until("one haptic pulse", T_EVENT, |d| {
+        !d.emu().haptic_plays().is_empty()
+    })?;
+    rig.dev.pump(Duration::from_millis(200))?;
+    let plays = rig.dev.emu().haptic_plays().to_vec();
+    ensure!(
+        plays == [feature::haptic::WAVEFORM_DAMP_STATE_CHANGE],
+        "haptic waveforms played: {plays:?}"
+    );
+    let status = rig.pawl.terminate(Duration::from_secs(5))?;
+    ensure!(status.success(), "pawl exited with {status}");
+    rig.dev.pump(Duration::from_millis(300))?;
+    let r = rig.dev.emu().reporting(CID_SENSE_PANEL).unwrap();
+    ensure!(
+        !r.divert,
+        "the Sense Panel is still diverted after exit; log: {}",
+        rig.pawl.log()
+    );
     Ok(())
 }
 
