@@ -81,7 +81,7 @@ impl Sink for Clone {
         self.actions += 1;
     }
 
-    fn touch(&mut self, _touch: &TouchOut) {
+    fn touch(&mut self, _touch: &TouchOut) -> pawl_engine::units::Micros {
         // None of the configs is swipe style: the virtual touchpad is never written.
         panic!("a touchpad frame without [gesture] style = \"swipe\"");
     }
