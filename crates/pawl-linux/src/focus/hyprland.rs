@@ -2,18 +2,21 @@
 //! every client; nothing is sent.
 //!
 //! The protocol, from Hyprland's wiki page "IPC" (wiki.hypr.land/IPC) and its source
-//! (`src/managers/EventManager.cpp`, `src/Compositor.cpp`):
+//! (`src/managers/EventManager.cpp`, `src/Compositor.cpp`, `src/desktop/Window.cpp`), as
+//! shell clients use it (`socat` on socket2, `awk -F '>>|,'` taking the class):
 //! - The socket is `$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock`
-//!   since Hyprland 0.40, `/tmp/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock` before;
-//!   [`socket2_paths`] lists both, the runtime directory first.
+//!   since Hyprland 0.40, `/tmp/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock` before
+//!   (Hyprland commit a5a6480, "for consumers, check if `$XDG_RUNTIME_DIR/hypr` exists. If
+//!   so, use it. If not, use the old `/tmp/hypr`"); [`socket2_paths`] lists both, the
+//!   runtime directory first.
 //! - Each event is one line, `EVENT>>DATA\n`. Hyprland cuts `DATA` at 1024 bytes and
 //!   turns newlines in it into spaces, so a line is short and whole.
 //! - A focus change is `activewindow>>WINDOWCLASS,WINDOWTITLE`, also sent again when the
 //!   focused window's title changes. The class is the part before the first comma (the
 //!   title may hold commas). `activewindow>>,` means no window is focused. Every other
 //!   event (`activewindowv2>>ADDRESS`, `workspace>>NAME`, …) is ignored.
-//! - Hyprland drops a client that leaves 64 events unread; pawl reads whenever epoll says
-//!   the socket is readable.
+//! - Hyprland queues up to 64 events for a client whose socket is full, then drops it
+//!   (`MAX_QUEUED_EVENTS`); pawl reads whenever epoll says the socket is readable.
 //!
 //! [`LineDecoder`] (framing) and [`focus_line`] (one line) are pure; [`Hyprland`] owns the
 //! socket, non-blocking, for the daemon's epoll set.
