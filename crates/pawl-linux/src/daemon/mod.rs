@@ -62,7 +62,7 @@ const HOTPLUG_TOKEN: u64 = 2;
 const HIDRAW_HOTPLUG_TOKEN: u64 = 3;
 /// inotify on `/run/pawl` (or `/run`) for the kernel-mode loader's announcements.
 const PINS_TOKEN: u64 = 4;
-/// The focus backend's socket (sway IPC).
+/// The focus backend's socket (Hyprland's socket2, sway's IPC or the X server).
 const FOCUS_TOKEN: u64 = 5;
 /// Tokens of pointer nodes: `DEVICE_TOKEN_BASE + (mouse << NODE_BITS) + node`.
 const DEVICE_TOKEN_BASE: u64 = 16;
@@ -214,8 +214,8 @@ pub struct Daemon {
 struct FocusState {
     /// The connection, while it is open.
     conn: Option<FocusConn>,
-    /// What `pawl status` names: `sway`, `x11 (DISPLAY=:0)`, either with `closed: device
-    /// profiles` once it is gone, or why there is none.
+    /// What `pawl status` names: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, any with
+    /// `closed: device profiles` once it is gone, or why there is none.
     backend: String,
     /// The focused application, when known.
     app: Option<String>,
@@ -224,6 +224,7 @@ struct FocusState {
 /// An open focus backend.
 #[derive(Debug)]
 enum FocusConn {
+    Hyprland(crate::focus::hyprland::Hyprland),
     Sway(crate::focus::sway::Sway),
     X11(crate::focus::x11::X11),
 }
@@ -231,6 +232,7 @@ enum FocusConn {
 impl FocusConn {
     fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self {
+            FocusConn::Hyprland(h) => h.fd(),
             FocusConn::Sway(s) => s.fd(),
             FocusConn::X11(x) => x.fd(),
         }
@@ -238,6 +240,7 @@ impl FocusConn {
 
     fn read(&mut self) -> crate::focus::Readout {
         match self {
+            FocusConn::Hyprland(h) => h.read(),
             FocusConn::Sway(s) => s.read(),
             FocusConn::X11(x) => x.read(),
         }
@@ -247,8 +250,9 @@ impl FocusConn {
 /// The focus part of `pawl status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
-    /// The backend: `sway`, `x11 (DISPLAY=:0)`, `sway (closed: device profiles)`, or why
-    /// there is none (`none: no [[app]] table`, `none: neither SWAYSOCK nor DISPLAY is set`).
+    /// The backend: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `sway (closed: device
+    /// profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
+    /// HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set`).
     pub backend: String,
     /// The focused application, when known.
     pub app: Option<String>,
@@ -461,8 +465,10 @@ impl Daemon {
     }
 
     /// Connects the focus backend when `[[app]]` tables need one and none is open, the one
-    /// [`crate::focus::choose`] picks: sway's IPC when `SWAYSOCK` is set, else the X server
-    /// of `DISPLAY` in an X11 session. Without one every device runs its device profile.
+    /// [`crate::focus::choose`] picks: Hyprland's event socket when
+    /// `HYPRLAND_INSTANCE_SIGNATURE` is set, else sway's IPC when `SWAYSOCK` is set, else
+    /// the X server of `DISPLAY` in an X11 session. Without one every device runs its
+    /// device profile.
     fn start_focus(&mut self) {
         use crate::focus::Choice;
         if self.focus.conn.is_some() {
@@ -473,17 +479,35 @@ impl Daemon {
             return;
         }
         let env = |k: &str| std::env::var_os(k);
-        let choice = crate::focus::choose(
-            env("SWAYSOCK").as_deref(),
-            env("DISPLAY").as_deref(),
-            env("WAYLAND_DISPLAY").as_deref(),
-        );
+        let (hypr, runtime_dir) = (env("HYPRLAND_INSTANCE_SIGNATURE"), env("XDG_RUNTIME_DIR"));
+        let (swaysock, display, wayland) =
+            (env("SWAYSOCK"), env("DISPLAY"), env("WAYLAND_DISPLAY"));
+        let choice = crate::focus::choose(crate::focus::Env {
+            hyprland_instance_signature: hypr.as_deref(),
+            xdg_runtime_dir: runtime_dir.as_deref(),
+            swaysock: swaysock.as_deref(),
+            display: display.as_deref(),
+            wayland_display: wayland.as_deref(),
+        });
         let (conn, name) = match choice {
             Choice::None(why) => {
                 self.focus.backend = why.into();
                 log::info!("[[app]] tables: no focus backend ({why}): device profiles in force");
                 return;
             }
+            Choice::Hyprland(paths) => match crate::focus::hyprland::Hyprland::connect(&paths) {
+                Ok((h, path)) => {
+                    log::info!("focus: Hyprland's event socket at {}", path.display());
+                    (FocusConn::Hyprland(h), "hyprland".to_owned())
+                }
+                Err(e) => {
+                    self.focus.backend = format!("none: hyprland socket2: {e}");
+                    log::warn!(
+                        "focus: cannot connect to Hyprland's event socket ({e}): device profiles in force"
+                    );
+                    return;
+                }
+            },
             Choice::Sway(sock) => {
                 let path = Path::new(&sock);
                 match crate::focus::sway::Sway::connect(path) {
@@ -544,6 +568,7 @@ impl Daemon {
                     Some(conn) => {
                         let _ = epoll::delete(&self.epoll, conn.fd());
                         match conn {
+                            FocusConn::Hyprland(_) => "Hyprland's event socket",
                             FocusConn::Sway(_) => "sway's IPC socket",
                             FocusConn::X11(_) => "the X server connection",
                         }

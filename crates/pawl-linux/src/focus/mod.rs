@@ -2,12 +2,14 @@
 //! run time, each an fd the daemon's epoll loop waits on. Nothing polls: a focus change is
 //! one wake-up, and nothing runs between them.
 //!
-//! Backends: [`sway`] (sway's IPC) and [`x11`] (EWMH's `_NET_ACTIVE_WINDOW`), picked by
-//! [`choose`] from the environment. The engine side is
+//! Backends: [`hyprland`] (Hyprland's event socket), [`sway`] (sway's IPC) and [`x11`]
+//! (EWMH's `_NET_ACTIVE_WINDOW`), picked by [`choose`] from the environment. The engine side is
 //! [`pawl_engine::DeviceEngine::set_app`] with [`pawl_engine::Config::app_key`].
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 
+pub mod hyprland;
 pub mod sway;
 pub mod x11;
 
@@ -15,7 +17,7 @@ pub mod x11;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FocusEvent {
     /// This application is focused now (a Wayland `app_id`, or an X11 `WM_CLASS` class
-    /// for an Xwayland window).
+    /// for an Xwayland window; on Hyprland, the window's class).
     App(String),
     /// A window without an id is focused, or the focused window closed.
     Unknown,
@@ -33,6 +35,8 @@ pub enum Readout {
 /// The backend the environment calls for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
+    /// Hyprland's event socket: the paths to try, in order ([`hyprland::socket2_paths`]).
+    Hyprland(Vec<PathBuf>),
     /// sway's IPC socket, `$SWAYSOCK`.
     Sway(OsString),
     /// The X server `$DISPLAY` names.
@@ -41,35 +45,49 @@ pub enum Choice {
     None(&'static str),
 }
 
-/// Picks the backend from `$SWAYSOCK`, `$DISPLAY` and `$WAYLAND_DISPLAY` (empty counts as
-/// unset): sway when `SWAYSOCK` is set (sway's IPC sees Wayland and Xwayland windows);
-/// else X11 when `DISPLAY` is set and `WAYLAND_DISPLAY` is not (an X11 session). A Wayland
-/// session without sway gets none even with `DISPLAY` set: its X server is Xwayland, whose
-/// active window is only ever an X11 client's, so every native Wayland window would read
-/// as "no app" while `pawl status` named a backend. `DISPLAY` must be UTF-8.
-pub fn choose(
-    swaysock: Option<&OsStr>,
-    display: Option<&OsStr>,
-    wayland: Option<&OsStr>,
-) -> Choice {
+/// The environment variables [`choose`] reads, each `None` when unset.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Env<'a> {
+    /// `$HYPRLAND_INSTANCE_SIGNATURE`, set by Hyprland for its session.
+    pub hyprland_instance_signature: Option<&'a OsStr>,
+    /// `$XDG_RUNTIME_DIR`, where Hyprland 0.40 and later put their sockets.
+    pub xdg_runtime_dir: Option<&'a OsStr>,
+    /// `$SWAYSOCK`, set by sway.
+    pub swaysock: Option<&'a OsStr>,
+    /// `$DISPLAY`, the X server.
+    pub display: Option<&'a OsStr>,
+    /// `$WAYLAND_DISPLAY`, set in any Wayland session.
+    pub wayland_display: Option<&'a OsStr>,
+}
+
+/// Picks the backend from the environment (empty counts as unset), in this order:
+/// Hyprland when `HYPRLAND_INSTANCE_SIGNATURE` is set (Hyprland sessions do not set
+/// `SWAYSOCK`; the order only matters if both are); else sway when `SWAYSOCK` is set
+/// (sway's IPC sees Wayland and Xwayland windows); else X11 when `DISPLAY` is set and
+/// `WAYLAND_DISPLAY` is not (an X11 session). A Wayland session without either compositor
+/// gets none even with `DISPLAY` set: its X server is Xwayland, whose active window is only
+/// ever an X11 client's, so every native Wayland window would read as "no app" while
+/// `pawl status` named a backend. `DISPLAY` must be UTF-8.
+pub fn choose(env: Env<'_>) -> Choice {
     fn set(v: Option<&OsStr>) -> Option<&OsStr> {
         v.filter(|v| !v.is_empty())
     }
-    if let Some(sock) = set(swaysock) {
+    if let Some(sig) = set(env.hyprland_instance_signature) {
+        return Choice::Hyprland(hyprland::socket2_paths(env.xdg_runtime_dir, sig));
+    }
+    if let Some(sock) = set(env.swaysock) {
         return Choice::Sway(sock.to_owned());
     }
-    match (set(display), set(wayland)) {
-        (Some(_), Some(_)) => Choice::None(
-            "none: a Wayland session without SWAYSOCK (only sway's IPC is supported there)",
-        ),
+    const WAYLAND: &str = "none: a Wayland session without HYPRLAND_INSTANCE_SIGNATURE or SWAYSOCK (only Hyprland's and sway's IPC are supported there)";
+    match (set(env.display), set(env.wayland_display)) {
+        (Some(_), Some(_)) | (None, Some(_)) => Choice::None(WAYLAND),
         (Some(d), None) => match d.to_str() {
             Some(d) => Choice::X11(d.to_owned()),
             None => Choice::None("none: DISPLAY is not UTF-8"),
         },
-        (None, Some(_)) => Choice::None(
-            "none: a Wayland session without SWAYSOCK (only sway's IPC is supported there)",
-        ),
-        (None, None) => Choice::None("none: neither SWAYSOCK nor DISPLAY is set"),
+        (None, None) => {
+            Choice::None("none: neither HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set")
+        }
     }
 }
 
@@ -81,42 +99,87 @@ mod tests {
         Some(OsStr::new(s))
     }
 
+    fn env<'a>(
+        swaysock: Option<&'a OsStr>,
+        display: Option<&'a OsStr>,
+        wayland: Option<&'a OsStr>,
+    ) -> Env<'a> {
+        Env {
+            swaysock,
+            display,
+            wayland_display: wayland,
+            ..Env::default()
+        }
+    }
+
     #[test]
-    fn sway_wins_whenever_its_socket_is_named() {
+    fn hyprland_wins_whenever_its_signature_is_set() {
+        let e = Env {
+            hyprland_instance_signature: os("abc_1700000000_123"),
+            xdg_runtime_dir: os("/run/user/1000"),
+            ..env(
+                os("/run/user/1000/sway-ipc.sock"),
+                os(":0"),
+                os("wayland-1"),
+            )
+        };
         assert_eq!(
-            choose(
+            choose(e),
+            Choice::Hyprland(hyprland::socket2_paths(
+                os("/run/user/1000"),
+                OsStr::new("abc_1700000000_123")
+            ))
+        );
+    }
+
+    #[test]
+    fn an_empty_hyprland_signature_counts_as_unset() {
+        let e = Env {
+            hyprland_instance_signature: os(""),
+            ..env(os("/run/user/1000/sway-ipc.sock"), None, os("wayland-1"))
+        };
+        assert_eq!(
+            choose(e),
+            Choice::Sway("/run/user/1000/sway-ipc.sock".into())
+        );
+    }
+
+    #[test]
+    fn sway_wins_whenever_its_socket_is_named_without_hyprland() {
+        assert_eq!(
+            choose(env(
                 os("/run/user/1000/sway-ipc.sock"),
                 os(":0"),
                 os("wayland-1")
-            ),
+            )),
             Choice::Sway("/run/user/1000/sway-ipc.sock".into())
         );
     }
 
     #[test]
     fn an_x11_session_uses_x11() {
-        assert_eq!(choose(None, os(":0"), None), Choice::X11(":0".into()));
-        assert_eq!(choose(os(""), os(":1"), os("")), Choice::X11(":1".into()));
+        assert_eq!(choose(env(None, os(":0"), None)), Choice::X11(":0".into()));
+        assert_eq!(
+            choose(env(os(""), os(":1"), os(""))),
+            Choice::X11(":1".into())
+        );
     }
 
     #[test]
     fn xwayland_alone_is_not_a_focus_backend() {
         assert!(matches!(
-            choose(None, os(":0"), os("wayland-0")),
+            choose(env(None, os(":0"), os("wayland-0"))),
             Choice::None(_)
         ));
         assert!(matches!(
-            choose(None, None, os("wayland-0")),
+            choose(env(None, None, os("wayland-0"))),
             Choice::None(_)
         ));
     }
 
     #[test]
     fn nothing_set_is_none() {
-        assert_eq!(
-            choose(None, None, None),
-            Choice::None("none: neither SWAYSOCK nor DISPLAY is set")
-        );
-        assert!(matches!(choose(os(""), os(""), None), Choice::None(_)));
+        assert!(matches!(choose(Env::default()), Choice::None(_)));
+        assert!(matches!(choose(env(os(""), os(""), None)), Choice::None(_)));
     }
 }
