@@ -1780,17 +1780,6 @@ fn a_sense_panel_press_is_its_button_and_fires_the_mapped_action() {
 }
 
 #[test]
-fn the_sense_panel_as_the_gesture_button_draws_gestures() {
-    let mut rig = Rig::from_config(mx_master_4(), "[hidpp]\nsense_panel = 5\n");
-    let m = rig.device.set_held(SENSE_PANEL, true).unwrap();
-    rig.receive(m);
-    assert!(rig.engine.gesture_held());
-    let m = rig.device.set_held(SENSE_PANEL, false).unwrap();
-    rig.receive(m);
-    assert!(!rig.engine.gesture_held());
-}
-
-#[test]
 fn the_sense_panel_diversion_is_undone_on_exit() {
     let mut rig = Rig::from_config(mx_master_4(), SENSE_PANEL_MAPPED);
     let exit = rig.session.undivert();

@@ -176,8 +176,9 @@ haptic_on_gesture = false
 # The MX Master 4's Sense Panel (its Actions Ring button, HID++ control 0x01A0): set a
 # button number (0-based, not 0) and pawl diverts the panel (temporarily, redone after a
 # reconnect, undone on exit) on a mouse that has it; its presses and releases become that
-# button, mapped by [buttons.map] (or the gesture, when it is the [gesture] button). Pick a
-# number no physical button uses, e.g. 8. Unset, the panel is left to the firmware.
+# button, mapped by [buttons.map]. Not 0..=4 (the mouse's own buttons), the gesture button
+# (the panel draws no gestures) nor back or forward: e.g. 8. Unset (the default), the panel
+# is left to the firmware.
 # sense_panel = 8
 
 # The mouse's own settings, written over HID++ during setup: at start, after every
@@ -192,9 +193,12 @@ haptic_on_gesture = false
 # ratcheted), "free" (free spinning), or 1..=254: ratcheted, spinning free when turned
 # faster than that (lower = frees sooner; logid's smartshift threshold).
 # smartshift = "ratchet"
-# The thumb wheel's own direction (HID++ 0x2150 invert bit, Solaar's thumb-scroll-invert):
-# true turns it against the firmware's default, in the mouse (with pawl or without it,
-# diverted or not). A mouse without a thumb wheel (MX Master 2S) logs that it has none.
+# The thumb wheel's own direction bit (HID++ 0x2150 invert, Solaar's thumb-scroll-invert),
+# written as given: true sets the bit, false clears it. The mouse keeps it, with pawl or
+# without, diverted or not. An MX Master 3 or 3S comes with it clear, an MX Master 4 with
+# it set. A mouse without 0x2150 (the MX Master 2S, whose thumb wheel is plain HID) logs
+# that it has none. dpi, smartshift, thumb_wheel_invert, sense_panel and haptic_on_gesture
+# need enabled = true (config check refuses them without).
 # thumb_wheel_invert = false
 
 # Device rules, any number, in file order. Match by name glob, id "vvvv:pppp" and bus

@@ -1103,3 +1103,47 @@ fn haptic_on_gesture_is_off_by_default_and_a_boolean() {
         "{e}"
     );
 }
+
+#[test]
+fn the_sense_panel_takes_a_number_no_other_button_uses() {
+    for n in 1..=4 {
+        let e = err(&format!("[hidpp]\nsense_panel = {n}\n"));
+        assert!(
+            e.starts_with(&format!("config.toml:2:15: hidpp.sense_panel: button {n} cannot be the Sense Panel: it is a button of the mouse itself")),
+            "{e}"
+        );
+    }
+    // The gesture button needs raw XY; the panel is diverted without.
+    let e = err("[gesture]\nbutton = 7\n[hidpp]\nsense_panel = 7\n");
+    assert!(e.contains("it is the gesture button"), "{e}");
+    let e = err("[buttons]\nback = 6\nforward = 9\n[hidpp]\nsense_panel = 9\n");
+    assert!(e.contains("it is [buttons] back or forward"), "{e}");
+    let c = parse("[hidpp]\nsense_panel = 8\n[buttons.map]\n8 = \"overview\"\n").unwrap();
+    assert_eq!(c.hidpp.sense_panel, Some(Button(8)));
+}
+
+#[test]
+fn hidpp_only_keys_are_refused_with_hidpp_off() {
+    for key in [
+        "dpi = 800",
+        "smartshift = 30",
+        "thumb_wheel_invert = true",
+        "sense_panel = 8",
+        "haptic_on_gesture = true",
+    ] {
+        let e = err(&format!("[hidpp]\nenabled = false\n{key}\n"));
+        assert!(
+            e.starts_with("config.toml:3:1: hidpp.")
+                && e.contains("would never apply: HID++ is off"),
+            "{key}: {e}"
+        );
+    }
+    let e = err("[hidpp]\nenabled = false\n[[device]]\nname = \"*\"\n[device.hidpp]\ndpi = 800\n");
+    assert!(
+        e.starts_with("config.toml:6:1: device[0].hidpp.dpi: dpi would never apply"),
+        "{e}"
+    );
+    // HID++ on, or the keys unset: fine.
+    parse("[hidpp]\nenabled = false\nthumb_wheel = false\n").unwrap();
+    parse("[hidpp]\ndpi = 800\nhaptic_on_gesture = true\n").unwrap();
+}

@@ -657,6 +657,10 @@ impl Validator<'_> {
             self.buttons(b, &mut origins);
         }
         self.check_buttons(&origins);
+        if let Some(h) = self.table(doc, "", "hidpp") {
+            self.check_sense_panel(h);
+            self.settings_need_hidpp(h, "hidpp");
+        }
         if let Some(a) = self.table(doc, "", "actions") {
             self.actions(a);
         }
@@ -1010,6 +1014,61 @@ impl Validator<'_> {
         }
         if let Some(b) = self.bool(h, "hidpp", "enabled") {
             self.config.hidpp.enabled = b;
+        }
+    }
+
+    /// With `[hidpp] enabled = false` no HID++ endpoint is opened: the keys of `t` that only
+    /// HID++ applies (the mouse's own settings, the Sense Panel, haptics) are refused.
+    fn settings_need_hidpp(&mut self, t: &DeTable<'_>, path: &str) {
+        if self.config.hidpp.enabled {
+            return;
+        }
+        for key in [
+            "dpi",
+            "smartshift",
+            "thumb_wheel_invert",
+            "sense_panel",
+            "haptic_on_gesture",
+        ] {
+            if let Some((k, _)) = t.get_key_value(key) {
+                self.error(
+                    k.span(),
+                    &join(path, key),
+                    format!("{key} would never apply: HID++ is off ([hidpp] enabled = false), and only HID++ sets it; remove it or turn HID++ on"),
+                );
+            }
+        }
+    }
+
+    /// The Sense Panel's button must be one no physical button and no other role of the
+    /// config uses: buttons 1..=4 are the mouse's right, middle, back and forward buttons,
+    /// and the gesture button needs raw XY, which the panel is not diverted with.
+    fn check_sense_panel(&mut self, h: &DeTable<'_>) {
+        let Some(b) = self.config.hidpp.sense_panel else {
+            return;
+        };
+        let Some(v) = get(h, "sense_panel") else {
+            return;
+        };
+        let buttons = &self.config.buttons;
+        let why = if (1..=4).contains(&b.0) {
+            Some("it is a button of the mouse itself (1 right, 2 middle, 3 back, 4 forward)")
+        } else if b == self.config.gesture.button {
+            Some(
+                "it is the gesture button, and the Sense Panel cannot draw gestures (pawl diverts it without raw XY); map it in [buttons.map] instead",
+            )
+        } else if b == buttons.back || b == buttons.forward {
+            Some("it is [buttons] back or forward")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.config.hidpp.sense_panel = None;
+            self.error(
+                v.span(),
+                "hidpp.sense_panel",
+                format!("button {} cannot be the Sense Panel: {why}; pick a number no button uses, e.g. 8", b.0),
+            );
         }
     }
 
@@ -1450,6 +1509,7 @@ impl Validator<'_> {
                     "haptic_on_gesture",
                 ];
                 self.known_keys(h, &hidpp_path, &allowed);
+                self.settings_need_hidpp(h, &hidpp_path);
                 self.mouse_settings(h, &hidpp_path)
             }
             None => MouseSettings::default(),
