@@ -1896,3 +1896,115 @@ fn the_haptic_request_is_a_long_play_of_the_damp_state_change_at_the_haptic_inde
     );
     assert!(m.long);
 }
+
+/// Answers the session's requests one at a time until it is about to write one that
+/// `stop` picks; returns the output holding that request, unanswered.
+fn run_until(
+    session: &mut Session,
+    device: &mut Emulator,
+    mut out: Output,
+    now: &mut Micros,
+    stop: impl Fn(&Message) -> bool,
+) -> Output {
+    for _ in 0..1000 {
+        let request = out.request.expect("setup stopped before the request");
+        if stop(&request) {
+            return out;
+        }
+        let (bytes, len) = request.encode();
+        let reply = device.answer(&bytes[..len]).expect("the device answers");
+        *now = now.plus(2_000);
+        out = Output::default();
+        let (bytes, len) = reply.encode();
+        session.input(&bytes[..len], *now, &mut out);
+    }
+    panic!("no such request");
+}
+
+/// Answers every request until none is left; the events on the way.
+fn run_out(session: &mut Session, device: &mut Emulator, mut out: Output) -> Vec<Event> {
+    let mut events: Vec<Event> = out.events().collect();
+    let mut now = Micros(10_000_000);
+    while let Some(request) = out.request {
+        let (bytes, len) = request.encode();
+        let reply = device.answer(&bytes[..len]).expect("the device answers");
+        now = now.plus(2_000);
+        out = Output::default();
+        let (bytes, len) = reply.encode();
+        session.input(&bytes[..len], now, &mut out);
+        events.extend(out.events());
+    }
+    events
+}
+
+#[test]
+fn settings_changed_during_setup_are_applied_once_and_keep_the_setup() {
+    let reprog = feature::REPROG_CONTROLS_V4;
+    for stop_at in ["the feature lookups", "the control list"] {
+        let mut device = mx_master_3s();
+        let control_list = device.feature_index(reprog).unwrap();
+        let mut session = Session::new(
+            SessionConfig::gesture(Button(5)),
+            BLUETOOTH,
+            DEVICE_INDEX_DIRECT,
+        );
+        let mut now = Micros(1_000);
+        let mut out = Output::default();
+        session.start(now, &mut out);
+        let at = run_until(&mut session, &mut device, out, &mut now, |m| {
+            if stop_at == "the feature lookups" {
+                m.sub_id == 0 && m.function() == feature::root::GET_FEATURE
+            } else {
+                m.sub_id == control_list
+            }
+        });
+        // The new settings arrive while that request is in flight.
+        let mut more = Output::default();
+        session.set_settings(dpi(800), now, &mut more);
+        assert_eq!(
+            more.request, None,
+            "{stop_at}: nothing sent beside the pending request"
+        );
+        let mut events: Vec<Event> = more.events().collect();
+        events.extend(run_out(&mut session, &mut device, at));
+        assert_eq!(session.phase(), Phase::Ready, "{stop_at}");
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::SettingsMissing { .. })),
+            "{stop_at}: {events:?}"
+        );
+        assert_eq!((device.dpi(), device.dpi_writes()), (800, 1), "{stop_at}");
+        assert!(
+            device.reporting(CID_GESTURE_BUTTON).unwrap().divert,
+            "{stop_at}: the rest of setup was dropped"
+        );
+        assert!(
+            session.wheel_mode().is_some() && session.thumb_info().is_some(),
+            "{stop_at}: the setup's reads were dropped"
+        );
+    }
+}
+
+#[test]
+fn settings_changed_while_the_device_is_unreachable_wait_for_its_return() {
+    let mut rig = Rig::bluetooth();
+    let mut out = Output::default();
+    rig.session.set_settings(dpi(800), rig.now, &mut out);
+    assert!(out.request.is_some());
+    // No answer: the device counts as unreachable.
+    let deadline = rig.session.deadline().unwrap();
+    let mut out = Output::default();
+    rig.session.timeout(deadline, &mut out);
+    assert_eq!(rig.session.phase(), Phase::Offline);
+    let mut out = Output::default();
+    rig.session.set_settings(dpi(1200), rig.now, &mut out);
+    assert_eq!(
+        out.request, None,
+        "nothing is written to an unreachable device"
+    );
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.device.dpi(), 1200);
+}
