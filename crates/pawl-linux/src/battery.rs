@@ -62,19 +62,6 @@ impl Battery {
             hid_dir: None,
         }
     }
-
-    /// `battery 80 %, discharging` / `battery Normal, charging` / `battery unknown`.
-    pub fn describe(&self) -> String {
-        let amount = match (self.capacity, &self.level) {
-            (Some(c), _) => format!("{c} %"),
-            (None, Some(l)) => l.clone(),
-            (None, None) => "unknown".to_owned(),
-        };
-        match &self.status {
-            Some(s) => format!("battery {amount}, {}", s.to_lowercase()),
-            None => format!("battery {amount}"),
-        }
-    }
 }
 
 /// The battery of the device behind `dev_path` (`/dev/hidrawN` or `/dev/input/eventN`)
@@ -179,9 +166,11 @@ mod tests {
         let b = scan(&root);
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].model, "MX Master 3S");
-        assert_eq!(b[0].describe(), "battery 80 %, discharging");
+        assert_eq!(b[0].capacity, Some(80));
+        assert_eq!(b[0].status.as_deref(), Some("Discharging"));
         assert_eq!(b[0].hid_dir, Some(fs::canonicalize(&hid).unwrap()));
-        assert_eq!(b[1].describe(), "battery Normal, charging");
+        assert_eq!(b[1].level.as_deref(), Some("Normal"));
+        assert_eq!(b[1].status.as_deref(), Some("Charging"));
         assert_eq!(b[1].hid_dir, None);
         assert!(scan(&tmp.path().join("absent")).is_empty());
     }
@@ -233,7 +222,7 @@ mod tests {
         let b = &scan(tmp.path())[0];
         assert_eq!(b.model.len(), MAX_ATTR_BYTES as usize);
         assert_eq!(b.capacity, None, "250 % is not a capacity");
-        assert_eq!(b.describe(), "battery unknown");
+        assert_eq!((b.capacity, &b.level), (None, &None));
     }
 
     #[test]
@@ -247,6 +236,6 @@ mod tests {
         );
         assert_eq!(b.level, None);
         assert_eq!(b.model, "MX[31m Master");
-        assert_eq!(b.describe(), "battery unknown, full");
+        assert_eq!(b.status.as_deref(), Some("Full"));
     }
 }

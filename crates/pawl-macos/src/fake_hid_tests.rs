@@ -95,6 +95,18 @@ impl Rig {
         }
     }
 
+    /// The macOS config `text` with a Bluetooth MX Master 3S found and opened.
+    fn bluetooth_with(text: &str) -> Rig {
+        let config = Config::parse(text, "c.toml", Platform::MacOs).unwrap();
+        let mut rig = Rig::new(config);
+        rig.add(
+            bluetooth_desc(),
+            vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+            false,
+        );
+        rig
+    }
+
     /// The default macOS config with a Bluetooth MX Master 3S found and opened.
     fn bluetooth() -> Rig {
         let mut rig = Rig::new(Config::default_for(Platform::MacOs));
@@ -262,13 +274,7 @@ fn setup_diverts_the_gesture_button_with_raw_xy_temporarily_and_leaves_no_timer(
 fn the_mouses_own_settings_are_written_at_setup_and_again_after_a_reconnect() {
     let text = "[hidpp]\ndpi = 1600\nthumb_wheel_invert = true\n\
                 [[device]]\nname = \"*3S*\"\n[device.hidpp]\nsmartshift = \"free\"\n";
-    let config = Config::parse(text, "c.toml", Platform::MacOs).unwrap();
-    let mut rig = Rig::new(config);
-    rig.add(
-        bluetooth_desc(),
-        vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
-        false,
-    );
+    let mut rig = Rig::bluetooth_with(text);
     let mouse = rig.hid.mouse(BT);
     assert_eq!(mouse.dpi(), 1600);
     assert_eq!(
@@ -584,13 +590,7 @@ fn thumb_wheel_stays_native_when_scroll_is_not_transformed_or_switched_off() {
         "[scroll]\nscope = \"none\"\n",
         "[hidpp]\nthumb_wheel = false\n",
     ] {
-        let config = Config::parse(text, "c.toml", Platform::MacOs).unwrap();
-        let mut rig = Rig::new(config);
-        rig.add(
-            bluetooth_desc(),
-            vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
-            false,
-        );
+        let mut rig = Rig::bluetooth_with(text);
         assert!(!rig.hid.mouse(BT).thumb_diverted(), "{text}");
         assert!(
             rig.diverted(BT),

@@ -325,15 +325,22 @@ pub fn battery_of(
         .iter()
         .chain(m.nodes.iter().map(|n| &n.path))
         .find_map(|p| pawl_linux::battery::for_node(sys, batteries, p))?;
-    Some(lifecycle::BatteryRecord {
-        percent: found.capacity,
-        level: found.level.clone(),
-        status: found
+    Some(battery_record(found))
+}
+
+/// A kernel battery as `pawl status` and `pawl devices` show it: its status in lower case,
+/// `Unknown` dropped.
+#[cfg(target_os = "linux")]
+pub fn battery_record(b: &pawl_linux::battery::Battery) -> lifecycle::BatteryRecord {
+    lifecycle::BatteryRecord {
+        percent: b.capacity,
+        level: b.level.clone(),
+        status: b
             .status
             .as_ref()
             .map(|s| s.to_lowercase())
             .filter(|s| s != "unknown"),
-    })
+    }
 }
 
 /// The exit code of `pawl status` for `status`.
@@ -1015,6 +1022,25 @@ pub(crate) mod tests {
         assert!(json["mice"][1]["battery"].is_null(), "{json}");
         // Stopped stays stopped, with no sysfs read.
         assert_eq!(with_batteries(Status::Stopped, sys), Status::Stopped);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_kernel_battery_reads_as_percent_or_level_and_a_lower_case_status() {
+        use pawl_linux::battery::Battery;
+        let shown = |cap, level, status| {
+            battery_record(&Battery::parse("hidpp_battery_0", cap, level, status, None)).describe()
+        };
+        assert_eq!(
+            shown(Some("80\n"), None, Some("Discharging\n")),
+            "80 %, discharging"
+        );
+        assert_eq!(
+            shown(None, Some("Normal"), Some("Charging")),
+            "Normal, charging"
+        );
+        assert_eq!(shown(None, Some("Unknown"), Some("Unknown")), "unknown");
+        assert_eq!(shown(Some("250"), None, Some("Full")), "unknown, full");
     }
 
     #[test]

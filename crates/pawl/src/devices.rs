@@ -366,7 +366,7 @@ fn hidpp_report() -> String {
         let battery = batteries
             .iter()
             .find(|b| b.hid_dir.is_some() && b.hid_dir == hid_dir)
-            .map(|b| b.describe());
+            .map(|b| format!("battery {}", crate::control::battery_record(b).describe()));
         let path = node.dev_path().display().to_string();
         let name = escape_control(&node.name);
         match pawl_linux::hidpp::query(node, std::time::Duration::from_secs(1)) {

@@ -150,6 +150,19 @@ const SCROLL_KEYS: &[&str] = &[
 /// Where a button setting came from: the span of its value, `None` for the default.
 type Origin = Option<Span>;
 
+/// The keys of `[hidpp]` (the global ones and the mouse's own settings, which
+/// `[device.hidpp]` takes too).
+const HIDPP_KEYS: &[&str] = &[
+    "enabled",
+    "thumb_wheel",
+    "kernel_mode",
+    "dpi",
+    "smartshift",
+    "thumb_wheel_invert",
+    "sense_panel",
+    "haptic_on_gesture",
+];
+
 struct Validator<'a> {
     text: &'a str,
     file: &'a str,
@@ -973,20 +986,7 @@ impl Validator<'_> {
     }
 
     fn hidpp(&mut self, h: &DeTable<'_>) {
-        self.known_keys(
-            h,
-            "hidpp",
-            &[
-                "enabled",
-                "thumb_wheel",
-                "kernel_mode",
-                "dpi",
-                "smartshift",
-                "thumb_wheel_invert",
-                "sense_panel",
-                "haptic_on_gesture",
-            ],
-        );
+        self.known_keys(h, "hidpp", HIDPP_KEYS);
         self.config.hidpp.settings = self.mouse_settings(h, "hidpp");
         if let Some((b, span)) = self.button(h, "hidpp", "sense_panel") {
             if b == Button::LEFT {
@@ -1498,17 +1498,8 @@ impl Validator<'_> {
                         );
                     }
                 }
-                let allowed = [
-                    "enabled",
-                    "thumb_wheel",
-                    "kernel_mode",
-                    "dpi",
-                    "smartshift",
-                    "thumb_wheel_invert",
-                    "sense_panel",
-                    "haptic_on_gesture",
-                ];
-                self.known_keys(h, &hidpp_path, &allowed);
+                // Every [hidpp] key is known here: the global ones get the error above.
+                self.known_keys(h, &hidpp_path, HIDPP_KEYS);
                 self.settings_need_hidpp(h, &hidpp_path);
                 self.mouse_settings(h, &hidpp_path)
             }

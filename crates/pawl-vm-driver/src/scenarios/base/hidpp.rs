@@ -500,6 +500,17 @@ pub fn hidpp_undivert_on_exit(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The thumb wheel turns of the thumb-wheel scenarios: increments (1/120 turn, diverted) and
+/// the v120 each makes on an MX Master 3S.
+fn thumb_turns() -> ([i16; 5], Vec<i32>) {
+    let increments = [5i16, 10, 10, 10, 20];
+    let v120 = increments
+        .iter()
+        .map(|&n| i32::from(n) * V120_PER_INCREMENT)
+        .collect();
+    (increments, v120)
+}
+
 /// The frames pawl's clone emits for the diverted thumb wheel turning by each of
 /// `increments` (one notification each, [`NOTCH_GAP`] apart): one frame per notification.
 fn diverted_turns(
@@ -529,11 +540,7 @@ pub fn hidpp_thumb_wheel_scrolls_horizontally(ctx: &mut Ctx) -> anyhow::Result<(
     let mut rig = HidppRig::start(ctx, DEFAULT_CONFIG, |_| {}, true)?;
     rig.wait_thumb_diverted(1)?;
     let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
-    let increments = [5i16, 10, 10, 10, 20];
-    let v120: Vec<i32> = increments
-        .iter()
-        .map(|&n| i32::from(n) * V120_PER_INCREMENT)
-        .collect();
+    let (increments, v120) = thumb_turns();
     let frames = diverted_turns(&rig, &mut clone, &increments)?;
     ctx.notes.push(format!(
         "diverted thumb wheel {increments:?} increments -> clone {}",
@@ -978,11 +985,7 @@ pub fn device_thumb_wheel_invert_applied(ctx: &mut Ctx) -> anyhow::Result<()> {
         "the mouse's thumb wheel is not inverted"
     );
     let mut clone = rig.pawl.wait_clone(&rig.source, T_DEVICE)?;
-    let increments = [5i16, 10, 10, 10, 20];
-    let v120: Vec<i32> = increments
-        .iter()
-        .map(|&n| i32::from(n) * V120_PER_INCREMENT)
-        .collect();
+    let (increments, v120) = thumb_turns();
     let frames = diverted_turns(&rig, &mut clone, &increments)?;
     ctx.notes.push(format!(
         "inverted thumb wheel {increments:?} increments -> clone {}",
