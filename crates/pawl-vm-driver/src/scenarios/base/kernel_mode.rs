@@ -873,6 +873,11 @@ pub fn kernel_mode_glide_tail_comes_from_the_kernel(ctx: &mut Ctx) -> anyhow::Re
     let ticks_before = traces.iter().filter(|t| t.0 == 2).count();
     ensure!(ticks_before >= 3, "the second flick's tail: {traces:?}");
     dev.mouse.wheel_counts(-1)?;
+    // Until the reversal's trace (a loaded host may deliver it after a quiet spell), then
+    // whatever follows it.
+    collect(&kd, &mut node, &mut traces, &mut frames, T_EVENT, |t| {
+        t.iter().any(|t| t.0 == 0 && t.2 == -1)
+    })?;
     collect(
         &kd,
         &mut node,
