@@ -233,6 +233,9 @@ pub struct HidppDevice {
     session_config: SessionConfig,
     session: Session,
     engine: DeviceEngine,
+    /// The mouse's own settings as last reported to the daemon
+    /// ([`HidppDevice::settings_changed`]).
+    settings_seen: SettingsInForce,
 }
 
 /// Something the daemon must do after a HID++ wake-up.
@@ -269,9 +272,19 @@ impl HidppDevice {
             session_config,
             session,
             engine,
+            settings_seen: SettingsInForce::default(),
         };
         dev.restart(now);
         Ok(dev)
+    }
+
+    /// Whether the settings the session has read back differ from the ones this last
+    /// answered with (then `pawl status` has something new to show). Only a HID++ reply
+    /// changes them, and a reply always changes [`HidppDevice::deadline`]: the daemon asks
+    /// only then, so a mouse report read on hidraw costs nothing here.
+    pub fn settings_changed(&mut self) -> bool {
+        let now = SettingsInForce::of(&self.session);
+        std::mem::replace(&mut self.settings_seen, now) != now
     }
 
     /// The focused application changed ([`DeviceEngine::set_app`] of the gesture engine).

@@ -239,12 +239,11 @@ impl Daemon {
         };
         let before = dev.deadline();
         let phase = dev.session().phase();
-        let settings = crate::hidpp::SettingsInForce::of(dev.session());
         match dev.on_readable(monotonic_now(), performer) {
             Ok(scroll) => {
                 let mut rearm = dev.deadline() != before;
                 let mut sync = kernel_mode;
-                if crate::hidpp::SettingsInForce::of(dev.session()) != settings {
+                if rearm && dev.settings_changed() {
                     // A setting read back: `pawl status` shows it.
                     *devices_changed = true;
                 }
