@@ -22,7 +22,7 @@
 //! socket, non-blocking, for the daemon's epoll set.
 
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -148,28 +148,20 @@ impl Hyprland {
     /// Reads everything the socket holds and returns the last focus change in it (one
     /// that differs from the one reported before; the earlier ones are out of date).
     pub fn read(&mut self) -> Readout {
-        let mut chunk = [0u8; 4096];
         let mut focus = None;
-        loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Readout::Closed,
-                Ok(n) => self.decoder.push(&chunk[..n], |line| {
-                    if let Some(f) = focus_line(line) {
-                        focus = Some(f);
-                    }
-                }),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Readout::Closed,
-            }
+        let decoder = &mut self.decoder;
+        let open = super::drain(&mut self.stream, |bytes| {
+            decoder.push(bytes, |line| {
+                if let Some(f) = focus_line(line) {
+                    focus = Some(f);
+                }
+            });
+            true
+        });
+        if !open {
+            return Readout::Closed;
         }
-        match focus {
-            Some(f) if self.last.as_ref() != Some(&f) => {
-                self.last = Some(f.clone());
-                Readout::Focus(Some(f))
-            }
-            _ => Readout::Focus(None),
-        }
+        super::changed(&mut self.last, focus)
     }
 }
 

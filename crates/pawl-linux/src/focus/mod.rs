@@ -32,6 +32,39 @@ pub enum Readout {
     Closed,
 }
 
+/// Reads a non-blocking socket until it would block, handing each chunk (at most 4 KiB) to
+/// `chunk`, which returns `false` when the stream is not the backend's protocol (the sway
+/// and Hyprland backends; X11 answers packets on its socket as it reads, so it reads
+/// itself). Returns
+/// `false` when the peer closed the connection, the read failed, or `chunk` refused.
+fn drain(stream: &mut impl std::io::Read, mut chunk: impl FnMut(&[u8]) -> bool) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) => {
+                if !chunk(&buf[..n]) {
+                    return false;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// `focus` as a [`Readout`], `None` when it repeats `last` (which it then replaces).
+fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout {
+    match focus {
+        Some(f) if last.as_ref() != Some(&f) => {
+            *last = Some(f.clone());
+            Readout::Focus(Some(f))
+        }
+        _ => Readout::Focus(None),
+    }
+}
+
 /// The backend the environment calls for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {

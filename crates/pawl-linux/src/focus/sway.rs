@@ -6,7 +6,7 @@
 //! [`Decoder`] (framing) and [`window_event`] (the payload) are pure; [`Sway`] owns the
 //! socket, non-blocking, for the daemon's epoll set.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -152,18 +152,12 @@ impl Sway {
     /// Reads everything the socket holds and returns the last focus change in it (the
     /// earlier ones are already out of date).
     pub fn read(&mut self) -> Readout {
-        let mut chunk = [0u8; 4096];
         let mut last = None;
-        loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Readout::Closed,
-                Ok(n) => self.decoder.push(&chunk[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Readout::Closed,
-            }
+        let decoder = &mut self.decoder;
+        let open = super::drain(&mut self.stream, |bytes| {
+            decoder.push(bytes);
             loop {
-                match self.decoder.next_message() {
+                match decoder.next_message() {
                     Ok(Some((WINDOW_EVENT, payload))) => {
                         if let Some(f) = window_event(&payload) {
                             last = Some(f);
@@ -178,10 +172,13 @@ impl Sway {
                         }
                     }
                     Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(BadMagic) => return Readout::Closed,
+                    Ok(None) => return true,
+                    Err(BadMagic) => return false,
                 }
             }
+        });
+        if !open {
+            return Readout::Closed;
         }
         Readout::Focus(last)
     }
@@ -190,6 +187,7 @@ impl Sway {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     /// The shape of sway-ipc(7)'s `window` event example (an Xwayland URxvt), as focus.
     const XWAYLAND_FOCUS: &str = r#"{

@@ -227,13 +227,7 @@ impl X11 {
                 }
             }
         }
-        match focus {
-            Some(f) if self.last.as_ref() != Some(&f) => {
-                self.last = Some(f.clone());
-                Readout::Focus(Some(f))
-            }
-            _ => Readout::Focus(None),
-        }
+        super::changed(&mut self.last, focus)
     }
 
     /// One packet from the server; the focus it completes, if any. Errors: writing a
