@@ -36,6 +36,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     kernel_mode_attaches_a_mouse_present_at_boot,
     kernel_mode_pins_follow_the_logind_seat_user,
     kernel_mode_seat_user_cannot_keep_the_next_users_mouse,
+    kernel_mode_an_old_layouts_user_cannot_keep_the_next_users_mouse,
     kernel_mode_pins_follow_the_devices_own_seat,
     kernel_mode_reseat_never_misses_the_last_change,
     kernel_mode_detach_removes_every_device_it_can,
@@ -1037,6 +1038,183 @@ pub fn kernel_mode_seat_user_cannot_keep_the_next_users_mouse(ctx: &mut Ctx) -> 
     let old_user = open_pins_as(uid, &hid)?;
     ctx.notes
         .push(format!("uid {uid} opens: {}", old_user.replace('\n', "; ")));
+    for l in old_user.lines() {
+        let (n, r) = l.split_once(' ').unwrap_or((l, ""));
+        let refused = if n == "kernel-device" {
+            r.starts_with("error")
+        } else {
+            r == eacces
+        };
+        ensure!(refused, "as uid {uid}, the old user: {l} (all: {old_user})");
+    }
+    drop(restore);
+    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat0 was logind's again")?;
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// How many struct_ops links the kernel holds now (HID-BPF attachments of every device:
+/// `BPF_LINK_GET_NEXT_ID` as root). Errors: a link the kernel lists but does not describe.
+fn struct_ops_links() -> anyhow::Result<usize> {
+    use libbpf_rs::libbpf_sys;
+    let mut id = 0u32;
+    let mut n = 0;
+    loop {
+        let mut next = 0u32;
+        // SAFETY: `next` is a u32 the call writes.
+        if unsafe { libbpf_sys::bpf_link_get_next_id(id, &mut next) } != 0 {
+            return Ok(n);
+        }
+        id = next;
+        // SAFETY: an id the kernel just listed; the fd is closed below.
+        let fd = unsafe { libbpf_sys::bpf_link_get_fd_by_id(id) };
+        if fd < 0 {
+            // Gone since it was listed.
+            continue;
+        }
+        let mut info = libbpf_sys::bpf_link_info::default();
+        let mut len = size_of::<libbpf_sys::bpf_link_info>() as u32;
+        // SAFETY: `info` is a bpf_link_info of `len` bytes.
+        let r = unsafe { libbpf_sys::bpf_link_get_info_by_fd(fd, &mut info, &mut len) };
+        // SAFETY: the fd was returned to us above.
+        unsafe { libc::close(fd) };
+        ensure!(r == 0, "link {id}: no info ({r})");
+        if info.type_ == libbpf_sys::BPF_LINK_TYPE_STRUCT_OPS {
+            n += 1;
+        }
+    }
+}
+
+/// The attack an older layout allowed: the device's directory was the seat user's (0700),
+/// so its user could move root's `link` and `glide` pins 40 directories down and add
+/// entries. A loader upgraded over such a tree hands the mouse over all the same: the
+/// scenario attaches for uid 1000, gives the directory to uid 1000 as the old layout did,
+/// and as uid 1000 nests `link` and `glide` 40 levels deep and adds a directory. seat0 then
+/// goes to uid 1001: the reseat service succeeds, the directory holds exactly the five
+/// pins of the new layout for uid 1001, uid 1000 opens none of them, and the kernel holds
+/// as many struct_ops links as before (the old attachment is gone, not kept beside the new).
+pub fn kernel_mode_an_old_layouts_user_cannot_keep_the_next_users_mouse(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    needs_hid_bpf()?;
+    let (_, uid) = USER;
+    let (_, uid2) = SECOND_USER;
+    let installed = Installed::package()?;
+    let restore = Seat0Restore(std::fs::read_to_string(SEAT0).ok());
+    ensure!(
+        seat0_uid().is_none(),
+        "seat0 has an active user before the scenario: {:?}",
+        restore.0
+    );
+    let (mut dev, _info, hid, _phys) = hires_mouse(ctx)?;
+    wait_pins(&mut dev, &hid, None, T_UDEV)?;
+    write_seat0_as_logind(Some(uid))?;
+    wait_pins(&mut dev, &hid, Some(uid), T_UDEV).context("after seat0 became uid 1000's")?;
+    let links = struct_ops_links()?;
+    ctx.notes
+        .push(format!("struct_ops links with the mouse attached: {links}"));
+    ensure!(links >= 1, "no struct_ops link with the mouse attached");
+
+    // The old layout: the directory the seat user's 0700, the pins as they were.
+    let dir = pin_dir(&hid);
+    std::os::unix::fs::chown(&dir, Some(uid), Some(uid))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    let deep = vec!["d"; 40].join("/");
+    let busybox = Path::new(SHARE).join("busybox");
+    let steps: &[&[&str]] = &[
+        &["mkdir", "-p", &deep],
+        &["mv", pins::LINK, &format!("{deep}/{}", pins::LINK)],
+        &["mv", pins::GLIDE, &format!("{deep}/{}", pins::GLIDE)],
+        &["mkdir", "x"],
+    ];
+    for a in steps {
+        let out = Command::new(&busybox)
+            .args(*a)
+            .current_dir(&dir)
+            .env_clear()
+            .uid(uid)
+            .gid(uid)
+            .output()?;
+        ensure!(
+            out.status.success(),
+            "as uid {uid} in the old layout, `{}`: {} {}",
+            a.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    ensure!(
+        dir.join(&deep).join(pins::LINK).exists(),
+        "the link was not moved down"
+    );
+    ensure!(
+        struct_ops_links()? == links,
+        "moving the link pin changed the attachments"
+    );
+
+    write_seat0_as_logind(Some(uid2))?;
+    wait_pins(&mut dev, &hid, Some(uid2), T_UDEV).with_context(|| {
+        format!(
+            "after seat0 became uid {uid2}'s over the old layout; reseat: {}; {}",
+            reseat_unit_state(),
+            journal("pawl-kernel-reseat.service", 10)
+        )
+    })?;
+    let state = reseat_unit_state();
+    ctx.notes.push(format!("reseat.service: {state}"));
+    ensure!(
+        state.contains("Result=success") && state.contains("ExecMainStatus=0"),
+        "the reseat service did not succeed: {state}; {}",
+        journal("pawl-kernel-reseat.service", 10)
+    );
+    let m = std::fs::symlink_metadata(&dir)?;
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    ctx.notes.push(format!(
+        "after the handover: .:{}:{:o} {names:?}",
+        m.uid(),
+        m.permissions().mode() & 0o7777
+    ));
+    ensure!(
+        m.uid() == 0 && m.permissions().mode() & 0o7777 == 0o755,
+        "the directory is not root's 0755 after the handover"
+    );
+    ensure!(
+        names
+            == [
+                pins::GLIDE,
+                pins::LINK,
+                pins::RING,
+                pins::SETTINGS,
+                pins::STATS
+            ],
+        "the directory after the handover: {names:?}"
+    );
+    let now = struct_ops_links()?;
+    ensure!(
+        now == links,
+        "{now} struct_ops links after the handover, {links} before: the old attachment stayed"
+    );
+    let new_user = open_pins_as(uid2, &hid)?;
+    ctx.notes.push(format!(
+        "uid {uid2} opens: {}",
+        new_user.replace('\n', "; ")
+    ));
+    ensure!(
+        new_user.lines().any(|l| l == "kernel-device ok"),
+        "uid {uid2} cannot open its kernel device: {new_user}"
+    );
+    let old_user = open_pins_as(uid, &hid)?;
+    ctx.notes
+        .push(format!("uid {uid} opens: {}", old_user.replace('\n', "; ")));
+    let eacces = libc::EACCES.to_string();
     for l in old_user.lines() {
         let (n, r) = l.split_once(' ').unwrap_or((l, ""));
         let refused = if n == "kernel-device" {
