@@ -754,6 +754,7 @@ impl Hidpp {
             Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) => {
                 log::info!("{label}: {event}")
             }
+            Event::Battery(_) => log::debug!("{label}: {event}"),
             Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
                 log::warn!("{label}: {event}")
             }
