@@ -1376,6 +1376,9 @@ impl Session {
         self.queue_settings(out);
         if self.config.read_battery && idx.battery != 0 {
             self.queue.push_back(Request::BatteryCapabilities);
+        } else {
+            // Another device at this index, or the lookup failed: the old one is stale.
+            self.battery = None;
         }
     }
 
