@@ -33,6 +33,7 @@ use pawl_hidpp::emulator::{Emulator, Motion};
 use pawl_hidpp::error::{HIDPP10_ERROR, HIDPP20_ERROR};
 use pawl_hidpp::feature::{
     self, adjustable_dpi, device_name, hires_wheel, reprog, root, smart_shift, thumb_wheel,
+    unified_battery,
 };
 use pawl_hidpp::report::{
     DEVICE_INDEX_DIRECT, Framing, LONG_LEN, LONG_PARAMS, Message, SHORT_LEN, SOFTWARE_ID_QUERY,
@@ -212,6 +213,8 @@ pub fn run(script: &Script) {
         }
     };
     config.thumb_wheel = script.thumb.into();
+    // The macOS worker's sessions read the battery; Linux's never do.
+    config.read_battery = script.session / 3 % 2 == 1;
     let mut emulator = Emulator::mx_master_3s(framing, device);
     emulator.set_thumb_inverted(script.thumb_inverted);
     if script.hidpp10 == 0 {
@@ -467,7 +470,21 @@ impl Rig {
             || (at(feature::ADJUSTABLE_DPI)
                 && matches!(f, adjustable_dpi::GET_DPI_LIST | adjustable_dpi::GET_DPI))
             || (at(feature::SMART_SHIFT) && f == smart_shift::GET)
-            || (at(feature::SMART_SHIFT_ENHANCED) && f == smart_shift::ENHANCED_GET);
+            || (at(feature::SMART_SHIFT_ENHANCED) && f == smart_shift::ENHANCED_GET)
+            // The battery is read only by sessions asked to (macOS), and never written.
+            || (at(feature::UNIFIED_BATTERY)
+                && s.config().read_battery
+                && matches!(
+                    f,
+                    unified_battery::GET_CAPABILITIES | unified_battery::GET_STATUS
+                ));
+        if req.sub_id == feature::ROOT_INDEX && f == root::GET_FEATURE {
+            assert!(
+                s.config().read_battery
+                    || req.params[..2] != feature::UNIFIED_BATTERY.to_be_bytes(),
+                "0x1004 looked up by a session that does not read the battery"
+            );
+        }
         assert!(
             allowed,
             "request {req:?}: function {f} at index {}",

@@ -65,6 +65,13 @@
 //! more divertable control: diverted, [`Emulator::set_held`] of it sends the
 //! diverted-buttons event with its CID.
 //!
+//! # Battery
+//!
+//! 0x1004 answers `getCapabilities` (levels critical to full, rechargeable, state of
+//! charge in %: the records show percentages) and `getStatus`; [`Emulator::set_battery`]
+//! changes it and gives the status event the device broadcasts. 0x1000 answers
+//! `getBatteryLevelStatus` and `getBatteryCapability`.
+//!
 //! # Wheel
 //!
 //! 0x2121 `setWheelMode` is obeyed: in high-resolution mode (bit 1, what the kernel's
@@ -1108,6 +1115,27 @@ impl Emulator {
             u16::from_be_bytes([self.thumb_info[2], self.thumb_info[3]]),
             u16::from_be_bytes([self.thumb_info[0], self.thumb_info[1]]),
         )
+    }
+
+    /// The battery changes to `status` (0x1004 `getStatus` bytes: state of charge %, level
+    /// bits, charging status, external power; any bytes, for malformed ones too). Returns
+    /// the 0x1004 status event the device broadcasts; `None` for a device without 0x1004
+    /// (its 0x1000 level and status are changed silently).
+    pub fn set_battery(&mut self, status: [u8; 4]) -> Option<Message> {
+        self.battery = status;
+        self.feature_index(feature::UNIFIED_BATTERY)?;
+        let mut params = [0u8; LONG_PARAMS];
+        params[..4].copy_from_slice(&status);
+        Some(self.notification(
+            feature::UNIFIED_BATTERY,
+            unified_battery::EVENT_STATUS,
+            &params,
+        ))
+    }
+
+    /// The battery as `getStatus` answers it now.
+    pub fn battery(&self) -> [u8; 4] {
+        self.battery
     }
 
     /// The 0x1D4B status broadcast a device sends after it (re)connects: status 1

@@ -199,6 +199,12 @@ pub mod unified_battery {
     /// `getStatus() → state of charge %, level, charging status (0 discharging), external
     /// power`.
     pub const GET_STATUS: u8 = 1;
+    /// Event 0: the status broadcast a device sends when its battery changes, with the
+    /// payload of `getStatus` (the kernel's `EVENT_UNIFIED_BATTERY_STATUS_EVENT`).
+    pub const EVENT_STATUS: u8 = 0;
+    /// `getCapabilities` flags bit 1: `getStatus` byte 0 is a state of charge in % (the
+    /// kernel's `FLAG_UNIFIED_BATTERY_FLAGS_STATE_OF_CHARGE`).
+    pub const FLAG_STATE_OF_CHARGE: u8 = 0x02;
 }
 
 /// Wireless device status (0x1D4B) events.

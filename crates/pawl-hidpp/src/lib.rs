@@ -17,6 +17,8 @@
 //! - [`error`] — HID++ 1.0 and 2.0 error replies as messages a user can act on.
 //! - [`Session`] — setup (ping, feature lookup, name, control list, divert), notifications
 //!   → engine frames, re-divert on reconnection, un-divert on exit.
+//! - [`battery`] — the 0x1004 battery status a session reads where asked
+//!   ([`SessionConfig::read_battery`]).
 //! - [`settings`] — the 0x2201 dpi list and what a wanted dpi becomes on it.
 //! - [`emulator`] — an MX Master 3S model answering the same requests, for unit tests and
 //!   the VM's uhid device.
@@ -50,6 +52,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod battery;
 pub mod controls;
 pub mod emulator;
 pub mod error;

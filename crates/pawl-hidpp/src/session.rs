@@ -26,6 +26,16 @@
 //! are applied again to a device that forgot them; [`Session::set_settings`] applies new
 //! ones (a config reload).
 //!
+//! # Battery (macOS)
+//!
+//! With [`SessionConfig::read_battery`] (the macOS worker's sessions; on Linux the
+//! kernel's `hid-logitech-hidpp` reads the battery and pawl sends no such request), Root
+//! `getFeature` also looks up 0x1004 (Unified battery), and the last setup steps are its
+//! `getCapabilities` and `getStatus` ([`Session::battery`], [`Event::Battery`]; layout in
+//! [`crate::battery`]). The device's status event (0x1004 event 0) updates it as the
+//! battery changes: no timer, no polling. Setup re-reads it after every reconnection. A
+//! device without 0x1004 (the MX Master 2S and 3 have 0x1000 only) has no battery here.
+//!
 //! # Sense Panel and haptics (MX Master 4)
 //!
 //! With `[hidpp] sense_panel` the Sense Panel (CID 0x01A0) is one more control to divert
@@ -79,11 +89,12 @@ use pawl_engine::units::{Button, Micros, V120_PER_DETENT};
 
 use pawl_engine::config::{MouseSettings, SmartShift};
 
+use crate::battery::{Battery, Capabilities};
 use crate::controls::{self, ControlInfo, Held, Reporting};
 use crate::error::{self, ErrorReply};
 use crate::feature::{
     self, adjustable_dpi, device_name, hires_wheel, receiver, reprog, root, smart_shift,
-    thumb_wheel, wireless_status,
+    thumb_wheel, unified_battery, wireless_status,
 };
 use crate::report::{Framing, Message, SOFTWARE_ID_DAEMON};
 use crate::settings::DpiList;
@@ -136,6 +147,9 @@ pub struct SessionConfig {
     /// Read the dpi and SmartShift in force even where [`SessionConfig::settings`] writes
     /// none (query sessions, for `pawl devices`).
     pub read_settings: bool,
+    /// Read the battery over 0x1004 and follow its status events ([`Session::battery`]).
+    /// Off on Linux, where the kernel's driver owns the battery.
+    pub read_battery: bool,
     /// Play a haptic waveform (0x19B0) when a gesture fires an action
     /// ([`Session::gesture_haptic`]); nothing on a device without 0x19B0.
     pub haptic_on_gesture: bool,
@@ -195,6 +209,7 @@ impl SessionConfig {
             read_reporting: false,
             settings: MouseSettings::default(),
             read_settings: false,
+            read_battery: false,
             haptic_on_gesture: false,
             sw_id: SOFTWARE_ID_DAEMON,
             reply_timeout_us: 2_000_000,
@@ -209,6 +224,7 @@ impl SessionConfig {
             read_reporting: true,
             settings: MouseSettings::default(),
             read_settings: true,
+            read_battery: false,
             haptic_on_gesture: false,
             sw_id,
             reply_timeout_us: 1_000_000,
@@ -253,6 +269,10 @@ pub enum Request {
     GetSmartShift,
     /// 0x2110 `setRatchetControlMode` (0x2111: its set).
     SetSmartShift(SmartShift),
+    /// 0x1004 `getCapabilities`.
+    BatteryCapabilities,
+    /// 0x1004 `getStatus`.
+    BatteryStatus,
 }
 
 impl Request {
@@ -305,6 +325,9 @@ impl fmt::Display for Request {
             Request::SetDpi(dpi) => write!(f, "set dpi {dpi} (0x2201 setSensorDpi)"),
             Request::GetSmartShift => write!(f, "SmartShift mode (0x2110/0x2111)"),
             Request::SetSmartShift(m) => write!(f, "set SmartShift {m} (0x2110/0x2111)"),
+            Request::BatteryCapabilities | Request::BatteryStatus => {
+                write!(f, "battery (0x1004)")
+            }
         }
     }
 }
@@ -357,6 +380,9 @@ pub enum Event {
     /// The thumb wheel's invert bit in force (0x2150), read back after pawl wrote the
     /// configured `thumb_wheel_invert`.
     ThumbInverted(bool),
+    /// The battery as read in setup or as the device's status event changed it (only
+    /// with [`SessionConfig::read_battery`]); sent when it differs from the last one.
+    Battery(Battery),
     /// Settings are configured that the device has no feature for; they are not written.
     SettingsMissing {
         /// `dpi` is set and the device has no 0x2201.
@@ -412,6 +438,15 @@ impl fmt::Display for Event {
             Event::Dpi(dpi) => write!(f, "dpi {dpi} (0x2201)"),
             Event::SmartShift(m) => write!(f, "smartshift {m} (SmartShift)"),
             Event::ThumbInverted(on) => write!(f, "thumb_wheel_invert {on} (0x2150)"),
+            Event::Battery(b) => {
+                write!(f, "battery ")?;
+                match (b.percent, b.level) {
+                    (Some(p), _) => write!(f, "{p} %")?,
+                    (None, Some(l)) => write!(f, "{}", l.as_str())?,
+                    (None, None) => write!(f, "unknown")?,
+                }
+                write!(f, ", {} (0x1004)", b.charging.as_str())
+            }
             Event::SettingsMissing {
                 dpi,
                 smartshift,
@@ -504,6 +539,7 @@ struct Indices {
     smart_shift: u8,
     smart_shift_enhanced: u8,
     haptic: u8,
+    battery: u8,
 }
 
 /// Thumb wheel resolution and direction (0x2150 `getThumbwheelInfo`).
@@ -564,6 +600,9 @@ pub struct Session {
     dpi_list: Option<DpiList>,
     dpi: Option<u16>,
     smartshift: Option<SmartShift>,
+    battery_caps: Capabilities,
+    /// Kept over a restart (setup reads it again); forgotten when the link is lost.
+    battery: Option<Battery>,
 }
 
 impl Session {
@@ -594,6 +633,8 @@ impl Session {
             dpi_list: None,
             dpi: None,
             smartshift: None,
+            battery_caps: Capabilities::default(),
+            battery: None,
         }
     }
 
@@ -620,6 +661,7 @@ impl Session {
         self.dpi_list = None;
         self.dpi = None;
         self.smartshift = None;
+        self.battery_caps = Capabilities::default();
         self.queue.push_back(Request::Ping);
         self.send_next(now, out);
     }
@@ -660,7 +702,7 @@ impl Session {
     /// The feature index the device gave for `feature` (Root `getFeature`): `None` before
     /// the lookup, for a feature the device lacks, and for one pawl does not look up
     /// (only 0x0005, 0x1B04, 0x1D4B, 0x2121, 0x2150, 0x2201, 0x2110, 0x2111 and 0x19B0
-    /// are). Root (0x0000) is always 0.
+    /// are, and 0x1004 with [`SessionConfig::read_battery`]). Root (0x0000) is always 0.
     /// For checks of what the session writes (the fuzz targets: nothing but
     /// `getWheelMode` to the 0x2121 index).
     pub fn feature_index(&self, feature: u16) -> Option<u8> {
@@ -676,6 +718,7 @@ impl Session {
             feature::SMART_SHIFT => idx.smart_shift,
             feature::SMART_SHIFT_ENHANCED => idx.smart_shift_enhanced,
             feature::HAPTIC => idx.haptic,
+            feature::UNIFIED_BATTERY => idx.battery,
             _ => 0,
         };
         (index != 0).then_some(index)
@@ -690,6 +733,13 @@ impl Session {
     /// The sensor's dpi list, once read (only when a dpi is configured).
     pub fn dpi_list(&self) -> Option<&DpiList> {
         self.dpi_list.as_ref()
+    }
+
+    /// The battery as last read or reported by the device (0x1004); `None` without
+    /// [`SessionConfig::read_battery`], for a device without 0x1004, for a malformed
+    /// status, and after the link was lost until setup reads it again.
+    pub fn battery(&self) -> Option<Battery> {
+        self.battery
     }
 
     /// The SmartShift mode in force as last read back; `None` as for [`Session::dpi`].
@@ -944,6 +994,11 @@ impl Session {
                 }
                 _ => {}
             }
+        } else if m.sub_id == idx.battery
+            && m.function() == unified_battery::EVENT_STATUS
+            && self.config.read_battery
+        {
+            self.set_battery(Battery::parse(m, self.battery_caps), out);
         } else if m.sub_id == idx.wireless && m.function() == wireless_status::EVENT_STATUS {
             // 0x1D4B event 0 is the status broadcast a device sends after it
             // (re)connects; its temporary diversions are gone.
@@ -1003,6 +1058,7 @@ impl Session {
         self.thumb_status = None;
         self.thumb_ours = false;
         self.thumb_carry = 0;
+        self.battery = None;
         self.phase = Phase::Offline;
         out.event(Event::Disconnected);
     }
@@ -1088,6 +1144,10 @@ impl Session {
                 ] {
                     self.queue.push_back(Request::GetFeature(id));
                 }
+                if self.config.read_battery {
+                    self.queue
+                        .push_back(Request::GetFeature(feature::UNIFIED_BATTERY));
+                }
             }
             Request::GetFeature(id) => {
                 let index = m.params[0];
@@ -1101,6 +1161,7 @@ impl Session {
                     feature::SMART_SHIFT => self.indices.smart_shift = index,
                     feature::SMART_SHIFT_ENHANCED => self.indices.smart_shift_enhanced = index,
                     feature::HAPTIC => self.indices.haptic = index,
+                    feature::UNIFIED_BATTERY => self.indices.battery = index,
                     _ => {}
                 }
                 if !matches!(self.queue.front(), Some(Request::GetFeature(_))) {
@@ -1228,6 +1289,21 @@ impl Session {
                     out.event(Event::SmartShift(now));
                 }
             }
+            Request::BatteryCapabilities => {
+                self.battery_caps = Capabilities::parse(m);
+                self.queue.push_front(Request::BatteryStatus);
+            }
+            Request::BatteryStatus => self.set_battery(Battery::parse(m, self.battery_caps), out),
+        }
+    }
+
+    /// Records a battery status read or reported; [`Event::Battery`] when it changed.
+    fn set_battery(&mut self, battery: Option<Battery>, out: &mut Output) {
+        if battery != self.battery {
+            self.battery = battery;
+            if let Some(b) = battery {
+                out.event(Event::Battery(b));
+            }
         }
     }
 
@@ -1298,6 +1374,12 @@ impl Session {
             self.queue.push_back(Request::ThumbInfo);
         }
         self.queue_settings(out);
+        if self.config.read_battery && idx.battery != 0 {
+            self.queue.push_back(Request::BatteryCapabilities);
+        } else {
+            // Another device at this index, or the lookup failed: the old one is stale.
+            self.battery = None;
+        }
     }
 
     /// After the control list: read every control's reporting (query sessions), then
@@ -1415,6 +1497,10 @@ impl Session {
                 // autoDisengageDefault 0: the device's default stays as it is.
                 (index, set, [mode, threshold, 0, 0, 0])
             }
+            Request::BatteryCapabilities => {
+                (idx.battery, unified_battery::GET_CAPABILITIES, [0; 5])
+            }
+            Request::BatteryStatus => (idx.battery, unified_battery::GET_STATUS, [0; 5]),
         };
         let len = match request {
             Request::SetReporting(_) => 5,

@@ -6,6 +6,7 @@ use pawl_engine::config::{MouseSettings, SmartShift};
 use pawl_engine::frame::Buttons;
 use pawl_engine::units::{Button, Micros};
 use pawl_engine::{Action, Config, DeviceEngine, FrameIn, FrameOut, Platform, Verdict};
+use pawl_hidpp::battery::{Battery, Capabilities, Charging, Level};
 use pawl_hidpp::controls::CID_GESTURE_BUTTON;
 use pawl_hidpp::emulator::{Emulator, Failure, FeatureEntry, MX_MASTER_3S_FEATURES, Motion};
 use pawl_hidpp::error::ErrorReply;
@@ -2007,4 +2008,206 @@ fn settings_changed_while_the_device_is_unreachable_wait_for_its_return() {
     rig.receive(status);
     assert_eq!(rig.session.phase(), Phase::Ready);
     assert_eq!(rig.device.dpi(), 1200);
+}
+
+/// The macOS worker's session: the gesture button diverted, the battery read (0x1004).
+fn battery_config() -> SessionConfig {
+    SessionConfig {
+        read_battery: true,
+        ..SessionConfig::gesture(Button(5))
+    }
+}
+
+fn battery_rig(device: Emulator) -> Rig {
+    Rig::new(device, BLUETOOTH, battery_config())
+}
+
+/// The 0x1004 requests the session wrote.
+fn battery_requests(rig: &Rig) -> usize {
+    let index = rig.device.feature_index(feature::UNIFIED_BATTERY);
+    rig.written
+        .iter()
+        .filter(|m| Some(m.sub_id) == index)
+        .count()
+}
+
+fn discharging(percent: u8) -> Battery {
+    Battery {
+        percent: Some(percent),
+        level: None,
+        charging: Charging::Discharging,
+        external_power: false,
+    }
+}
+
+#[test]
+fn battery_is_read_after_setup_as_the_solaar_record_shows_it() {
+    let rig = battery_rig(mx_master_3s());
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.battery(), Some(discharging(25)));
+    assert!(rig.events.contains(&Event::Battery(discharging(25))));
+    assert_eq!(
+        Event::Battery(discharging(25)).to_string(),
+        "battery 25 %, discharging (0x1004)"
+    );
+    // getCapabilities, then getStatus.
+    assert_eq!(battery_requests(&rig), 2);
+    let four = battery_rig(Emulator::mx_master_4(BLUETOOTH, DEVICE_INDEX_DIRECT));
+    assert_eq!(four.session.battery(), Some(discharging(45)));
+}
+
+#[test]
+fn the_battery_event_updates_it_without_a_request() {
+    let mut rig = battery_rig(mx_master_3s());
+    let written = rig.written.len();
+    let event = rig
+        .device
+        .set_battery([30, 0x04, 1, 1])
+        .expect("has 0x1004");
+    rig.receive(event);
+    let charging = Battery {
+        percent: Some(30),
+        level: None,
+        charging: Charging::Charging,
+        external_power: true,
+    };
+    assert_eq!(rig.session.battery(), Some(charging));
+    assert_eq!(rig.events.last(), Some(&Event::Battery(charging)));
+    assert_eq!(rig.written.len(), written, "an event asks nothing");
+    assert_eq!(rig.session.deadline(), None, "no timer at rest");
+    // The same status again: no new event.
+    let events = rig.events.len();
+    let again = rig.device.set_battery([30, 0x04, 1, 1]).unwrap();
+    rig.receive(again);
+    assert_eq!(rig.events.len(), events);
+}
+
+#[test]
+fn the_battery_is_read_again_after_a_reconnection() {
+    let mut rig = battery_rig(mx_master_3s());
+    // Charged while away: no event reached the session.
+    rig.device.set_battery([80, 0x08, 3, 1]);
+    rig.device.reset();
+    let status = rig.device.wireless_status();
+    rig.receive(status);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(
+        rig.session.battery(),
+        Some(Battery {
+            percent: Some(80),
+            level: None,
+            charging: Charging::Full,
+            external_power: true,
+        })
+    );
+    assert_eq!(battery_requests(&rig), 4);
+}
+
+#[test]
+fn a_lost_link_forgets_the_battery_until_setup_reads_it() {
+    let mut rig = Rig::new(
+        Emulator::mx_master_3s(RECEIVER, 2),
+        RECEIVER,
+        battery_config(),
+    );
+    assert_eq!(rig.session.battery(), Some(discharging(25)));
+    let lost = rig.device.receiver_connection(false);
+    rig.receive(lost);
+    assert_eq!(rig.session.battery(), None);
+    let back = rig.device.receiver_connection(true);
+    rig.receive(back);
+    assert_eq!(rig.session.battery(), Some(discharging(25)));
+}
+
+#[test]
+fn without_read_battery_the_session_never_asks_for_0x1004() {
+    // The Linux daemon's and the query's sessions: the kernel owns the battery.
+    for config in [SessionConfig::gesture(Button(5)), SessionConfig::query(3)] {
+        let mut rig = Rig::new(mx_master_3s(), BLUETOOTH, config);
+        assert_eq!(rig.session.phase(), Phase::Ready);
+        assert_eq!(battery_requests(&rig), 0);
+        assert!(
+            !rig.written
+                .iter()
+                .any(|m| m.sub_id == 0 && m.params[..2] == [0x10, 0x04]),
+            "no lookup of 0x1004"
+        );
+        assert_eq!(rig.session.feature_index(feature::UNIFIED_BATTERY), None);
+        // Its status events are ignored too.
+        let event = rig.device.set_battery([20, 0x02, 0, 0]).unwrap();
+        rig.receive(event);
+        assert_eq!(rig.session.battery(), None);
+        assert!(!rig.events.iter().any(|e| matches!(e, Event::Battery(_))));
+    }
+}
+
+#[test]
+fn a_device_without_0x1004_has_no_battery() {
+    let rig = battery_rig(Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT));
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.battery(), None);
+    assert_eq!(rig.session.feature_index(feature::UNIFIED_BATTERY), None);
+}
+
+#[test]
+fn a_malformed_battery_status_gives_no_battery_and_setup_goes_on() {
+    for status in [[101, 0x04, 0, 0], [25, 0x10, 0, 0], [25, 0x04, 5, 0]] {
+        let mut device = mx_master_3s();
+        device.set_battery(status);
+        let mut rig = battery_rig(device);
+        assert_eq!(rig.session.phase(), Phase::Ready, "{status:?}");
+        assert_eq!(rig.session.battery(), None, "{status:?}");
+        assert!(rig.device.reporting(CID_GESTURE_BUTTON).unwrap().divert);
+        // A good event afterwards is taken.
+        let event = rig.device.set_battery([24, 0x04, 0, 0]).unwrap();
+        rig.receive(event);
+        assert_eq!(rig.session.battery(), Some(discharging(24)));
+        // A malformed one forgets it (no event: nothing to show).
+        let events = rig.events.len();
+        let bad = rig.device.set_battery(status).unwrap();
+        rig.receive(bad);
+        assert_eq!(rig.session.battery(), None);
+        assert_eq!(rig.events.len(), events);
+    }
+}
+
+#[test]
+fn a_refused_battery_request_is_reported_and_setup_goes_on() {
+    let mut device = mx_master_3s();
+    device.fail(
+        feature::UNIFIED_BATTERY,
+        feature::unified_battery::GET_STATUS,
+        Failure::V20(0x05),
+    );
+    let rig = battery_rig(device);
+    assert_eq!(rig.session.phase(), Phase::Ready);
+    assert_eq!(rig.session.battery(), None);
+    assert!(rig.events.iter().any(|e| matches!(
+        e,
+        Event::Error {
+            request: Request::BatteryStatus,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn a_battery_with_levels_only_reports_its_level() {
+    // Capabilities without the state-of-charge flag: byte 0 means nothing.
+    let mut m = Message::request(BLUETOOTH, DEVICE_INDEX_DIRECT, 8, 0, 0, &[]);
+    m.params[..2].copy_from_slice(&[0x0E, 0x01]);
+    let caps = Capabilities::parse(&m);
+    m.params[..4].copy_from_slice(&[0, 0x06, 2, 1]);
+    assert_eq!(
+        Battery::parse(&m, caps),
+        Some(Battery {
+            percent: None,
+            level: Some(Level::Normal),
+            charging: Charging::Charging,
+            external_power: true,
+        })
+    );
+    // A level bit the device does not support counts for nothing.
+    m.params[1] = 0x01;
+    assert_eq!(Battery::parse(&m, caps), None);
 }

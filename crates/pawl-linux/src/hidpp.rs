@@ -623,7 +623,8 @@ impl HidppDevice {
             Event::Disconnected | Event::Reconnected => log::info!("{label}: {event}"),
             Event::Protocol { .. } => log::debug!("{label}: {event}"),
             Event::ThumbWheel(_) => log::info!("{label}: {event}"),
-            Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) => {
+            // Never on Linux (the session does not read the battery: the kernel does).
+            Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) | Event::Battery(_) => {
                 log::info!("{label}: {event}")
             }
             Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {

@@ -725,3 +725,56 @@ fn an_mx_master_4_sense_panel_maps_like_a_button_and_a_gesture_plays_one_haptic_
     assert_eq!(rig.tap.spawns().len(), 2);
     assert_eq!(rig.hid.mouse(BT).haptic_plays().len(), 1);
 }
+
+#[test]
+fn each_mouse_set_up_is_listed_with_its_battery_and_a_change_is_noticed_once() {
+    use pawl_hidpp::battery::{Battery, Charging};
+    let mut rig = Rig::bluetooth();
+    let mice = rig.hidpp.mice();
+    let battery = |percent, charging| {
+        Some(Battery {
+            percent: Some(percent),
+            level: None,
+            charging,
+            external_power: charging != Charging::Discharging,
+        })
+    };
+    assert_eq!(mice.len(), 1);
+    assert_eq!(mice[0].name, "MX Master 3S");
+    assert_eq!((mice[0].vendor, mice[0].product), (0x046d, 0xb034));
+    assert_eq!(mice[0].battery, battery(25, Charging::Discharging));
+    assert!(rig.hidpp.mice_changed(), "set up: the metadata is written");
+    assert!(!rig.hidpp.mice_changed(), "nothing new");
+    // The mouse is plugged in to charge: its status event, nothing polled.
+    let written = rig.hid.take_written().len();
+    assert!(written > 0);
+    let event = rig.hid.mouse(BT).set_battery([26, 0x04, 1, 1]).unwrap();
+    rig.notify(BT, event);
+    assert!(rig.hid.take_written().is_empty(), "an event asks nothing");
+    assert_eq!(rig.hidpp.deadline(), None, "no timer at rest");
+    assert!(rig.hidpp.mice_changed());
+    assert_eq!(rig.hidpp.mice()[0].battery, battery(26, Charging::Charging));
+    assert!(!rig.hidpp.mice_changed());
+    // Removed: no mice, noticed once.
+    rig.hidpp.removed(BT, &mut rig.tap);
+    assert!(rig.hidpp.mice().is_empty());
+    assert!(rig.hidpp.mice_changed());
+    assert!(!rig.hidpp.mice_changed());
+}
+
+#[test]
+fn a_mouse_behind_a_receiver_is_listed_once_set_up_and_a_2s_without_0x1004_has_no_battery() {
+    let rig = Rig::bolt();
+    let mice = rig.hidpp.mice();
+    assert_eq!(mice.len(), 1, "the empty indices are not mice: {mice:?}");
+    assert!(mice[0].battery.is_some());
+    let mut rig = Rig::new(Config::default_for(Platform::MacOs));
+    rig.add(
+        bluetooth_desc(),
+        vec![Emulator::mx_master_2s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+        false,
+    );
+    let mice = rig.hidpp.mice();
+    assert_eq!(mice.len(), 1);
+    assert_eq!(mice[0].battery, None);
+}

@@ -37,6 +37,11 @@
 //!   scroll event marked as pawl's (the worker's tap passes those through untouched).
 //!   Otherwise it is native and its AC Pan events reach the worker's tap like any
 //!   horizontal wheel.
+//! - **Battery**: unlike on Linux, where the kernel's `hid-logitech-hidpp` reads it, the
+//!   sessions read each mouse's battery over 0x1004 and follow its status events
+//!   ([`pawl_hidpp::SessionConfig::read_battery`]); [`Hidpp::mice`] lists the mice set up
+//!   with their batteries for the worker's metadata, rewritten only when
+//!   [`Hidpp::mice_changed`] says so.
 //! - **Releases**: a device removed, disconnected or reconnected, a wake, or exit cancels
 //!   its engine; any button pawl posted as pressed is posted released first.
 //!
@@ -48,6 +53,7 @@ use std::fmt;
 use pawl_engine::frame::FrameIn;
 use pawl_engine::units::{ButtonSet, Micros};
 use pawl_engine::{Action, Bus, Config, DeviceEngine, DeviceInfo, FrameOut, Verdict};
+use pawl_hidpp::battery::Battery;
 use pawl_hidpp::report::{
     DEVICE_INDEX_DIRECT, DEVICE_INDEX_FIRST_PAIRED, DEVICE_INDEX_LAST_PAIRED, Framing, Message,
     SHORT_PARAMS, hidpp_framing,
@@ -284,6 +290,24 @@ struct Link {
     engine: DeviceEngine,
     /// Buttons pawl posted as pressed for this link (a gesture click): released on cancel.
     posted: ButtonSet,
+    /// What [`Hidpp::mice_changed`] last saw of it: set up, and its battery.
+    seen: (bool, Option<Battery>),
+}
+
+/// A mouse a HID++ session has set up, for the worker's metadata (`pawl status`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HidppMouse {
+    /// Its name as the device reports it (0x0005).
+    pub name: String,
+    /// The endpoint's vendor id (behind a receiver, the receiver's).
+    pub vendor: u16,
+    /// The endpoint's product id (behind a receiver, the receiver's).
+    pub product: u16,
+    /// The endpoint's transport (`Bluetooth Low Energy`, `USB`).
+    pub transport: String,
+    /// Its battery as the session read it (0x1004; `None` for a mouse without it, the MX
+    /// Master 2S and 3).
+    pub battery: Option<Battery>,
 }
 
 /// The receiver's wireless-notification flag step (after opening and after each wake).
@@ -315,6 +339,8 @@ pub struct Hidpp {
     performer: Performer,
     open: Vec<Open>,
     out: FrameOut,
+    /// An endpoint with a mouse [`Hidpp::mice_changed`] had seen set up was removed.
+    mice_removed: bool,
 }
 
 impl Hidpp {
@@ -325,6 +351,7 @@ impl Hidpp {
             performer,
             open: Vec::new(),
             out: FrameOut::default(),
+            mice_removed: false,
         }
     }
 
@@ -355,6 +382,41 @@ impl Hidpp {
             .flat_map(|o| o.links.iter().map(|l| &l.session))
     }
 
+    /// The mice set up now (sessions ready), endpoint by endpoint, for the metadata.
+    pub fn mice(&self) -> Vec<HidppMouse> {
+        self.open
+            .iter()
+            .flat_map(|o| {
+                o.links
+                    .iter()
+                    .filter(|l| l.session.phase() == Phase::Ready)
+                    .map(|l| HidppMouse {
+                        name: l.session.name().to_owned(),
+                        vendor: o.desc.vendor,
+                        product: o.desc.product,
+                        transport: o.desc.transport.clone(),
+                        battery: l.session.battery(),
+                    })
+            })
+            .collect()
+    }
+
+    /// Whether [`Hidpp::mice`] differs from what it was when this last answered (a mouse
+    /// was set up or went away, a battery changed): then the metadata is written again.
+    /// Compares a few bytes per device index, allocates nothing: the worker asks after
+    /// every HID++ report.
+    pub fn mice_changed(&mut self) -> bool {
+        let mut changed = false;
+        for o in &mut self.open {
+            for l in &mut o.links {
+                let now = (l.session.phase() == Phase::Ready, l.session.battery());
+                changed |= std::mem::replace(&mut l.seen, now) != now;
+            }
+        }
+        // An endpoint that was removed took its mice with it.
+        changed | std::mem::take(&mut self.mice_removed)
+    }
+
     /// `desc` was opened (after [`Hidpp::wants`]): a session starts on each device index
     /// (first requests written now); a receiver is also asked to send connection
     /// notifications.
@@ -379,8 +441,10 @@ impl Hidpp {
         );
         // The mouse's own settings of `[hidpp]` and the `[device.hidpp]` of the rules
         // matching the endpoint (its name and ids; behind a receiver, the receiver's).
+        // The battery too: macOS has no kernel driver that reads it.
         let session_config = SessionConfig {
             settings: self.config.mouse_settings(&mx_info(&desc, "")),
+            read_battery: true,
             ..SessionConfig::for_config(&self.config)
         };
         let links = endpoint
@@ -389,6 +453,7 @@ impl Hidpp {
                 session: Session::new(session_config.clone(), endpoint.framing, index),
                 engine: self.gesture_engine(&desc),
                 posted: ButtonSet::default(),
+                seen: (false, None),
             })
             .collect();
         self.open.push(Open {
@@ -516,6 +581,7 @@ impl Hidpp {
             self.cancel_link(i, l, tap);
         }
         let o = self.open.remove(i);
+        self.mice_removed |= o.links.iter().any(|l| l.seen.0);
         log::info!("HID++ endpoint {:?} removed", o.desc.name);
     }
 
@@ -754,6 +820,7 @@ impl Hidpp {
             Event::Dpi(_) | Event::SmartShift(_) | Event::ThumbInverted(_) => {
                 log::info!("{label}: {event}")
             }
+            Event::Battery(_) => log::debug!("{label}: {event}"),
             Event::DpiUnsupported { .. } | Event::SettingsMissing { .. } => {
                 log::warn!("{label}: {event}")
             }

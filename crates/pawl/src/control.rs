@@ -1024,6 +1024,59 @@ pub(crate) mod tests {
         assert_eq!(with_batteries(Status::Stopped, sys), Status::Stopped);
     }
 
+    #[test]
+    fn a_macos_hidpp_battery_is_kept_in_the_metadata_and_shown_as_on_linux() {
+        use pawl_hidpp::battery::{Battery, Charging, Level};
+        let battery = Battery {
+            percent: Some(25),
+            level: None,
+            charging: Charging::Discharging,
+            external_power: false,
+        };
+        let mut m = meta(vec![mx()]);
+        m.mice = vec![
+            lifecycle::hidpp_mouse(
+                "MX Master 3S",
+                0x046d,
+                0xb034,
+                "Bluetooth Low Energy",
+                Some(battery),
+            ),
+            lifecycle::hidpp_mouse("MX Master 2S", 0x046d, 0xb019, "Bluetooth Low Energy", None),
+        ];
+        // The worker writes it; `pawl status` reads it back (no kernel to ask on macOS).
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("worker.json");
+        m.write(&file).unwrap();
+        let read = lifecycle::Metadata::read(&file).unwrap().unwrap();
+        assert_eq!(read.mice, m.mice);
+        let status = Status::Running(read);
+        let text = status_text(&status, &paths(), 1_700_000_005);
+        assert_eq!(
+            text.matches("    battery:        25 %, discharging\n")
+                .count(),
+            1,
+            "{text}"
+        );
+        let json = status_json(&status, &paths(), 1_700_000_005);
+        assert_eq!(
+            json["mice"][0]["battery"],
+            json!({ "percent": 25, "level": null, "status": "discharging" })
+        );
+        assert!(json["mice"][1]["battery"].is_null(), "{json}");
+        // A battery that reports levels only, charging: the kernel's words.
+        let levels = Battery {
+            percent: None,
+            level: Some(Level::Normal),
+            charging: Charging::Charging,
+            external_power: true,
+        };
+        assert_eq!(
+            lifecycle::BatteryRecord::of_hidpp(&levels).describe(),
+            "Normal, charging"
+        );
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_kernel_battery_reads_as_percent_or_level_and_a_lower_case_status() {

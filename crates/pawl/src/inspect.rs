@@ -531,7 +531,8 @@ pub fn command(
         anyhow::bail!("--record writes evemu, an evdev (Linux) format; not available on macOS");
     }
     let daemon = pawl_macos::start(config, pawl_macos::worker::Mode::Inspect)?;
-    daemon.run()?;
+    // Inspecting opens no HID++ endpoint: no mice to record.
+    daemon.run(&mut |_| {})?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -342,10 +342,11 @@ pub struct MouseRecord {
     /// an older pawl, and without HID++).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<SettingsRecord>,
-    /// Its battery as the kernel reports it now. Never in the metadata file (neither
-    /// written nor read: a battery changes without the worker waking up); `pawl status`
-    /// reads it when it prints ([`BatteryRecord`]).
-    #[serde(skip)]
+    /// Its battery. Linux: as the kernel reports it now, read by `pawl status` when it
+    /// prints (the Linux worker never records one: a battery changes without it waking
+    /// up). macOS: as the worker's HID++ session read it (0x1004, kept up to date by the
+    /// mouse's status events), in the metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub battery: Option<BatteryRecord>,
 }
 
@@ -378,9 +379,10 @@ impl SettingsRecord {
     }
 }
 
-/// A mouse's battery at the time `pawl status` asked: Linux, the kernel's
-/// `hidpp_battery_*` power supply of the mouse's HID device.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A mouse's battery: on Linux the kernel's `hidpp_battery_*` power supply of the mouse's
+/// HID device at the time `pawl status` asked; on macOS what the worker's HID++ session
+/// read (0x1004), in the kernel's words ([`BatteryRecord::of_hidpp`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatteryRecord {
     /// Charge, percent (0..=100), when the mouse reports percentages.
     pub percent: Option<u8>,
@@ -393,6 +395,17 @@ pub struct BatteryRecord {
 }
 
 impl BatteryRecord {
+    /// A battery a HID++ session read, with the texts the kernel gives the same status
+    /// (`hid-logitech-hidpp`: a percentage or a level, `discharging`/`charging`/`full`/
+    /// `not charging`), so `pawl status` shows it on macOS as on Linux.
+    pub fn of_hidpp(b: &pawl_hidpp::battery::Battery) -> BatteryRecord {
+        BatteryRecord {
+            percent: b.percent,
+            level: b.level.map(|l| l.as_str().to_owned()),
+            status: Some(b.charging.as_str().to_owned()),
+        }
+    }
+
     /// `80 %, discharging` / `Normal, charging` / `unknown`.
     pub fn describe(&self) -> String {
         let amount = match (self.percent, &self.level) {
@@ -404,6 +417,32 @@ impl BatteryRecord {
             Some(s) => format!("{amount}, {s}"),
             None => amount,
         }
+    }
+}
+
+/// A mouse a macOS HID++ session set up, as the metadata records it: its name and ids, no
+/// pointer nodes, `hidraw` holding the endpoint's transport (`Bluetooth Low Energy`,
+/// `USB`), its battery as the session read it.
+#[cfg_attr(
+    all(not(target_os = "macos"), not(test)),
+    expect(dead_code, reason = "only the macOS worker records HID++ batteries")
+)]
+pub fn hidpp_mouse(
+    name: &str,
+    vendor: u16,
+    product: u16,
+    transport: &str,
+    battery: Option<pawl_hidpp::battery::Battery>,
+) -> MouseRecord {
+    MouseRecord {
+        name: name.to_owned(),
+        vendor,
+        product,
+        nodes: Vec::new(),
+        hidraw: Some(transport.to_owned()),
+        paths: Vec::new(),
+        settings: None,
+        battery: battery.as_ref().map(BatteryRecord::of_hidpp),
     }
 }
 

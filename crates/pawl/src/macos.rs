@@ -20,8 +20,8 @@ pub fn start(config: pawl_engine::Config, debug: bool) -> anyhow::Result<Daemon>
 }
 
 /// The devices whose events the worker changes, for the metadata. macOS grabs nothing;
-/// `path` holds the transport (`USB`, `Bluetooth`, …); no mouse records (paths are a Linux
-/// report so far).
+/// `path` holds the transport (`USB`, `Bluetooth`, …). No mouse records yet: HID++ sets
+/// the mice up once the run loop runs ([`run`] records them).
 pub fn grabbed(daemon: &Daemon) -> Handled {
     let devices = daemon
         .devices()
@@ -41,9 +41,28 @@ pub fn grabbed(daemon: &Daemon) -> Handled {
 }
 
 /// Blocks in the run loop until SIGTERM or SIGINT. The device list is taken once at start
-/// (`_changed` is never called: the taps follow devices as they come and go).
-pub fn run(daemon: Daemon, _changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
-    daemon.run()?;
+/// (the taps follow devices as they come and go); `changed` receives it with the HID++
+/// mice and their batteries each time those change.
+pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
+    let devices = grabbed(&daemon).devices;
+    daemon.run(&mut |mice| {
+        changed(Handled {
+            devices: devices.clone(),
+            mice: mice
+                .iter()
+                .map(|m| {
+                    crate::lifecycle::hidpp_mouse(
+                        &m.name,
+                        m.vendor,
+                        m.product,
+                        &m.transport,
+                        m.battery,
+                    )
+                })
+                .collect(),
+            focus: None,
+        })
+    })?;
     Ok(())
 }
 

@@ -35,8 +35,8 @@ use pawl_hidpp::report::{REPORT_ID_LONG, REPORT_ID_SHORT};
 
 use crate::actions::Performer;
 use crate::hidpp::{
-    Access, EndpointDesc, HidPort, Hidpp, HidppPermission, LOGITECH, MAX_DESCRIPTOR, OpenDecision,
-    USAGE_PAGE_BLUETOOTH, USAGE_PAGE_RECEIVER, classify, open_decision,
+    Access, EndpointDesc, HidPort, Hidpp, HidppMouse, HidppPermission, LOGITECH, MAX_DESCRIPTOR,
+    OpenDecision, USAGE_PAGE_BLUETOOTH, USAGE_PAGE_RECEIVER, classify, open_decision,
 };
 use crate::sys::cf::{number, string};
 use crate::sys::{Context, Host, now, with_context};
@@ -115,6 +115,9 @@ pub(super) struct Hid {
     armed: Option<Micros>,
     /// The "no Input Monitoring" error was logged.
     told_permission: bool,
+    /// The mice set up changed (a battery, a mouse came or went): taken by
+    /// [`super::Daemon::run`], which the run loop is stopped for.
+    pub(super) mice: Option<Vec<HidppMouse>>,
 }
 
 impl std::fmt::Debug for Hid {
@@ -165,6 +168,7 @@ impl Hid {
             timer: None,
             armed: None,
             told_permission: false,
+            mice: None,
         })
     }
 
@@ -172,6 +176,16 @@ impl Hid {
     pub(super) fn on_wake(&mut self, host: &mut Host) {
         self.hidpp.on_wake(now(), &mut self.ports, host);
         self.rearm(host);
+        self.note_mice(host);
+    }
+
+    /// When the mice set up changed, keeps the new list for [`super::Daemon::run`] and
+    /// stops the run loop so it records them (it runs the loop again at once).
+    fn note_mice(&mut self, host: &mut Host) {
+        if self.hidpp.mice_changed() {
+            self.mice = Some(self.hidpp.mice());
+            host.run_loop.stop();
+        }
     }
 
     /// Clean exit: un-divert (written synchronously), close every device, stop the
@@ -273,6 +287,7 @@ impl Hid {
         self.hidpp
             .opened(desc, endpoint, now(), &mut self.ports, host);
         self.rearm(host);
+        self.note_mice(host);
     }
 
     fn on_removed(&mut self, device: &IOHIDDevice, host: &mut Host) {
@@ -288,6 +303,7 @@ impl Hid {
         self.hidpp.removed(slot.id, host);
         close(&slot);
         self.rearm(host);
+        self.note_mice(host);
     }
 
     #[inline]
@@ -301,6 +317,7 @@ impl Hid {
         if self.hidpp.deadline() != self.armed {
             self.rearm(host);
         }
+        self.note_mice(host);
     }
 
     fn on_timer(&mut self, host: &mut Host) {
@@ -308,6 +325,7 @@ impl Hid {
         self.armed = Some(Micros(u64::MAX));
         self.hidpp.on_timer(now(), &mut self.ports, host);
         self.rearm(host);
+        self.note_mice(host);
     }
 
     /// Arms the one timer for the earliest deadline, or removes it.

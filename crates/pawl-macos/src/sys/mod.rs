@@ -36,6 +36,7 @@ use pawl_engine::{Config, DeviceInfo};
 use crate::actions::{ChildExit, ChildReports, HotkeyBinding, Hotkeys, Performer};
 use crate::cg::{EventType, Field, PAWL_MARKER};
 use crate::devices::{DeviceReport, HidDevice, Kind};
+use crate::hidpp::HidppMouse;
 use crate::permissions::Permissions;
 use crate::scroll;
 use crate::tap::{Disposition, Synthetic, Tap, TapCreateError, TapEvent, TapKind, TapSpec};
@@ -124,6 +125,7 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
         },
         hid: None,
         failed: false,
+        stopping: false,
     });
     let mut daemon = Daemon {
         context: NonNull::from(Box::leak(context)),
@@ -187,11 +189,24 @@ impl Daemon {
     }
 
     /// Blocks in `CFRunLoopRun` until SIGTERM or SIGINT, then invalidates the taps.
+    /// `mice` receives the HID++ mice set up, with their batteries, when they change (the
+    /// run loop is stopped for it and run again afterwards).
     /// Errors: a callback panicked (the run loop was stopped for it): the process must
     /// exit non-zero, so the LaunchAgent (`KeepAlive` unless successful) starts it again.
-    pub fn run(self) -> Result<(), RunError> {
+    pub fn run(self, mice: &mut dyn FnMut(&[HidppMouse])) -> Result<(), RunError> {
         log::info!("pawl worker running");
-        CFRunLoop::run();
+        loop {
+            CFRunLoop::run();
+            // SAFETY: the run loop has returned: no callback holds the Context.
+            let ctx = unsafe { &mut *self.context.as_ptr() };
+            if ctx.failed || ctx.stopping {
+                break;
+            }
+            match ctx.hid.as_mut().and_then(|h| h.mice.take()) {
+                Some(now) => mice(&now),
+                None => break,
+            }
+        }
         log::info!("pawl worker stopping");
         // SAFETY: the run loop has returned: no callback holds the Context.
         if unsafe { self.context.as_ref() }.failed {
@@ -238,6 +253,8 @@ struct Context {
     hid: Option<hid::Hid>,
     /// A callback panicked: [`Daemon::run`] returns an error.
     failed: bool,
+    /// SIGTERM or SIGINT arrived: [`Daemon::run`] returns.
+    stopping: bool,
 }
 
 /// One created tap.
@@ -872,6 +889,8 @@ unsafe extern "C-unwind" fn signal_callback(
     }
     if events.iter().any(|e| e.filter == libc::EVFILT_SIGNAL) {
         log::info!("signal received: stopping");
+        // SAFETY: registered by Signals::install with the Context pointer.
+        unsafe { with_context(info, (), |ctx| ctx.stopping = true) };
         if let Some(rl) = CFRunLoop::current() {
             rl.stop();
         }
