@@ -1007,13 +1007,7 @@ pub fn kernel_mode_seat_user_cannot_keep_the_next_users_mouse(ctx: &mut Ctx) -> 
             journal("pawl-kernel-reseat.service", 10)
         )
     })?;
-    let state = reseat_unit_state();
-    ctx.notes.push(format!("reseat.service: {state}"));
-    ensure!(
-        state.contains("Result=success") && state.contains("ExecMainStatus=0"),
-        "the reseat service did not succeed: {state}; {}",
-        journal("pawl-kernel-reseat.service", 10)
-    );
+    reseat_succeeded(ctx)?;
     let now = layout(&dir)?;
     ctx.notes.push(format!("pins for uid {uid2}: {now:?}"));
     let want2: Vec<String> = want
@@ -1021,37 +1015,62 @@ pub fn kernel_mode_seat_user_cannot_keep_the_next_users_mouse(ctx: &mut Ctx) -> 
         .map(|l| l.replace(&format!(":{uid}:"), &format!(":{uid2}:")))
         .collect();
     ensure!(now == want2, "pin layout {now:?}, want {want2:?}");
-    let new_user = open_pins_as(uid2, &hid)?;
-    ctx.notes.push(format!(
-        "uid {uid2} opens: {}",
-        new_user.replace('\n', "; ")
-    ));
+    seat_user_opens_its_maps(ctx, uid2, &hid)?;
+    old_user_opens_nothing(ctx, uid, &hid)?;
+    drop(restore);
+    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat0 was logind's again")?;
+    drop(dev);
+    wait_unpinned(&hid)?;
+    drop(installed);
+    Ok(())
+}
+
+/// pawl-kernel-reseat.service's last run succeeded (noted in `ctx`).
+fn reseat_succeeded(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let state = reseat_unit_state();
+    ctx.notes.push(format!("reseat.service: {state}"));
+    ensure!(
+        state.contains("Result=success") && state.contains("ExecMainStatus=0"),
+        "the reseat service did not succeed: {state}; {}",
+        journal("pawl-kernel-reseat.service", 10)
+    );
+    Ok(())
+}
+
+/// As `uid`, the seat user, `hid`'s three maps and its kernel device open, and root's
+/// `link` and `glide` pins are refused (EACCES).
+fn seat_user_opens_its_maps(ctx: &mut Ctx, uid: u32, hid: &str) -> anyhow::Result<()> {
+    let opened = open_pins_as(uid, hid)?;
+    ctx.notes
+        .push(format!("uid {uid} opens: {}", opened.replace('\n', "; ")));
     let eacces = libc::EACCES.to_string();
-    for l in new_user.lines() {
+    for l in opened.lines() {
         let (n, r) = l.split_once(' ').unwrap_or((l, ""));
         let ok = match n {
             "settings" | "ring" | "stats" | "kernel-device" => r == "ok",
             _ => r == eacces,
         };
-        ensure!(ok, "as uid {uid2}: {l} (all: {new_user})");
+        ensure!(ok, "as uid {uid}: {l} (all: {opened})");
     }
-    let old_user = open_pins_as(uid, &hid)?;
+    Ok(())
+}
+
+/// As `uid`, a user no longer at the seat, none of `hid`'s pins opens (EACCES) and
+/// neither does its kernel device.
+fn old_user_opens_nothing(ctx: &mut Ctx, uid: u32, hid: &str) -> anyhow::Result<()> {
+    let opened = open_pins_as(uid, hid)?;
     ctx.notes
-        .push(format!("uid {uid} opens: {}", old_user.replace('\n', "; ")));
-    for l in old_user.lines() {
+        .push(format!("uid {uid} opens: {}", opened.replace('\n', "; ")));
+    let eacces = libc::EACCES.to_string();
+    for l in opened.lines() {
         let (n, r) = l.split_once(' ').unwrap_or((l, ""));
         let refused = if n == "kernel-device" {
             r.starts_with("error")
         } else {
             r == eacces
         };
-        ensure!(refused, "as uid {uid}, the old user: {l} (all: {old_user})");
+        ensure!(refused, "as uid {uid}, the old user: {l} (all: {opened})");
     }
-    drop(restore);
-    wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat0 was logind's again")?;
-    drop(dev);
-    wait_unpinned(&hid)?;
-    drop(installed);
     Ok(())
 }
 
@@ -1164,13 +1183,7 @@ pub fn kernel_mode_an_old_layouts_user_cannot_keep_the_next_users_mouse(
             journal("pawl-kernel-reseat.service", 10)
         )
     })?;
-    let state = reseat_unit_state();
-    ctx.notes.push(format!("reseat.service: {state}"));
-    ensure!(
-        state.contains("Result=success") && state.contains("ExecMainStatus=0"),
-        "the reseat service did not succeed: {state}; {}",
-        journal("pawl-kernel-reseat.service", 10)
-    );
+    reseat_succeeded(ctx)?;
     let m = std::fs::symlink_metadata(&dir)?;
     let mut names: Vec<String> = std::fs::read_dir(&dir)?
         .flatten()
@@ -1202,28 +1215,8 @@ pub fn kernel_mode_an_old_layouts_user_cannot_keep_the_next_users_mouse(
         now == links,
         "{now} struct_ops links after the handover, {links} before: the old attachment stayed"
     );
-    let new_user = open_pins_as(uid2, &hid)?;
-    ctx.notes.push(format!(
-        "uid {uid2} opens: {}",
-        new_user.replace('\n', "; ")
-    ));
-    ensure!(
-        new_user.lines().any(|l| l == "kernel-device ok"),
-        "uid {uid2} cannot open its kernel device: {new_user}"
-    );
-    let old_user = open_pins_as(uid, &hid)?;
-    ctx.notes
-        .push(format!("uid {uid} opens: {}", old_user.replace('\n', "; ")));
-    let eacces = libc::EACCES.to_string();
-    for l in old_user.lines() {
-        let (n, r) = l.split_once(' ').unwrap_or((l, ""));
-        let refused = if n == "kernel-device" {
-            r.starts_with("error")
-        } else {
-            r == eacces
-        };
-        ensure!(refused, "as uid {uid}, the old user: {l} (all: {old_user})");
-    }
+    seat_user_opens_its_maps(ctx, uid2, &hid)?;
+    old_user_opens_nothing(ctx, uid, &hid)?;
     drop(restore);
     wait_pins(&mut dev, &hid, Some(0), T_UDEV).context("after seat0 was logind's again")?;
     drop(dev);
