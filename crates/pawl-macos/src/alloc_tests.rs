@@ -127,6 +127,108 @@ fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
 }
 
 #[test]
+fn app_profiles_and_a_switch_held_through_a_gesture_allocate_nothing_on_the_event_path() {
+    let config = Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap();
+    let performer = Performer::new(&config, |_| None).unwrap();
+    let mut worker = Worker::new(config, Mode::Run, performer);
+    let mut tap = FakeTap::trusted();
+    tap.devices.insert(
+        MX as u64,
+        DeviceInfo {
+            name: "MX Master 3S".into(),
+            bus: Bus::BLUETOOTH,
+            vendor: 0x046d,
+            product: 0xb034,
+            has_wheel: true,
+            is_touchpad: false,
+        },
+    );
+    worker.start(&mut tap).unwrap();
+    let mut first = event(FakeEvent::scroll(1, 1.0, 10));
+    worker.on_event(
+        &mut tap,
+        TapKind::Primary,
+        EventType::SCROLL_WHEEL,
+        &mut first,
+    );
+    // The activation itself keeps the bundle id for `pawl status` (allocates, off the
+    // event path).
+    worker.on_app_activated(&mut tap, Some("com.example.Game"));
+    let mut wheel: Vec<FakeEvent> = (0..100)
+        .map(|_| event(FakeEvent::scroll(1, 1.0, 10)))
+        .collect();
+    let mut down = event(FakeEvent::button(5));
+    let mut drags: Vec<FakeEvent> = (0..40).map(|_| event(FakeEvent::motion(1, -1))).collect();
+    let mut up = event(FakeEvent::button(5));
+    let mut after: Vec<FakeEvent> = (0..100)
+        .map(|_| event(FakeEvent::scroll(1, 1.0, 10)))
+        .collect();
+    tap.calls.reserve(64);
+
+    let before = allocations();
+    for e in &mut wheel {
+        tap.now = tap.now.plus(8_000);
+        worker.on_event(&mut tap, TapKind::Primary, EventType::SCROLL_WHEEL, e);
+    }
+    worker.on_event(
+        &mut tap,
+        TapKind::Primary,
+        EventType::OTHER_MOUSE_DOWN,
+        &mut down,
+    );
+    for e in &mut drags[..20] {
+        worker.on_event(
+            &mut tap,
+            TapKind::Movement,
+            EventType::OTHER_MOUSE_DRAGGED,
+            e,
+        );
+    }
+    let mut during = allocations() - before;
+    // The switch back waits for the release, which applies it.
+    worker.on_app_activated(&mut tap, None);
+    let before = allocations();
+    for e in &mut drags[20..] {
+        worker.on_event(
+            &mut tap,
+            TapKind::Movement,
+            EventType::OTHER_MOUSE_DRAGGED,
+            e,
+        );
+    }
+    worker.on_event(
+        &mut tap,
+        TapKind::Primary,
+        EventType::OTHER_MOUSE_UP,
+        &mut up,
+    );
+    for e in &mut after {
+        tap.now = tap.now.plus(8_000);
+        worker.on_event(&mut tap, TapKind::Primary, EventType::SCROLL_WHEEL, e);
+    }
+    during += allocations() - before;
+
+    assert_eq!(during, 0, "allocations on the event path");
+    assert!(
+        wheel
+            .iter()
+            .all(|e| e.writes.first().is_some_and(|w| w.1 > 0.0)),
+        "the game's profile: not inverted"
+    );
+    assert!(
+        after
+            .iter()
+            .all(|e| e.writes.first().is_some_and(|w| w.1 < 0.0)),
+        "after the release the device profile: inverted"
+    );
+}
+
+#[test]
 fn hidpp_gesture_reports_and_mouse_reports_allocate_nothing_after_setup() {
     use pawl_engine::units::Micros;
     use pawl_hidpp::controls::CID_GESTURE_BUTTON;

@@ -855,3 +855,111 @@ fn a_new_sender_costs_one_lookup_on_its_first_event_and_none_after() {
     }
     assert_eq!(tap.lookups.len(), 40, "known senders cost no lookup");
 }
+
+/// The default config with a game's `[[app]]` table that turns scroll inversion off.
+fn game_config() -> Config {
+    Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap()
+}
+
+/// The vertical line delta the MX Master's one-line wheel step becomes (0.0: unchanged).
+fn wheel_line(w: &mut Worker, tap: &mut FakeTap) -> f64 {
+    let (d, e) = scroll(w, tap, FakeEvent::scroll(1, 1.0, 10), MX);
+    assert_eq!(d, Disposition::Pass);
+    e.writes
+        .iter()
+        .find(|(f, _)| *f == Field::SCROLL_DELTA_AXIS1)
+        .map_or(0.0, |(_, v)| *v)
+}
+
+#[test]
+fn an_activated_game_turns_scroll_inversion_off_and_another_app_brings_it_back() {
+    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    assert!(w.wants_focus());
+    assert_eq!(
+        wheel_line(&mut w, &mut tap),
+        -1.0,
+        "device profile: inverted"
+    );
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    assert_eq!(wheel_line(&mut w, &mut tap), 1.0, "the game's profile");
+    let status = w.focus();
+    assert_eq!(status.backend, "nsworkspace");
+    assert_eq!(status.app.as_deref(), Some("com.example.Game"));
+    assert_eq!(status.profile, "app com.example.Game ([[app]] at line 1)");
+    w.on_app_activated(&mut tap, Some("com.apple.Safari"));
+    assert_eq!(
+        wheel_line(&mut w, &mut tap),
+        -1.0,
+        "unknown app: device profile"
+    );
+    assert_eq!(w.focus().profile, "device");
+    assert_eq!(w.focus().app.as_deref(), Some("com.apple.Safari"));
+}
+
+#[test]
+fn an_app_without_a_bundle_id_runs_the_device_profile() {
+    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    w.on_app_activated(&mut tap, None);
+    assert_eq!(wheel_line(&mut w, &mut tap), -1.0);
+    assert_eq!(
+        (w.focus().app, w.focus().profile),
+        (None, "device".to_owned())
+    );
+}
+
+#[test]
+fn a_sender_first_seen_after_the_activation_starts_with_the_apps_profile() {
+    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    assert_eq!(wheel_line(&mut w, &mut tap), 1.0);
+    // The unidentified sender's engine switched too.
+    let (_, e) = scroll(&mut w, &mut tap, FakeEvent::scroll(1, 1.0, 0), 0);
+    assert_eq!(e.writes.first().map(|(_, v)| *v), Some(1.0));
+}
+
+#[test]
+fn a_profile_switch_while_the_gesture_button_is_held_takes_effect_after_release() {
+    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    assert_eq!(button(&mut w, &mut tap, 5, true), Disposition::Drop);
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    assert_eq!(w.focus().app.as_deref(), Some("com.example.Game"));
+    assert_eq!(wheel_line(&mut w, &mut tap), -1.0, "held: the old profile");
+    button(&mut w, &mut tap, 5, false);
+    assert_eq!(
+        wheel_line(&mut w, &mut tap),
+        1.0,
+        "released: the game's profile"
+    );
+}
+
+#[test]
+fn a_profile_switch_stops_a_glide_and_removes_its_timer() {
+    let mut config = game_config();
+    config.scroll.inertia = Inertia::Glide {
+        decay: 0.5,
+        interval_us: 16_000,
+    };
+    let (mut w, mut tap) = started(config, Mode::Run);
+    fast_scroll(&mut w, &mut tap);
+    assert!(matches!(tap.calls.last(), Some(Call::ArmTimer(Some(_)))));
+    tap.take_calls();
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    assert_eq!(tap.take_calls(), vec![Call::ArmTimer(None)]);
+    // The same application again touches nothing.
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    assert!(tap.take_calls().is_empty());
+}
+
+#[test]
+fn without_app_tables_status_says_there_is_no_focus_backend() {
+    let (w, _) = run_worker();
+    assert!(!w.wants_focus());
+    assert_eq!(w.focus().backend, "none: no [[app]] table");
+    assert_eq!(w.focus().profile, "device");
+}

@@ -52,7 +52,7 @@ use std::fmt;
 
 use pawl_engine::frame::FrameIn;
 use pawl_engine::units::{ButtonSet, Micros};
-use pawl_engine::{Action, Bus, Config, DeviceEngine, DeviceInfo, FrameOut, Verdict};
+use pawl_engine::{Action, AppKey, Bus, Config, DeviceEngine, DeviceInfo, FrameOut, Verdict};
 use pawl_hidpp::battery::Battery;
 use pawl_hidpp::report::{
     DEVICE_INDEX_DIRECT, DEVICE_INDEX_FIRST_PAIRED, DEVICE_INDEX_LAST_PAIRED, Framing, Message,
@@ -341,6 +341,8 @@ pub struct Hidpp {
     out: FrameOut,
     /// An endpoint with a mouse [`Hidpp::mice_changed`] had seen set up was removed.
     mice_removed: bool,
+    /// The application whose profile the engines run ([`Hidpp::set_app`]).
+    app: Option<AppKey>,
 }
 
 impl Hidpp {
@@ -352,6 +354,7 @@ impl Hidpp {
             open: Vec::new(),
             out: FrameOut::default(),
             mice_removed: false,
+            app: None,
         }
     }
 
@@ -483,8 +486,28 @@ impl Hidpp {
     /// The gesture engine of a link: the config's gesture rules; scroll (the thumb wheel)
     /// as the config says for an MX Master until setup names the mouse.
     fn gesture_engine(&self, desc: &EndpointDesc) -> DeviceEngine {
-        let decision = self.config.decide(&mx_info(desc, ""));
-        DeviceEngine::with_profile(&self.config, decision.transform_scroll, decision.scroll)
+        self.engine_for(&mx_info(desc, ""))
+    }
+
+    /// The engine for the mouse `info`: its device profile, the profiles of the `[[app]]`
+    /// tables that apply to it, and the application in force ([`Hidpp::set_app`]).
+    fn engine_for(&self, info: &DeviceInfo) -> DeviceEngine {
+        let decision = self.config.decide(info);
+        let mut engine =
+            DeviceEngine::with_profile(&self.config, decision.transform_scroll, decision.scroll);
+        engine.add_app_profiles(&self.config, info);
+        engine.set_app(self.app);
+        engine
+    }
+
+    /// The focused application changed to `app` (`None`: the device profiles): every
+    /// link's engine switches ([`DeviceEngine::set_app`]: a gesture held keeps its profile
+    /// until it ends), and engines made later start with it.
+    pub fn set_app(&mut self, app: Option<AppKey>) {
+        self.app = app;
+        for link in self.open.iter_mut().flat_map(|o| o.links.iter_mut()) {
+            link.engine.set_app(app);
+        }
     }
 
     /// Restarts every session of open endpoint `i` (setup from the ping: every diversion
@@ -795,15 +818,13 @@ impl Hidpp {
                     log::info!("{label} {name:?}: diverted {}", diverted.join(", "));
                 }
                 // Now the mouse has a name: scroll as the config says for it.
-                let decision = self.config.decide(&mx_info(&open.desc, &name));
+                let info = mx_info(&open.desc, &name);
+                let decision = self.config.decide(&info);
                 let mode = ThumbWheel::for_config(&self.config, decision.transform_scroll);
+                let engine = self.engine_for(&info);
                 self.cancel_link(i, l, tap);
                 let link = &mut self.open[i].links[l];
-                link.engine = DeviceEngine::with_profile(
-                    &self.config,
-                    decision.transform_scroll,
-                    decision.scroll,
-                );
+                link.engine = engine;
                 if link.session.config().thumb_wheel != mode {
                     let mut out = Output::default();
                     link.session.set_thumb_wheel(mode, now, &mut out);

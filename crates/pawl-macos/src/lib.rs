@@ -9,6 +9,7 @@
 //! - [`scroll`] — scroll fields in (point → fixed-point → line) and out (line first).
 //! - [`senders`] — the scope decision per sender registry ID, cached per ID.
 //! - [`actions`], [`keys`] — `system-events`, `cg-event` and `command` action backends.
+//! - [`focus`] — `[[app]]` profiles from the frontmost application's bundle identifier.
 //! - [`hidpp`] — HID++ 2.0 on IOHIDDevice (`[hidpp] enabled`): the MX Master's gesture
 //!   button diverted with raw XY, the thumb wheel, re-divert on reconnect and wake,
 //!   un-divert on exit; it reaches the OS only through [`hidpp::HidPort`] and [`tap::Tap`].
@@ -27,6 +28,7 @@
 pub mod actions;
 pub mod cg;
 pub mod devices;
+pub mod focus;
 pub mod hidpp;
 pub mod keys;
 pub mod permissions;

@@ -8,9 +8,13 @@
 //! transformed only for events that look like a line-based wheel: not continuous, no scroll
 //! or momentum phase. A Unifying or Bolt receiver is such a sender too: macOS names the
 //! receiver, not the mouse paired to it.
+//!
+//! Every engine holds the profiles of the `[[app]]` tables that apply to its device
+//! ([`DeviceEngine::add_app_profiles`]); [`Senders::set_app`] switches them all, and an
+//! engine made later starts with the application in force.
 
 use pawl_engine::config::Scope;
-use pawl_engine::{Config, DeviceEngine, DeviceInfo};
+use pawl_engine::{AppKey, Bus, Config, DeviceEngine, DeviceInfo};
 
 /// Apple's USB vendor id.
 pub const APPLE_USB: u16 = 0x05ac;
@@ -62,6 +66,21 @@ pub struct Senders {
     engines: Vec<DeviceEngine>,
     /// Device names by engine index (for logs and the inspector).
     names: Vec<String>,
+    /// The application whose profile the engines run ([`Senders::set_app`]).
+    app: Option<AppKey>,
+}
+
+/// What the fallback engine's `[[app]]` tables are matched against: no name, no ids, so
+/// only tables without `device`, or whose `device` matches any device, apply to it.
+fn unidentified() -> DeviceInfo {
+    DeviceInfo {
+        name: String::new(),
+        bus: Bus(0),
+        vendor: 0,
+        product: 0,
+        has_wheel: true,
+        is_touchpad: false,
+    }
 }
 
 impl Senders {
@@ -74,11 +93,23 @@ impl Senders {
     /// The fallback engine for `config`; no sender known yet.
     pub fn new(config: &Config) -> Senders {
         let fallback_wheels = matches!(config.scope, Scope::MxMasterOnly | Scope::AllWheels);
-        let fallback = DeviceEngine::with_profile(config, fallback_wheels, config.scroll);
+        let mut fallback = DeviceEngine::with_profile(config, fallback_wheels, config.scroll);
+        fallback.add_app_profiles(config, &unidentified());
         Senders {
             cache: Vec::with_capacity(Senders::CAP),
             engines: vec![fallback],
             names: vec!["unidentified sender".to_owned()],
+            app: None,
+        }
+    }
+
+    /// The focused application changed to `app` (`None`: the device profiles): every
+    /// engine switches ([`DeviceEngine::set_app`]: a gesture held keeps its profile until
+    /// it ends), and engines made later start with it.
+    pub fn set_app(&mut self, app: Option<AppKey>) {
+        self.app = app;
+        for engine in &mut self.engines {
+            engine.set_app(app);
         }
     }
 
@@ -147,11 +178,11 @@ impl Senders {
         if !decision.handle {
             return Route::Pass;
         }
-        self.engines.push(DeviceEngine::with_profile(
-            config,
-            decision.transform_scroll,
-            decision.scroll,
-        ));
+        let mut engine =
+            DeviceEngine::with_profile(config, decision.transform_scroll, decision.scroll);
+        engine.add_app_profiles(config, &info);
+        engine.set_app(self.app);
+        self.engines.push(engine);
         self.names.push(info.name);
         Route::Identified(self.engines.len() - 1)
     }

@@ -37,6 +37,9 @@
 //!   events (source state other than HIDSystemState) pass through untouched.
 //! - A button-up passes through unless pawl swallowed its button-down, so macOS never
 //!   keeps a button held that pawl let it see pressed.
+//! - `[[app]]` profiles follow the frontmost application ([`Worker::on_app_activated`],
+//!   [`crate::focus`]): one config lookup per activation, then an index switch in each
+//!   engine; a gesture held through the switch keeps its profile until it ends.
 
 use std::fmt;
 
@@ -46,6 +49,7 @@ use pawl_engine::{Action, Config, FrameIn, FrameOut, Verdict};
 
 use crate::actions::Performer;
 use crate::cg::{EventType, Field, PAWL_MARKER, SOURCE_STATE_HID_SYSTEM, masks};
+use crate::focus::{Change, Focus, FocusSummary};
 use crate::scroll;
 use crate::senders::{Route, Senders};
 use crate::tap::{Disposition, Synthetic, Tap, TapEvent, TapKind, TapSpec};
@@ -125,6 +129,8 @@ pub struct Worker {
     anchor: Option<(f64, f64)>,
     /// A tap was disabled by user input: left disabled until the re-check.
     suspended: bool,
+    /// The frontmost application and the `[[app]]` profile it selects.
+    focus: Focus,
     out: FrameOut,
 }
 
@@ -132,6 +138,7 @@ impl Worker {
     /// A worker for `config`, not started. `performer` holds the prepared actions.
     pub fn new(config: Config, mode: Mode, performer: Performer) -> Worker {
         let senders = Senders::new(&config);
+        let focus = Focus::new(&config);
         Worker {
             config,
             mode,
@@ -143,8 +150,45 @@ impl Worker {
             armed: None,
             anchor: None,
             suspended: false,
+            focus,
             out: FrameOut::default(),
         }
+    }
+
+    /// Whether the config has `[[app]]` tables: the host observes the frontmost
+    /// application only then.
+    pub fn wants_focus(&self) -> bool {
+        Focus::wanted(&self.config)
+    }
+
+    /// The host cannot observe the frontmost application (`why`): device profiles stay in
+    /// force, and `pawl status` says why.
+    pub fn focus_unavailable(&mut self, why: &str) {
+        log::warn!("focus: {why}: device profiles in force");
+        self.focus.unavailable(why);
+        self.senders.set_app(None);
+    }
+
+    /// An application became frontmost, with bundle identifier `bundle` (`None`: it has
+    /// none). When that selects another profile, every engine switches to it (a gesture
+    /// held keeps its profile until it ends) and the glide timer follows (a glide stops
+    /// when the profile changes). Not on the event path: one config lookup, no per-event
+    /// cost. Returns what changed, so the host knows when `pawl status` is stale.
+    pub fn on_app_activated(&mut self, tap: &mut impl Tap, bundle: Option<&str>) -> Change {
+        let change = self.focus.activated(&self.config, bundle);
+        if change != Change::Same {
+            log::debug!("focus: {}", self.focus.app().unwrap_or("(no bundle id)"));
+        }
+        if change == Change::Profile {
+            self.senders.set_app(self.focus.key());
+            self.arm_timer(tap);
+        }
+        change
+    }
+
+    /// The focus backend, the frontmost application and the profile in force.
+    pub fn focus(&self) -> FocusSummary {
+        self.focus.summary(&self.config)
     }
 
     /// Whether the taps exist.
