@@ -174,9 +174,19 @@ pub fn parse(b: &[u8]) -> anyhow::Result<MachO> {
     Ok(out)
 }
 
+/// The install name of the Objective-C runtime, whose imports are reviewed like a
+/// framework's under the name [`OBJC`].
+pub const OBJC_INSTALL_NAME: &str = "/usr/lib/libobjc.A.dylib";
+/// The name the reviewed list gives the Objective-C runtime.
+pub const OBJC: &str = "objc";
+
 /// The framework name of an install name under `/System/Library/Frameworks` (`CoreGraphics`
-/// for `…/CoreGraphics.framework/Versions/A/CoreGraphics`), `None` for other dylibs.
+/// for `…/CoreGraphics.framework/Versions/A/CoreGraphics`), [`OBJC`] for the Objective-C
+/// runtime, `None` for other dylibs.
 pub fn framework(install_name: &str) -> Option<&str> {
+    if install_name == OBJC_INSTALL_NAME {
+        return Some(OBJC);
+    }
     let rest = install_name.strip_prefix("/System/Library/Frameworks/")?;
     rest.split_once(".framework/").map(|(name, _)| name)
 }
@@ -203,6 +213,7 @@ mod tests {
             Some("IOKit")
         );
         assert_eq!(framework("/usr/lib/libSystem.B.dylib"), None);
+        assert_eq!(framework("/usr/lib/libobjc.A.dylib"), Some("objc"));
     }
 
     /// A hand-built Mach-O: one dylib, a build version, two undefined symbols (one weak)

@@ -11,7 +11,9 @@
 //!   for ld64.lld (an `arm64-macos` target added beside `arm64e-macos`, the `arm64e.x1`
 //!   targets lld cannot read dropped); `libiconv.tbd` is a stub (std's libc crate asks for
 //!   `-liconv`, nothing is referenced); each framework is a `.tbd` stub exporting exactly the
-//!   list's symbols of that framework.
+//!   list's symbols of that framework, and so is `usr/lib/libobjc.tbd`, the Objective-C
+//!   runtime (the list's framework `objc`); a framework pawl links but imports nothing from
+//!   ([`SYMBOL_LESS_FRAMEWORKS`]) is a stub exporting nothing.
 //!
 //! So a symbol pawl starts to use without a line in the list is an undefined symbol at link
 //! time, and the failure says which line to add. After linking, the Mach-O's symbol table
@@ -34,6 +36,11 @@ use crate::util;
 
 /// The reviewed list.
 pub const SYMBOL_LIST: &str = "crates/pawl-macos/macos-symbols.txt";
+
+/// Frameworks pawl links (`objc2-foundation` asks for Foundation) but imports no symbol
+/// from (its classes are looked up at run time with `objc_getClass`): stubs that export
+/// nothing.
+const SYMBOL_LESS_FRAMEWORKS: &[&str] = &["Foundation"];
 
 /// The `ziglang` wheel that holds `lib/libc/darwin/libSystem.tbd` (pinned: the patch below
 /// is made for its file).
@@ -108,6 +115,15 @@ fn guess_framework(symbol: &str) -> &'static str {
         "IOKit"
     } else if s.starts_with("CF") || s.starts_with("kCF") {
         "CoreFoundation"
+    } else if s.starts_with("objc_")
+        || s.starts_with("sel_")
+        || s.starts_with("class_")
+        || s.starts_with("object_")
+        || s.starts_with("method_")
+    {
+        macho::OBJC
+    } else if s.starts_with("NS") {
+        "AppKit"
     } else {
         "<Framework>"
     }
@@ -306,7 +322,18 @@ fn make_sdk(list: &BTreeMap<String, Listed>) -> anyhow::Result<PathBuf> {
     for (name, l) in list {
         by_framework.entry(&l.framework).or_default().push(name);
     }
+    for fw in SYMBOL_LESS_FRAMEWORKS {
+        by_framework.entry(fw).or_default();
+    }
+    let _ = fs::remove_file(lib.join("libobjc.tbd"));
     for (fw, symbols) in by_framework {
+        if fw == macho::OBJC {
+            fs::write(
+                lib.join("libobjc.tbd"),
+                stub(macho::OBJC_INSTALL_NAME, &symbols),
+            )?;
+            continue;
+        }
         let d = frameworks.join(format!("{fw}.framework"));
         fs::create_dir_all(&d)?;
         fs::write(
