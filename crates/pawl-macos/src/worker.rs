@@ -186,6 +186,12 @@ impl Worker {
         change
     }
 
+    /// The `[[app]]` key of the frontmost application (`None`: the device profiles), for
+    /// the HID++ engines ([`crate::hidpp::Hidpp::set_app`]).
+    pub fn app_key(&self) -> Option<pawl_engine::AppKey> {
+        self.focus.key()
+    }
+
     /// The focus backend, the frontmost application and the profile in force.
     pub fn focus(&self) -> FocusSummary {
         self.focus.summary(&self.config)

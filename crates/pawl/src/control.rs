@@ -861,7 +861,7 @@ pub(crate) mod tests {
             ),
             "{text}"
         );
-        // No focus line from a worker that records none (older pawl, macOS).
+        // No focus line from a worker that records none (an older pawl).
         let text = status_text(&Status::Running(meta(vec![mx()])), &paths(), now);
         assert!(!text.contains("focus:"), "{text}");
     }

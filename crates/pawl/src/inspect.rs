@@ -532,7 +532,7 @@ pub fn command(
     }
     let daemon = pawl_macos::start(config, pawl_macos::worker::Mode::Inspect)?;
     // Inspecting opens no HID++ endpoint: no mice to record.
-    daemon.run(&mut |_| {})?;
+    daemon.run(&mut |_, _| {})?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

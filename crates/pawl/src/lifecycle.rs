@@ -477,14 +477,15 @@ pub struct Handled {
     pub devices: Vec<GrabbedDevice>,
     /// The handled mice and their paths (empty on macOS).
     pub mice: Vec<MouseRecord>,
-    /// The focus backend for `[[app]]` profiles (Linux).
+    /// The focus backend for `[[app]]` profiles (Linux and macOS).
     pub focus: Option<FocusRecord>,
 }
 
 /// The focus backend, the focused application and the profile in force.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FocusRecord {
-    /// `sway`, `sway (closed: device profiles)`, or why there is none.
+    /// `sway`, `sway (closed: device profiles)`, `nsworkspace` (macOS), or why there is
+    /// none.
     pub backend: String,
     /// The focused application, when known.
     pub app: Option<String>,
@@ -515,7 +516,7 @@ pub struct Metadata {
     /// older pawl).
     #[serde(default)]
     pub mice: Vec<MouseRecord>,
-    /// The focus backend (absent in metadata of an older pawl, and on macOS).
+    /// The focus backend (absent in metadata of an older pawl).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<FocusRecord>,
 }

@@ -3,7 +3,7 @@
 
 use pawl_macos::worker::Mode;
 
-use crate::lifecycle::{GrabbedDevice, Handled};
+use crate::lifecycle::{FocusRecord, GrabbedDevice, Handled};
 
 /// A started worker (taps created on this thread's run loop).
 pub type Daemon = pawl_macos::Daemon;
@@ -19,9 +19,9 @@ pub fn start(config: pawl_engine::Config, debug: bool) -> anyhow::Result<Daemon>
     Ok(pawl_macos::start(&config, mode)?)
 }
 
-/// The devices whose events the worker changes, for the metadata. macOS grabs nothing;
-/// `path` holds the transport (`USB`, `Bluetooth`, …). No mouse records yet: HID++ sets
-/// the mice up once the run loop runs ([`run`] records them).
+/// The devices whose events the worker changes, and the focus backend, for the metadata.
+/// macOS grabs nothing; `path` holds the transport (`USB`, `Bluetooth`, …). No mouse
+/// records yet: HID++ sets the mice up once the run loop runs ([`run`] records them).
 pub fn grabbed(daemon: &Daemon) -> Handled {
     let devices = daemon
         .devices()
@@ -36,16 +36,25 @@ pub fn grabbed(daemon: &Daemon) -> Handled {
     Handled {
         devices,
         mice: Vec::new(),
-        focus: None,
+        focus: Some(focus_record(&daemon.focus())),
+    }
+}
+
+/// The focus part of `pawl status`, as the metadata records it.
+fn focus_record(focus: &pawl_macos::focus::FocusSummary) -> FocusRecord {
+    FocusRecord {
+        backend: focus.backend.clone(),
+        app: focus.app.clone(),
+        profile: focus.profile.clone(),
     }
 }
 
 /// Blocks in the run loop until SIGTERM or SIGINT. The device list is taken once at start
 /// (the taps follow devices as they come and go); `changed` receives it with the HID++
-/// mice and their batteries each time those change.
+/// mice and their batteries and the focus each time those change.
 pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<()> {
     let devices = grabbed(&daemon).devices;
-    daemon.run(&mut |mice| {
+    daemon.run(&mut |mice, focus| {
         changed(Handled {
             devices: devices.clone(),
             mice: mice
@@ -60,7 +69,7 @@ pub fn run(daemon: Daemon, changed: &mut dyn FnMut(Handled)) -> anyhow::Result<(
                     )
                 })
                 .collect(),
-            focus: None,
+            focus: Some(focus_record(focus)),
         })
     })?;
     Ok(())

@@ -179,6 +179,13 @@ impl Hid {
         self.note_mice(host);
     }
 
+    /// The focused application changed to `app`: every link's engine switches to its
+    /// profile, and the timer follows (a glide stops when the profile changes).
+    pub(super) fn set_app(&mut self, app: Option<pawl_engine::AppKey>, host: &mut Host) {
+        self.hidpp.set_app(app);
+        self.rearm(host);
+    }
+
     /// When the mice set up changed, keeps the new list for [`super::Daemon::run`] and
     /// stops the run loop so it records them (it runs the loop again at once).
     fn note_mice(&mut self, host: &mut Host) {

@@ -4,7 +4,8 @@
 //!
 //! The thread that calls [`start`] and [`Daemon::run`] is the worker's dedicated thread (in `pawl run`, the main
 //! thread): it blocks in `CFRunLoopRun` and wakes only for a tap event, the glide timer,
-//! SIGTERM/SIGINT, a wake or an accessibility change.
+//! SIGTERM/SIGINT, a wake, an accessibility change or (with `[[app]]` tables) an
+//! application becoming frontmost.
 //!
 //! Type-checked for `aarch64-apple-darwin` and `x86_64-apple-darwin`; never run in this
 //! project's CI.
@@ -12,6 +13,7 @@
 mod cf;
 pub mod hid;
 mod iokit;
+mod workspace;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -36,6 +38,7 @@ use pawl_engine::{Config, DeviceInfo};
 use crate::actions::{ChildExit, ChildReports, HotkeyBinding, Hotkeys, Performer};
 use crate::cg::{EventType, Field, PAWL_MARKER};
 use crate::devices::{DeviceReport, HidDevice, Kind};
+use crate::focus::{Change, FocusSummary};
 use crate::hidpp::HidppMouse;
 use crate::permissions::Permissions;
 use crate::scroll;
@@ -78,6 +81,8 @@ pub struct Daemon {
     signals: Option<Signals>,
     center: Option<CFRetained<CFNotificationCenter>>,
     power: Option<iokit::PowerNotifications>,
+    /// The frontmost-application observer, while the config has `[[app]]` tables.
+    workspace: Option<workspace::Observer>,
     devices: Vec<HidDevice>,
 }
 
@@ -126,6 +131,7 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
         hid: None,
         failed: false,
         stopping: false,
+        focus_changed: false,
     });
     let mut daemon = Daemon {
         context: NonNull::from(Box::leak(context)),
@@ -133,6 +139,7 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
         signals: None,
         center: None,
         power: None,
+        workspace: None,
         devices: Vec::new(),
     };
     let info = daemon.context.as_ptr();
@@ -171,6 +178,30 @@ pub fn start(config: &Config, mode: Mode) -> Result<Daemon, RunError> {
         // SAFETY: the Context outlives the Hid (shut down and dropped in drop).
         ctx.hid = unsafe { hid::Hid::start(config, hid_performer, &daemon.run_loop, info.cast()) };
     }
+    if ctx.worker.wants_focus() {
+        let ctx_ptr = info;
+        let observer = workspace::Observer::install(move |bundle| {
+            // SAFETY: the observer is removed in drop, before the Context is freed; it
+            // runs on the main thread, the worker's (checked by install).
+            unsafe { with_context(ctx_ptr.cast(), (), |ctx| ctx.on_app_activated(bundle)) }
+        });
+        match observer {
+            Ok(o) => {
+                daemon.workspace = Some(o);
+                let bundle = workspace::frontmost();
+                log::info!(
+                    "focus: NSWorkspace, frontmost application {}",
+                    bundle.as_deref().unwrap_or("unknown")
+                );
+                ctx.worker
+                    .on_app_activated(&mut ctx.host, bundle.as_deref());
+                if let Some(hid) = ctx.hid.as_mut() {
+                    hid.set_app(ctx.worker.app_key(), &mut ctx.host);
+                }
+            }
+            Err(why) => ctx.worker.focus_unavailable(why),
+        }
+    }
     daemon.devices = iokit::pointer_devices()
         .into_iter()
         .filter(|d| {
@@ -188,13 +219,24 @@ impl Daemon {
         &self.devices
     }
 
+    /// The focus backend, the frontmost application and the profile in force.
+    pub fn focus(&self) -> FocusSummary {
+        // SAFETY: the run loop is not running here: no callback holds the Context.
+        unsafe { self.context.as_ref() }.worker.focus()
+    }
+
     /// Blocks in `CFRunLoopRun` until SIGTERM or SIGINT, then invalidates the taps.
-    /// `mice` receives the HID++ mice set up, with their batteries, when they change (the
-    /// run loop is stopped for it and run again afterwards).
+    /// `changed` receives the HID++ mice set up, with their batteries, and the focus part
+    /// of `pawl status` when either changes (the run loop is stopped for it and run again
+    /// afterwards).
     /// Errors: a callback panicked (the run loop was stopped for it): the process must
     /// exit non-zero, so the LaunchAgent (`KeepAlive` unless successful) starts it again.
-    pub fn run(self, mice: &mut dyn FnMut(&[HidppMouse])) -> Result<(), RunError> {
+    pub fn run(
+        self,
+        changed: &mut dyn FnMut(&[HidppMouse], &FocusSummary),
+    ) -> Result<(), RunError> {
         log::info!("pawl worker running");
+        let mut mice = Vec::new();
         loop {
             CFRunLoop::run();
             // SAFETY: the run loop has returned: no callback holds the Context.
@@ -202,10 +244,15 @@ impl Daemon {
             if ctx.failed || ctx.stopping {
                 break;
             }
-            match ctx.hid.as_mut().and_then(|h| h.mice.take()) {
-                Some(now) => mice(&now),
-                None => break,
+            let now = ctx.hid.as_mut().and_then(|h| h.mice.take());
+            let focus = std::mem::take(&mut ctx.focus_changed);
+            if now.is_none() && !focus {
+                break;
             }
+            if let Some(now) = now {
+                mice = now;
+            }
+            changed(&mice, &ctx.worker.focus());
         }
         log::info!("pawl worker stopping");
         // SAFETY: the run loop has returned: no callback holds the Context.
@@ -233,6 +280,7 @@ impl Drop for Daemon {
             ctx.host.cancel_recheck();
             ctx.host.reap();
         }
+        self.workspace = None;
         if let Some(center) = self.center.take() {
             // SAFETY: removes the observer added in start.
             unsafe { center.remove_every_observer(info as *const c_void) };
@@ -255,6 +303,27 @@ struct Context {
     failed: bool,
     /// SIGTERM or SIGINT arrived: [`Daemon::run`] returns.
     stopping: bool,
+    /// The frontmost application or its profile changed since [`Daemon::run`] last
+    /// reported it.
+    focus_changed: bool,
+}
+
+impl Context {
+    /// An application became frontmost (`bundle`: its bundle identifier): the taps' and
+    /// HID++'s engines switch profile when it selects another one, and the run loop stops
+    /// once so [`Daemon::run`] records the new focus for `pawl status`.
+    fn on_app_activated(&mut self, bundle: Option<&str>) {
+        let change = self.worker.on_app_activated(&mut self.host, bundle);
+        if change == Change::Profile
+            && let Some(hid) = self.hid.as_mut()
+        {
+            hid.set_app(self.worker.app_key(), &mut self.host);
+        }
+        if change != Change::Same && !self.focus_changed {
+            self.focus_changed = true;
+            self.host.run_loop.stop();
+        }
+    }
 }
 
 /// One created tap.
