@@ -778,3 +778,45 @@ fn a_mouse_behind_a_receiver_is_listed_once_set_up_and_a_2s_without_0x1004_has_n
     assert_eq!(mice.len(), 1);
     assert_eq!(mice[0].battery, None);
 }
+
+#[test]
+fn an_app_profile_changes_the_hidpp_gesture_action_and_reaches_links_set_up_later() {
+    let text = "[[app]]\napp_id = \"com.example.Game\"\n[app.gesture]\nright = \"none\"\n";
+    let mut rig = Rig::bluetooth_with(text);
+    let key = Config::parse(text, "c.toml", Platform::MacOs)
+        .unwrap()
+        .app_key("com.example.Game");
+    assert!(key.is_some());
+    rig.hidpp.set_app(key);
+    rig.press(BT, true);
+    for _ in 0..30 {
+        rig.drag(BT, 10, 1);
+    }
+    rig.press(BT, false);
+    assert!(
+        rig.tap.spawns().is_empty(),
+        "the game's gesture does nothing"
+    );
+    // Back to the device profile.
+    rig.hidpp.set_app(None);
+    rig.press(BT, true);
+    for _ in 0..30 {
+        rig.drag(BT, 10, 1);
+    }
+    rig.press(BT, false);
+    assert_eq!(rig.tap.spawns(), vec![desktop_left()]);
+    // A mouse set up while the game is frontmost starts with its profile.
+    let mut rig = Rig::new(Config::parse(text, "c.toml", Platform::MacOs).unwrap());
+    rig.hidpp.set_app(key);
+    rig.add(
+        bluetooth_desc(),
+        vec![Emulator::mx_master_3s(BLUETOOTH, DEVICE_INDEX_DIRECT)],
+        false,
+    );
+    rig.press(BT, true);
+    for _ in 0..30 {
+        rig.drag(BT, 10, 1);
+    }
+    rig.press(BT, false);
+    assert!(rig.tap.spawns().is_empty());
+}
