@@ -33,6 +33,9 @@ pub const INTERFACE: &str = "io.github.pawl.Focus1";
 pub const KWIN_SCRIPT: &str = include_str!("../../../../contrib/kwin/pawl-focus.js");
 /// The plugin name the KWin script is loaded under (`loadScript`'s second argument).
 pub const KWIN_PLUGIN_NAME: &str = "pawl-focus";
+/// The uuid of the GNOME Shell extension (`contrib/gnome-shell/legacy/` for GNOME 42 to 44,
+/// `contrib/gnome-shell/esm/` for 45 and later).
+pub const GNOME_EXTENSION_UUID: &str = "focus@pawl.github.io";
 /// The file name of the KWin script in pawl's runtime directory.
 pub const KWIN_SCRIPT_FILE: &str = "pawl-focus.js";
 
@@ -605,5 +608,56 @@ mod tests {
         let runtime = tempfile::tempdir().unwrap();
         let got = Shell::connect(Desktop::Kde, Some(&bus.address), runtime.path());
         assert!(matches!(got, Err(ConnectError::Bus(_))), "{got:?}");
+    }
+
+    /// The GNOME Shell extension's folder for `variant` (`legacy` or `esm`).
+    fn extension(variant: &str, file: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../contrib/gnome-shell")
+            .join(variant)
+            .join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn both_gnome_extensions_carry_the_uuid_and_their_shell_versions() {
+        for (variant, versions) in [
+            ("legacy", &["42", "43", "44"][..]),
+            ("esm", &["45", "46", "47", "48", "49"][..]),
+        ] {
+            let meta: serde_json::Value =
+                serde_json::from_str(&extension(variant, "metadata.json")).unwrap();
+            assert_eq!(meta["uuid"], GNOME_EXTENSION_UUID, "{variant}");
+            assert!(meta["name"].as_str().is_some_and(|n| !n.is_empty()));
+            assert!(meta["description"].as_str().is_some_and(|n| !n.is_empty()));
+            let got: Vec<&str> = meta["shell-version"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(got, versions, "{variant}");
+        }
+    }
+
+    #[test]
+    fn both_gnome_extensions_share_their_logic_and_call_pawls_names() {
+        let shared = |text: &str| -> String {
+            let start = text.find("// pawl-focus: shared logic").unwrap();
+            let end = text.find("// pawl-focus: end of shared logic").unwrap();
+            text[start..end].to_owned()
+        };
+        let (legacy, esm) = (
+            extension("legacy", "extension.js"),
+            extension("esm", "extension.js"),
+        );
+        assert_eq!(shared(&legacy), shared(&esm));
+        assert!(legacy.contains("function init()") && legacy.contains("imports.gi"));
+        assert!(esm.contains("export default class") && esm.contains("extends Extension"));
+        for script in [&legacy, &esm, &KWIN_SCRIPT.to_owned()] {
+            for name in [BUS_NAME, OBJECT_PATH, INTERFACE, "\"Activated\""] {
+                assert!(script.contains(name), "{name} missing");
+            }
+        }
     }
 }
