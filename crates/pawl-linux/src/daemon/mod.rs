@@ -253,11 +253,17 @@ impl FocusConn {
     }
 }
 
+/// What `pawl status` adds to the GNOME and KDE backends' names until the shell side first
+/// calls pawl (`gnome (extension; no call yet)`): the extension is not installed or not
+/// enabled, or the KWin script did not run.
+const NO_CALL_YET: &str = "; no call yet)";
+
 /// The focus part of `pawl status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
     /// The backend: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `gnome (extension)`, `kde (kwin
-    /// script)`, `sway (closed: device profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
+    /// script)` (either with `; no call yet` before the shell side first calls), `sway
+    /// (closed: device profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
     /// HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set`).
     pub backend: String,
     /// The focused application, when known.
@@ -571,7 +577,8 @@ impl Daemon {
                 match Shell::connect(desktop, None, &scripts) {
                     Ok(shell) => {
                         log::info!("focus: serving {BUS_NAME} on the session bus for {pusher}");
-                        (FocusConn::Dbus(shell), name.to_owned())
+                        // Until the shell side calls, `pawl status` says it has not yet.
+                        (FocusConn::Dbus(shell), name.replace(')', NO_CALL_YET))
                     }
                     Err(e) => {
                         self.focus.backend = format!("none: {name}: {e}");
@@ -600,7 +607,11 @@ impl Daemon {
         let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
-        match conn.read() {
+        let read = conn.read();
+        if matches!(read, Readout::Focus(Some(_))) && self.focus.backend.contains(NO_CALL_YET) {
+            self.focus.backend = self.focus.backend.replace(NO_CALL_YET, ")");
+        }
+        match read {
             Readout::Focus(None) => return,
             Readout::Focus(Some(FocusEvent::App(app))) => {
                 log::debug!("focus: {app}");
