@@ -94,8 +94,11 @@ tasks:
 fn ci(_args: &[String]) -> anyhow::Result<()> {
     util::project_root()?;
     util::step(
-        "build packages (clang for the BPF program, libelf, zlib)",
-        || util::ensure_debian_packages(util::BPF_BUILD_PACKAGES),
+        "build and test packages (clang for the BPF program, libelf, zlib, dbus-daemon)",
+        || {
+            util::ensure_debian_packages(util::BPF_BUILD_PACKAGES)?;
+            util::ensure_debian_packages(util::TEST_PACKAGES)
+        },
     )?;
     util::step("cargo fmt --check", || {
         util::cargo(&["fmt", "--all", "--", "--check"])?;

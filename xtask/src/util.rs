@@ -53,6 +53,10 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
 pub const BPF_BUILD_PACKAGES: &[&str] =
     &["clang-22", "libelf-dev", "zlib1g-dev", "pkg-config", "make"];
 
+/// What `cargo test` needs beyond the build: `dbus-daemon` for the private session buses of
+/// the GNOME and KDE focus backend's tests (`crates/pawl-linux/src/focus/shell.rs`).
+pub const TEST_PACKAGES: &[&str] = &["dbus-daemon"];
+
 /// How long an `apt-get` of [`ensure_debian_packages`] waits for dpkg's lock (s): an
 /// unattended upgrade or a second xtask may hold it for minutes.
 const APT_LOCK_WAIT_SECS: u32 = 600;

@@ -544,6 +544,8 @@ fn check_installed(deb: &Path, run: &Path) -> anyhow::Result<()> {
         "usr/share/fish/vendor_completions.d/pawl.fish",
         "usr/share/doc/pawl/copyright",
         "usr/share/doc/pawl/changelog.Debian.gz",
+        "usr/share/gnome-shell/extensions/focus@pawl.github.io/extension.js",
+        "usr/share/gnome-shell/extensions/focus@pawl.github.io/metadata.json",
     ] {
         ensure!(run.join(want).is_file(), "/{want} is not installed");
     }

@@ -3,7 +3,7 @@
 //! Built by cargo-deb (installed with `cargo install cargo-deb --locked` when missing) from
 //! `[package.metadata.deb]` in `crates/pawl/Cargo.toml`: `/usr/bin/pawl` (release,
 //! stripped), the udev rule, the systemd user unit, `uinput` in modules-load.d, man pages,
-//! completions, `contrib/debian/copyright` (regenerated here from Cargo.lock, see
+//! completions, the GNOME Shell extension (its GNOME 42 to 44 variant), `contrib/debian/copyright` (regenerated here from Cargo.lock, see
 //! [`copyright`]), the changelog and the maintainer scripts of `contrib/debian/`. Then
 //! `lintian` (installed when missing) must report no error and no warning.
 //!

@@ -62,7 +62,8 @@ const HOTPLUG_TOKEN: u64 = 2;
 const HIDRAW_HOTPLUG_TOKEN: u64 = 3;
 /// inotify on `/run/pawl` (or `/run`) for the kernel-mode loader's announcements.
 const PINS_TOKEN: u64 = 4;
-/// The focus backend's socket (Hyprland's socket2, sway's IPC or the X server).
+/// The focus backend's fd (Hyprland's socket2, sway's IPC, the X server, or the session-bus
+/// backend's eventfd).
 const FOCUS_TOKEN: u64 = 5;
 /// Tokens of pointer nodes: `DEVICE_TOKEN_BASE + (mouse << NODE_BITS) + node`.
 const DEVICE_TOKEN_BASE: u64 = 16;
@@ -214,7 +215,8 @@ pub struct Daemon {
 struct FocusState {
     /// The connection, while it is open.
     conn: Option<FocusConn>,
-    /// What `pawl status` names: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, any with
+    /// What `pawl status` names: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `gnome
+    /// (extension)`, `kde (kwin script)`, any with
     /// `closed: device profiles` once it is gone, or why there is none.
     backend: String,
     /// The focused application, when known.
@@ -227,6 +229,8 @@ enum FocusConn {
     Hyprland(crate::focus::hyprland::Hyprland),
     Sway(crate::focus::sway::Sway),
     X11(crate::focus::x11::X11),
+    /// GNOME Shell's extension or KWin's script, over the session bus.
+    Dbus(crate::focus::shell::Shell),
 }
 
 impl FocusConn {
@@ -235,6 +239,7 @@ impl FocusConn {
             FocusConn::Hyprland(h) => h.fd(),
             FocusConn::Sway(s) => s.fd(),
             FocusConn::X11(x) => x.fd(),
+            FocusConn::Dbus(d) => d.fd(),
         }
     }
 
@@ -243,15 +248,22 @@ impl FocusConn {
             FocusConn::Hyprland(h) => h.read(),
             FocusConn::Sway(s) => s.read(),
             FocusConn::X11(x) => x.read(),
+            FocusConn::Dbus(d) => d.read(),
         }
     }
 }
 
+/// What `pawl status` adds to the GNOME and KDE backends' names until the shell side first
+/// calls pawl (`gnome (extension; no call yet)`): the extension is not installed or not
+/// enabled, or the KWin script did not run.
+const NO_CALL_YET: &str = "; no call yet)";
+
 /// The focus part of `pawl status`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
-    /// The backend: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `sway (closed: device
-    /// profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
+    /// The backend: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `gnome (extension)`, `kde (kwin
+    /// script)` (either with `; no call yet` before the shell side first calls), `sway
+    /// (closed: device profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
     /// HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set`).
     pub backend: String,
     /// The focused application, when known.
@@ -467,8 +479,8 @@ impl Daemon {
     /// Connects the focus backend when `[[app]]` tables need one and none is open, the one
     /// [`crate::focus::choose`] picks: Hyprland's event socket when
     /// `HYPRLAND_INSTANCE_SIGNATURE` is set, else sway's IPC when `SWAYSOCK` is set, else
-    /// the X server of `DISPLAY` in an X11 session. Without one every device runs its
-    /// device profile.
+    /// the session bus in a GNOME or KDE Wayland session, else the X server of `DISPLAY` in
+    /// an X11 session. Without one every device runs its device profile.
     fn start_focus(&mut self) {
         use crate::focus::Choice;
         if self.focus.conn.is_some() {
@@ -482,12 +494,15 @@ impl Daemon {
         let (hypr, runtime_dir) = (env("HYPRLAND_INSTANCE_SIGNATURE"), env("XDG_RUNTIME_DIR"));
         let (swaysock, display, wayland) =
             (env("SWAYSOCK"), env("DISPLAY"), env("WAYLAND_DISPLAY"));
+        let (desktop, bus) = (env("XDG_CURRENT_DESKTOP"), env("DBUS_SESSION_BUS_ADDRESS"));
         let choice = crate::focus::choose(crate::focus::Env {
             hyprland_instance_signature: hypr.as_deref(),
             xdg_runtime_dir: runtime_dir.as_deref(),
             swaysock: swaysock.as_deref(),
             display: display.as_deref(),
             wayland_display: wayland.as_deref(),
+            xdg_current_desktop: desktop.as_deref(),
+            dbus_session_bus_address: bus.as_deref(),
         });
         let (conn, name) = match choice {
             Choice::None(why) => {
@@ -538,6 +553,42 @@ impl Daemon {
                     return;
                 }
             },
+            Choice::Gnome | Choice::Kde => {
+                use crate::focus::shell::{BUS_NAME, Desktop, Shell};
+                let (desktop, name, pusher) = if choice == Choice::Gnome {
+                    (
+                        Desktop::Gnome,
+                        "gnome (extension)",
+                        "pawl's GNOME Shell extension",
+                    )
+                } else {
+                    (Desktop::Kde, "kde (kwin script)", "pawl's KWin script")
+                };
+                // The KWin script's file goes beside the worker's lock, in pawl's runtime
+                // directory.
+                let scripts = runtime_dir
+                    .as_deref()
+                    .filter(|d| !d.is_empty())
+                    .map(|d| Path::new(d).join("pawl"))
+                    .unwrap_or_else(|| {
+                        std::env::temp_dir()
+                            .join(format!("pawl-{}", rustix::process::getuid().as_raw()))
+                    });
+                match Shell::connect(desktop, None, &scripts) {
+                    Ok(shell) => {
+                        log::info!("focus: serving {BUS_NAME} on the session bus for {pusher}");
+                        // Until the shell side calls, `pawl status` says it has not yet.
+                        (FocusConn::Dbus(shell), name.replace(')', NO_CALL_YET))
+                    }
+                    Err(e) => {
+                        self.focus.backend = format!("none: {name}: {e}");
+                        log::warn!(
+                            "focus: cannot serve {BUS_NAME} on the session bus ({e}): device profiles in force"
+                        );
+                        return;
+                    }
+                }
+            }
         };
         let data = epoll::EventData::new_u64(FOCUS_TOKEN);
         if let Err(e) = epoll::add(&self.epoll, conn.fd(), data, epoll::EventFlags::IN) {
@@ -556,7 +607,11 @@ impl Daemon {
         let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
-        match conn.read() {
+        let read = conn.read();
+        if matches!(read, Readout::Focus(Some(_))) && self.focus.backend.contains(NO_CALL_YET) {
+            self.focus.backend = self.focus.backend.replace(NO_CALL_YET, ")");
+        }
+        match read {
             Readout::Focus(None) => return,
             Readout::Focus(Some(FocusEvent::App(app))) => {
                 log::debug!("focus: {app}");
@@ -571,6 +626,7 @@ impl Daemon {
                             FocusConn::Hyprland(_) => "Hyprland's event socket",
                             FocusConn::Sway(_) => "sway's IPC socket",
                             FocusConn::X11(_) => "the X server connection",
+                            FocusConn::Dbus(_) => "the desktop shell on the session bus",
                         }
                     }
                     None => "the focus backend",

@@ -2,14 +2,16 @@
 //! run time, each an fd the daemon's epoll loop waits on. Nothing polls: a focus change is
 //! one wake-up, and nothing runs between them.
 //!
-//! Backends: [`hyprland`] (Hyprland's event socket), [`sway`] (sway's IPC) and [`x11`]
-//! (EWMH's `_NET_ACTIVE_WINDOW`), picked by [`choose`] from the environment. The engine side is
+//! Backends: [`hyprland`] (Hyprland's event socket), [`sway`] (sway's IPC), [`x11`]
+//! (EWMH's `_NET_ACTIVE_WINDOW`) and [`shell`] (GNOME Shell's extension or KWin's script
+//! calling pawl on the session bus), picked by [`choose`] from the environment. The engine side is
 //! [`pawl_engine::DeviceEngine::set_app`] with [`pawl_engine::Config::app_key`].
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
 pub mod hyprland;
+pub mod shell;
 pub mod sway;
 pub mod x11;
 
@@ -74,6 +76,10 @@ pub enum Choice {
     Sway(OsString),
     /// The X server `$DISPLAY` names.
     X11(String),
+    /// GNOME Shell on Wayland, through pawl's extension ([`shell::Desktop::Gnome`]).
+    Gnome,
+    /// KDE Plasma's KWin on Wayland, through pawl's KWin script ([`shell::Desktop::Kde`]).
+    Kde,
     /// None; why, for `pawl status`.
     None(&'static str),
 }
@@ -91,15 +97,21 @@ pub struct Env<'a> {
     pub display: Option<&'a OsStr>,
     /// `$WAYLAND_DISPLAY`, set in any Wayland session.
     pub wayland_display: Option<&'a OsStr>,
+    /// `$XDG_CURRENT_DESKTOP`, a colon-separated list (`GNOME`, `ubuntu:GNOME`, `KDE`).
+    pub xdg_current_desktop: Option<&'a OsStr>,
+    /// `$DBUS_SESSION_BUS_ADDRESS`, the session bus the GNOME and KDE backends serve on.
+    pub dbus_session_bus_address: Option<&'a OsStr>,
 }
 
 /// Picks the backend from the environment (empty counts as unset), in this order:
 /// Hyprland when `HYPRLAND_INSTANCE_SIGNATURE` is set (Hyprland sessions do not set
 /// `SWAYSOCK`; the order only matters if both are); else sway when `SWAYSOCK` is set
-/// (sway's IPC sees Wayland and Xwayland windows); else X11 when `DISPLAY` is set and
-/// `WAYLAND_DISPLAY` is not (an X11 session). A Wayland session without either compositor
-/// gets none even with `DISPLAY` set: its X server is Xwayland, whose active window is only
-/// ever an X11 client's, so every native Wayland window would read as "no app" while
+/// (sway's IPC sees Wayland and Xwayland windows); else, in a Wayland session
+/// (`WAYLAND_DISPLAY` set), GNOME when `XDG_CURRENT_DESKTOP` lists `GNOME` and KDE when it
+/// lists `KDE`, both only with `DBUS_SESSION_BUS_ADDRESS` set; else X11 when `DISPLAY` is
+/// set and `WAYLAND_DISPLAY` is not (an X11 session). Any other Wayland session gets none
+/// even with `DISPLAY` set: its X server is Xwayland, whose active window is only ever an
+/// X11 client's, so every native Wayland window would read as "no app" while
 /// `pawl status` named a backend. `DISPLAY` must be UTF-8.
 pub fn choose(env: Env<'_>) -> Choice {
     fn set(v: Option<&OsStr>) -> Option<&OsStr> {
@@ -111,7 +123,29 @@ pub fn choose(env: Env<'_>) -> Choice {
     if let Some(sock) = set(env.swaysock) {
         return Choice::Sway(sock.to_owned());
     }
-    const WAYLAND: &str = "none: a Wayland session without HYPRLAND_INSTANCE_SIGNATURE or SWAYSOCK (only Hyprland's and sway's IPC are supported there)";
+    if set(env.wayland_display).is_some() {
+        let listed = |name: &str| {
+            set(env.xdg_current_desktop)
+                .and_then(|d| d.to_str())
+                .is_some_and(|d| d.split(':').any(|n| n == name))
+        };
+        let desktop = if listed("GNOME") {
+            Some(Choice::Gnome)
+        } else if listed("KDE") {
+            Some(Choice::Kde)
+        } else {
+            None
+        };
+        if let Some(choice) = desktop {
+            if set(env.dbus_session_bus_address).is_none() {
+                return Choice::None(
+                    "none: a GNOME or KDE Wayland session without DBUS_SESSION_BUS_ADDRESS (its focus comes over the session bus)",
+                );
+            }
+            return choice;
+        }
+    }
+    const WAYLAND: &str = "none: a Wayland session that is not Hyprland, sway, GNOME or KDE (HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK or XDG_CURRENT_DESKTOP name none of them)";
     match (set(env.display), set(env.wayland_display)) {
         (Some(_), Some(_)) | (None, Some(_)) => Choice::None(WAYLAND),
         (Some(d), None) => match d.to_str() {
@@ -208,6 +242,67 @@ mod tests {
             choose(env(None, None, os("wayland-0"))),
             Choice::None(_)
         ));
+    }
+
+    fn desktop<'a>(current: &'a str, bus: Option<&'a OsStr>) -> Env<'a> {
+        Env {
+            xdg_current_desktop: os(current),
+            dbus_session_bus_address: bus,
+            ..env(None, os(":0"), os("wayland-0"))
+        }
+    }
+
+    #[test]
+    fn a_gnome_or_kde_wayland_session_uses_its_shell() {
+        let bus = os("unix:path=/run/user/1000/bus");
+        assert_eq!(choose(desktop("GNOME", bus)), Choice::Gnome);
+        assert_eq!(choose(desktop("ubuntu:GNOME", bus)), Choice::Gnome);
+        assert_eq!(choose(desktop("KDE", bus)), Choice::Kde);
+        assert_eq!(choose(desktop("X-Generic:KDE", bus)), Choice::Kde);
+    }
+
+    #[test]
+    fn a_desktop_is_matched_by_whole_names_in_the_list() {
+        let bus = os("unix:path=/run/user/1000/bus");
+        assert!(matches!(
+            choose(desktop("GNOME-Classic-ish", bus)),
+            Choice::None(_)
+        ));
+        assert!(matches!(choose(desktop("XFCE", bus)), Choice::None(_)));
+        assert!(matches!(choose(desktop("", bus)), Choice::None(_)));
+    }
+
+    #[test]
+    fn gnome_and_kde_need_the_session_bus() {
+        for d in ["GNOME", "KDE"] {
+            let Choice::None(why) = choose(desktop(d, None)) else {
+                panic!("{d} without DBUS_SESSION_BUS_ADDRESS chose a backend");
+            };
+            assert!(why.contains("DBUS_SESSION_BUS_ADDRESS"), "{why}");
+            assert!(matches!(choose(desktop(d, os(""))), Choice::None(_)));
+        }
+    }
+
+    #[test]
+    fn gnome_or_kde_named_in_an_x11_session_still_uses_x11() {
+        let e = Env {
+            xdg_current_desktop: os("GNOME"),
+            dbus_session_bus_address: os("unix:path=/run/user/1000/bus"),
+            ..env(None, os(":0"), None)
+        };
+        assert_eq!(choose(e), Choice::X11(":0".into()));
+    }
+
+    #[test]
+    fn sway_and_hyprland_win_over_the_desktop_list() {
+        let e = Env {
+            swaysock: os("/run/user/1000/sway-ipc.sock"),
+            ..desktop("KDE", os("unix:path=/run/user/1000/bus"))
+        };
+        assert_eq!(
+            choose(e),
+            Choice::Sway("/run/user/1000/sway-ipc.sock".into())
+        );
     }
 
     #[test]
