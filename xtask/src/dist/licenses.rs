@@ -1,6 +1,6 @@
 //! Licence texts for `contrib/debian/copyright`, by DEP-5 short name. Apache-2.0 is in every
 //! Debian system's `/usr/share/common-licenses`; the texts with the copyright holders in them
-//! (BSD-3-Clause for encoding_rs's WHATWG data, the DejaVu fonts' Bitstream Vera and Arev
+//! (BSD-3-Clause for encoding_rs's WHATWG data, Unicode-3.0 for unicode-ident's tables, the DejaVu fonts' Bitstream Vera and Arev
 //! licences) are read from the crate sources cargo downloaded, so they are the ones shipped.
 
 /// Where a licence's text comes from.
@@ -46,6 +46,12 @@ pub fn text(name: &str) -> Option<Text> {
             path: "assets/dejavu-fonts-ttf-2.37/LICENSE",
             from: Some("Bitstream Vera Fonts Copyright"),
             until: Some("Arev Fonts Copyright"),
+        },
+        "Unicode-3.0" => Text::CrateFile {
+            krate: "unicode-ident",
+            path: "LICENSE-UNICODE",
+            from: None,
+            until: None,
         },
         "Arev-fonts" => Text::CrateFile {
             krate: "dejavu",
