@@ -1,13 +1,14 @@
 //! The VM's Debian userland: a root file system made with `debootstrap` (bookworm, minbase)
 //! plus udev, libinput's tools, sway, kmod, seatd and — for the systemd boot — systemd,
 //! dbus, libpam-systemd (logind sessions) and acl, Xvfb, openbox, xterm and wmctrl (the X11
-//! focus scenario), cached under
+//! focus scenario), GNOME Shell and KWin (the GNOME and KDE focus scenarios), cached under
 //! `target/vm-userland/root-<key>/` (the key is a hash of [`recipe`], so a changed package
 //! list builds a new root) and booted as the guest's root over virtio 9p, read-only.
 //!
 //! Building needs root (debootstrap, chroot); `sudo` is used when xtask is not root. The
-//! steps, measured on the shared dev machine (2026-12-01): debootstrap ~40 s, the packages
-//! ~35 s (172 packages), clean-up; about 460 MB on disk.
+//! steps, measured on the shared dev machine (2026-12-07): debootstrap 46 s, the packages
+//! 164 s (598 packages; 172 and 35 s before GNOME Shell and KWin), clean-up; about 1.1 GB
+//! on disk.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +30,9 @@ const SUITE: &str = "bookworm";
 /// init starts none of the latter. For the X11 focus scenario: the virtual X server, its
 /// core fonts (it refuses to start without "fixed"), an EWMH window manager that sets
 /// `_NET_ACTIVE_WINDOW`, X clients whose `WM_CLASS` is set with `-class`, and `wmctrl` to
-/// activate a window the EWMH way.
+/// activate a window the EWMH way. For the GNOME and KDE focus scenarios: GNOME Shell (run
+/// `--headless`) and KWin (run `--virtual`), with Mesa's software renderer (llvmpipe) for
+/// both, as the VM has no GPU.
 const PACKAGES: &[&str] = &[
     "udev",
     "libinput-tools",
@@ -45,6 +48,9 @@ const PACKAGES: &[&str] = &[
     "openbox",
     "xterm",
     "wmctrl",
+    "gnome-shell",
+    "kwin-wayland",
+    "libgl1-mesa-dri",
 ];
 
 /// The plain users: the first is the one sway runs as (sway refuses to run as root), known
