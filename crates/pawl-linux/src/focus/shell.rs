@@ -15,6 +15,7 @@
 //! pawl's profile.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -192,9 +193,24 @@ impl Shell {
             latest: Mutex::new(Latest::default()),
             wake,
         });
-        let builder = match address {
-            Some(a) => zbus::blocking::connection::Builder::address(a)?,
-            None => zbus::blocking::connection::Builder::session()?,
+        let address = match address {
+            Some(a) => a.to_owned(),
+            None => std::env::var("DBUS_SESSION_BUS_ADDRESS").map_err(|_| {
+                ConnectError::Bus(zbus::Error::Address(
+                    "DBUS_SESSION_BUS_ADDRESS is not set".into(),
+                ))
+            })?,
+        };
+        // pawl connects the socket itself where it can: zbus's own connect runs on the
+        // `blocking` crate's thread pool, whose first thread then stays and wakes every
+        // 500 ms for the rest of the run (blocking 1.7 `main_loop`).
+        let builder = match unix_socket(&address) {
+            Some(addr) => {
+                let stream = std::os::unix::net::UnixStream::connect_addr(&addr)
+                    .map_err(|e| ConnectError::Io(e, None))?;
+                zbus::blocking::connection::Builder::async_io_unix_stream(stream)
+            }
+            None => zbus::blocking::connection::Builder::address(address.as_str())?,
         };
         let conn = builder
             .serve_at(
@@ -266,6 +282,53 @@ impl Drop for Shell {
     }
 }
 
+/// The first `unix:path=` or `unix:abstract=` socket of a D-Bus server address list
+/// (`;`-separated, values `%`-escaped: the D-Bus specification, "Server Addresses"); `None`
+/// when there is none, or it is malformed (zbus then connects, and reports the error).
+fn unix_socket(address: &str) -> Option<std::os::unix::net::SocketAddr> {
+    use std::os::linux::net::SocketAddrExt;
+    for entry in address.split(';') {
+        let Some(params) = entry.strip_prefix("unix:") else {
+            continue;
+        };
+        for kv in params.split(',') {
+            let (key, value) = kv.split_once('=')?;
+            let value = unescape(value)?;
+            match key {
+                "path" => {
+                    return std::os::unix::net::SocketAddr::from_pathname(
+                        std::ffi::OsStr::from_bytes(&value),
+                    )
+                    .ok();
+                }
+                "abstract" => {
+                    return std::os::unix::net::SocketAddr::from_abstract_name(&value).ok();
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// A D-Bus address value with its `%XX` escapes decoded; `None` when an escape is broken.
+fn unescape(value: &str) -> Option<Vec<u8>> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
 /// Writes [`KWIN_SCRIPT`] under `runtime_dir` and has KWin run it (see [`Shell::connect`]).
 fn load_kwin_script(
     conn: &zbus::blocking::Connection,
@@ -322,6 +385,23 @@ where
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_bus_address_names_its_unix_socket() {
+        use std::os::linux::net::SocketAddrExt;
+        let path = unix_socket("unix:path=/run/user/1000/bus").unwrap();
+        assert_eq!(path.as_pathname(), Some(Path::new("/run/user/1000/bus")));
+        let escaped = unix_socket("unix:path=/tmp/a%20b,guid=0123").unwrap();
+        assert_eq!(escaped.as_pathname(), Some(Path::new("/tmp/a b")));
+        let later =
+            unix_socket("tcp:host=localhost,port=1;unix:guid=1,abstract=/tmp/dbus-x").unwrap();
+        assert_eq!(later.as_abstract_name(), Some(&b"/tmp/dbus-x"[..]));
+        assert!(unix_socket("unix:tmpdir=/tmp").is_none());
+        assert!(unix_socket("unix:path=/tmp/%zz").is_none());
+        assert!(unix_socket("tcp:host=localhost,port=1").is_none());
+        assert!(unix_socket("").is_none());
+    }
+
     use super::*;
     use std::io::BufRead;
     use std::process::{Child, Command, Stdio};
