@@ -282,6 +282,16 @@ impl Mouse {
         config: &str,
         env: &[(&str, &Path)],
     ) -> anyhow::Result<Mouse> {
+        Mouse::start_desktop(ctx, config, "GNOME", env)
+    }
+
+    /// [`Mouse::start_env`] with `XDG_CURRENT_DESKTOP=desktop`.
+    pub(super) fn start_desktop(
+        ctx: &mut Ctx,
+        config: &str,
+        desktop: &str,
+        env: &[(&str, &Path)],
+    ) -> anyhow::Result<Mouse> {
         let phys = ctx.phys("bt");
         let mut mouse = HidppMouse::create(&ctx.recordings, &phys)?;
         let source = mouse.wait_node(T_DEVICE)?;
@@ -291,7 +301,7 @@ impl Mouse {
             &dir,
             &PawlOptions {
                 config,
-                desktop: "GNOME",
+                desktop,
                 run_args: &[],
                 debug: ctx.pawl_debug,
             },
@@ -407,14 +417,24 @@ fn status_text(ctx: &Ctx, work: &Path) -> anyhow::Result<String> {
 
 /// Waits until `pawl status` in `work` has a line containing `want`; the text.
 pub(super) fn wait_status(ctx: &Ctx, work: &Path, want: &str) -> anyhow::Result<String> {
-    let deadline = Instant::now() + T_EVENT;
+    wait_status_within(ctx, work, want, T_EVENT)
+}
+
+/// [`wait_status`] for at most `limit` (a shell mapping a window under TCG).
+pub(super) fn wait_status_within(
+    ctx: &Ctx,
+    work: &Path,
+    want: &str,
+    limit: Duration,
+) -> anyhow::Result<String> {
+    let deadline = Instant::now() + limit;
     loop {
         let text = status_text(ctx, work)?;
         if text.contains(want) {
             return Ok(text);
         }
         if Instant::now() >= deadline {
-            bail!("pawl status never said {want:?} within {T_EVENT:?}:\n{text}");
+            bail!("pawl status never said {want:?} within {limit:?}:\n{text}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }

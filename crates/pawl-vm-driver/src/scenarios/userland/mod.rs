@@ -1,7 +1,7 @@
 //! The scenarios that need the Debian userland boot (`cargo xtask vm-test` boots a Debian
 //! root over 9p for them, `pawl-vm-driver --set userland`): Debian's systemd-udevd with its
 //! rules and hwdb, `libinput` and sway reading pawl's output, and an X11 session (Xvfb,
-//! openbox) telling pawl which window is active. The tools they share (and the
+//! openbox) and GNOME Shell and KWin telling pawl which window is active. The tools they share (and the
 //! base and systemd boots use too) are in `../userland_tools.rs`.
 
 //!
@@ -12,6 +12,7 @@ use crate::scenarios::Scenario;
 
 pub(crate) mod compositor;
 pub(crate) mod libinput;
+pub(crate) mod shells;
 pub(crate) mod swipe;
 pub(crate) mod udev;
 pub(crate) mod x11;
@@ -28,4 +29,6 @@ pub const SCENARIOS: &[&[Scenario]] = &[
     compositor::SCENARIOS,
     // An X11 session: Xvfb, openbox and two xterms, pawl reading the active window.
     x11::SCENARIOS,
+    // GNOME Shell and KWin, headless, telling pawl which window is focused.
+    shells::SCENARIOS,
 ];
