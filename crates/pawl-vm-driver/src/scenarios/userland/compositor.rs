@@ -477,37 +477,53 @@ pub fn per_app_backend_gone_falls_back_and_says_so(ctx: &mut Ctx) -> anyhow::Res
     let _ = sway.sway.kill();
     let _ = sway.sway.wait();
     let closed = "focus: sway's IPC socket closed";
-    let after = wait_status(
+    let ticks = falls_back_once(
         ctx,
-        &work,
+        &mut m,
+        "sway",
         "focus:   sway (closed: device profiles), app unknown, profile device",
-    )
-    .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+        closed,
+    )?;
+    // The mouse still works, with the device profile.
+    m.sentinel()?;
     ctx.notes
-        .push(format!("$ pawl status (sway gone)\n{after}"));
+        .push(format!("CPU after sway exited: {ticks} ticks in 2 s"));
+    Ok(())
+}
+
+/// After `what` (the focus backend's desktop) exited: `pawl status` comes to say `status`
+/// (noted), pawl's log says `closed_line` exactly once, and pawl keeps running with at most
+/// 2 ticks of CPU in 2 s (no busy loop on the closed connection). The ticks.
+pub(super) fn falls_back_once(
+    ctx: &mut Ctx,
+    m: &mut Mouse,
+    what: &str,
+    status: &str,
+    closed_line: &str,
+) -> anyhow::Result<u64> {
+    let after = wait_status(ctx, &m.work()?, status)
+        .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+    ctx.notes
+        .push(format!("$ pawl status ({what} gone)\n{after}"));
     let log = m.pawl.log();
     ensure!(
-        log.matches(closed).count() == 1,
-        "pawl's log should say {closed:?} once:\n{log}"
+        log.matches(closed_line).count() == 1,
+        "pawl's log should say {closed_line:?} once:\n{log}"
     );
     let t0 = cpu_ticks(m.pawl.pid())?;
     std::thread::sleep(Duration::from_secs(2));
     let t1 = cpu_ticks(m.pawl.pid())?;
     ensure!(
         m.pawl.try_exit()?.is_none(),
-        "pawl exited after sway did: {}",
+        "pawl exited after {what} did: {}",
         m.pawl.log()
     );
     ensure!(
         t1 - t0 <= 2,
-        "pawl used {} ticks of CPU in 2 s after sway exited: a busy loop",
+        "pawl used {} ticks of CPU in 2 s after {what} exited: a busy loop",
         t1 - t0
     );
-    // The mouse still works, with the device profile.
-    m.sentinel()?;
-    ctx.notes
-        .push(format!("CPU after sway exited: {} ticks in 2 s", t1 - t0));
-    Ok(())
+    Ok(t1 - t0)
 }
 
 /// Σ `REL_WHEEL_HI_RES` of `frames`, v120.
