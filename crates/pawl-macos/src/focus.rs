@@ -117,19 +117,7 @@ impl Focus {
 
     /// The backend, the focused application and the profile in force under `config`.
     pub fn summary(&self, config: &Config) -> FocusSummary {
-        let profile = match self.key {
-            Some(k) => {
-                let name = config.app_name(k);
-                let lines: Vec<String> = config
-                    .apps
-                    .iter()
-                    .filter(|r| r.app_ids.iter().any(|id| id == name))
-                    .map(|r| r.line.to_string())
-                    .collect();
-                format!("app {name} ([[app]] at line {})", lines.join(", "))
-            }
-            None => "device".to_owned(),
-        };
+        let profile = config.profile_text(self.key);
         FocusSummary {
             backend: self.backend.clone(),
             app: self.app.clone(),

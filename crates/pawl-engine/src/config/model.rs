@@ -768,6 +768,23 @@ impl Config {
             .map_or("", |s| s.as_str())
     }
 
+    /// The profile in force for `pawl status`: `device` without a key, else `app ID
+    /// ([[app]] at line L, M)`, the lines of every table naming the app. Not on the event
+    /// path: once per focus change or status query.
+    pub fn profile_text(&self, key: Option<AppKey>) -> String {
+        let Some(k) = key else {
+            return "device".to_owned();
+        };
+        let name = self.app_name(k);
+        let lines: Vec<String> = self
+            .apps
+            .iter()
+            .filter(|r| r.app_ids.iter().any(|id| id == name))
+            .map(|r| r.line.to_string())
+            .collect();
+        format!("app {name} ([[app]] at line {})", lines.join(", "))
+    }
+
     /// What the `[[app]]` tables naming `key` decide for `info`, `None` when none applies
     /// (no table names it, or their `device` does not match): the device's settings
     /// ([`Config::decide`]) with every applying table's keys layered in file order.

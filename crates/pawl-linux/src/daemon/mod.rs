@@ -671,23 +671,7 @@ impl Daemon {
             .app
             .as_deref()
             .and_then(|a| self.config.app_key(a));
-        let profile = match key {
-            Some(k) => {
-                let lines: Vec<String> = self
-                    .config
-                    .apps
-                    .iter()
-                    .filter(|r| r.app_ids.iter().any(|id| id == self.config.app_name(k)))
-                    .map(|r| r.line.to_string())
-                    .collect();
-                format!(
-                    "app {} ([[app]] at line {})",
-                    self.config.app_name(k),
-                    lines.join(", ")
-                )
-            }
-            None => "device".into(),
-        };
+        let profile = self.config.profile_text(key);
         FocusSummary {
             backend: self.focus.backend.clone(),
             app: self.focus.app.clone(),
