@@ -564,11 +564,12 @@ impl Daemon {
                 } else {
                     (Desktop::Kde, "kde (kwin script)", "pawl's KWin script")
                 };
-                // The KWin script's file goes beside the worker's lock, in pawl's runtime
-                // directory.
+                // The KWin script's file goes beside the worker's lock, in the runtime
+                // directory the CLI checked (`lifecycle::runtime_dir_for`: a relative
+                // XDG_RUNTIME_DIR counts as unset there too).
                 let scripts = runtime_dir
                     .as_deref()
-                    .filter(|d| !d.is_empty())
+                    .filter(|d| Path::new(d).is_absolute())
                     .map(|d| Path::new(d).join("pawl"))
                     .unwrap_or_else(|| {
                         std::env::temp_dir()
