@@ -128,6 +128,9 @@ pub struct DeviceEngine {
     active: u16,
     /// The slot asked for while a gesture was held: it takes over when the gesture ends.
     pending: Option<u16>,
+    /// The slot whose scroll settings are in force when the application under the pointer
+    /// decides scroll ([`DeviceEngine::set_scroll_app`]); `None`: the active slot's.
+    scroll_from: Option<u16>,
     /// The application asked for last.
     app: ProfileId,
     held: Option<Held>,
@@ -169,6 +172,7 @@ impl DeviceEngine {
             app_slots: Box::new([]),
             active: 0,
             pending: None,
+            scroll_from: None,
             app: ProfileId::Device,
             held: None,
             pressed_out: ButtonSet::default(),
@@ -190,7 +194,7 @@ impl DeviceEngine {
     pub fn add_app_profiles(&mut self, config: &Config, device: &DeviceInfo) {
         let transform = self.slots[0].profile.transform_scroll;
         let mut slots = vec![self.slots[0]];
-        let mut app_slots = vec![0u16; config.app_ids.len()];
+        let mut app_slots = vec![0u16; config.app_key_count()];
         for (i, slot) in app_slots.iter_mut().enumerate() {
             let Some(s) = config.app_settings(device, AppKey(i as u16)) else {
                 continue;
@@ -209,9 +213,9 @@ impl DeviceEngine {
         self.app_slots = app_slots.into_boxed_slice();
         self.app = ProfileId::Device;
         self.pending = None;
-        if self.active != 0 {
-            self.switch_to(0);
-        }
+        self.scroll_from = None;
+        self.active = u16::MAX;
+        self.switch_to(0);
     }
 
     /// The focused application changed to `app` (`None`: an application no `[[app]]`
@@ -220,8 +224,8 @@ impl DeviceEngine {
     /// The rule for a change in the middle of something: while the gesture button is held
     /// or a swipe's fingers are down, the profile in force stays until the gesture ends
     /// (its release fires what the old profile says); otherwise the new profile applies at
-    /// once. When a different profile takes over, scroll state is reset (smoothing starts
-    /// afresh, a glide stops: ask [`DeviceEngine::next_deadline`] again). Buttons held
+    /// once. When the scroll settings in force change, scroll state is reset (smoothing
+    /// starts afresh, a glide stops: ask [`DeviceEngine::next_deadline`] again). Buttons held
     /// through a change are released as they were pressed: a press sent on is released, a
     /// swallowed (mapped) press stays swallowed.
     pub fn set_app(&mut self, app: Option<AppKey>) {
@@ -239,6 +243,40 @@ impl DeviceEngine {
             self.pending = None;
             self.switch_to(slot);
         }
+    }
+
+    /// The application under the pointer changed to `app` (`None`: one no `[[app]]` table
+    /// names): from now on its profile's scroll settings apply, whichever application is
+    /// focused (the device's when no table applies to it). Buttons and gestures still
+    /// follow [`DeviceEngine::set_app`]. A platform calls it once per scroll gesture, where
+    /// it can tell the application under the pointer without polling; else it never does
+    /// and the focused application decides scroll. When the scroll settings change, scroll
+    /// state is reset (a glide stops). An index lookup, no allocation.
+    pub fn set_scroll_app(&mut self, app: Option<AppKey>) {
+        let slot = app
+            .and_then(|k| self.app_slots.get(usize::from(k.0)))
+            .copied()
+            .unwrap_or(0);
+        self.scroll_from = Some(slot);
+        self.apply_scroll(slot);
+    }
+
+    /// The focused application decides scroll again (undoes
+    /// [`DeviceEngine::set_scroll_app`]).
+    pub fn scroll_follows_focus(&mut self) {
+        self.scroll_from = None;
+        self.apply_scroll(self.active);
+    }
+
+    /// Puts slot `slot`'s scroll settings in force; resets scroll state when they differ.
+    fn apply_scroll(&mut self, slot: u16) {
+        let from = self.slots[usize::from(slot)].profile;
+        if from.scroll_fixed != self.profile.scroll_fixed {
+            self.wheel.reset();
+            self.hwheel.reset();
+        }
+        self.profile.scroll = from.scroll;
+        self.profile.scroll_fixed = from.scroll_fixed;
     }
 
     /// The profile asked for by the last [`DeviceEngine::set_app`] (in force, or waiting
@@ -262,11 +300,23 @@ impl DeviceEngine {
             return;
         }
         let s = self.slots[usize::from(slot)];
+        let scroll = self.profile;
         self.profile = s.profile;
         self.button_actions = s.button_actions;
         self.active = slot;
-        self.wheel.reset();
-        self.hwheel.reset();
+        match self.scroll_from {
+            // The application under the pointer keeps deciding scroll.
+            Some(from) => {
+                let from = self.slots[usize::from(from)].profile;
+                self.profile.scroll = from.scroll;
+                self.profile.scroll_fixed = from.scroll_fixed;
+            }
+            None if scroll.scroll_fixed != self.profile.scroll_fixed => {
+                self.wheel.reset();
+                self.hwheel.reset();
+            }
+            None => {}
+        }
     }
 
     /// Applies a pending profile once no gesture is in progress.

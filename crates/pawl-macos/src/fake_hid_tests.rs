@@ -785,7 +785,7 @@ fn an_app_profile_changes_the_hidpp_gesture_action_and_reaches_links_set_up_late
     let mut rig = Rig::bluetooth_with(text);
     let key = Config::parse(text, "c.toml", Platform::MacOs)
         .unwrap()
-        .app_key("com.example.Game");
+        .app_key("com.example.Game", None);
     assert!(key.is_some());
     rig.hidpp.set_app(key);
     rig.press(BT, true);

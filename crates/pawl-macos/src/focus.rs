@@ -97,7 +97,7 @@ impl Focus {
             return Change::Same;
         }
         self.app = bundle.map(str::to_owned);
-        let key = bundle.and_then(|b| config.app_key(b));
+        let key = bundle.and_then(|b| config.app_key(b, None));
         if key == self.key {
             return Change::App;
         }
@@ -158,7 +158,7 @@ mod tests {
         let c = config();
         let mut f = Focus::new(&c);
         assert_eq!(f.activated(&c, Some("com.example.Game")), Change::Profile);
-        assert_eq!(f.key(), c.app_key("com.example.Game"));
+        assert_eq!(f.key(), c.app_key("com.example.Game", None));
         let s = f.summary(&c);
         assert_eq!(s.app.as_deref(), Some("com.example.Game"));
         assert_eq!(s.profile, "app com.example.Game ([[app]] at line 1, 6)");

@@ -226,7 +226,11 @@ haptic_on_gesture = false
 # [app.gesture]; on_back, on_forward and [app.buttons.map] in [app.buttons] (the button
 # numbers stay those of [gesture] and [buttons]). When several tables name an application,
 # a later one overrides only the keys it sets. A change of focus while the gesture button
-# is held takes effect when it is released. Matching by window title is not supported yet.
+# is held takes effect when it is released. title (a regular expression, at most 255 bytes,
+# regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
+# title matches; it needs a backend that reports titles (sway, Hyprland, X11 at focus, GNOME,
+# KDE; not macOS), and at most 4 tables with a title may name one application. On macOS the
+# application under the pointer decides scroll, read once per scroll gesture.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
 # [app.scroll]

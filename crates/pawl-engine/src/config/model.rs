@@ -451,6 +451,79 @@ pub const MAX_APP_IDS: usize = 32;
 /// macOS bundle id is far shorter; the focus backends drop longer ones).
 pub const MAX_APP_ID_BYTES: usize = 255;
 
+/// The longest `title` pattern, bytes (255).
+pub const MAX_TITLE_PATTERN_BYTES: usize = 255;
+/// The most `[[app]]` tables with a `title` that may name one application (4). Every
+/// combination of them matching is a profile resolved when a device is opened: 2⁴ = 16
+/// per application at most.
+pub const MAX_TITLE_TABLES_PER_APP: usize = 4;
+/// The longest window title matched, bytes (1024). A longer title is matched on its first
+/// 1024 bytes, cut at a character boundary, so one match costs at most that much input.
+pub const MAX_TITLE_BYTES: usize = 1024;
+
+/// A `title` pattern of an `[[app]]` table: a regular expression in regex-lite's syntax
+/// (Perl-like; `(?i)` for case-insensitive; no Unicode classes such as `\p{L}`), searched
+/// anywhere in the window title (`^…$` for the whole title). Matching takes time linear in
+/// the title's length.
+#[derive(Clone, Debug)]
+pub struct TitlePattern {
+    source: String,
+    regex: regex_lite::Regex,
+}
+
+impl TitlePattern {
+    /// Compiles `source`. Errors: the pattern is empty, longer than
+    /// [`MAX_TITLE_PATTERN_BYTES`], or not a valid expression (regex-lite's message).
+    pub fn new(source: &str) -> Result<TitlePattern, String> {
+        if source.is_empty() {
+            return Err("the pattern is empty: leave title out to match every title".into());
+        }
+        if source.len() > MAX_TITLE_PATTERN_BYTES {
+            return Err(format!(
+                "the pattern is {} bytes long: at most {MAX_TITLE_PATTERN_BYTES}",
+                source.len()
+            ));
+        }
+        let regex = regex_lite::RegexBuilder::new(source)
+            // A pattern of at most 255 bytes nests at most that deep; regex-lite's default
+            // limit (250) is kept, and its compiled size is bounded by the same length.
+            .build()
+            .map_err(|e| format!("not a valid pattern: {e}"))?;
+        Ok(TitlePattern {
+            source: source.to_owned(),
+            regex,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern occurs in `title` (its first [`MAX_TITLE_BYTES`]).
+    pub fn is_match(&self, title: &str) -> bool {
+        self.regex.is_match(cut_title(title))
+    }
+}
+
+impl PartialEq for TitlePattern {
+    fn eq(&self, other: &TitlePattern) -> bool {
+        self.source == other.source
+    }
+}
+
+/// `title`'s first [`MAX_TITLE_BYTES`], cut at a character boundary.
+fn cut_title(title: &str) -> &str {
+    if title.len() <= MAX_TITLE_BYTES {
+        return title;
+    }
+    let mut end = MAX_TITLE_BYTES;
+    while !title.is_char_boundary(end) {
+        end -= 1;
+    }
+    &title[..end]
+}
+
 /// An `[[app]]` table: which applications (and optionally which devices) it applies to and
 /// what it overrides in the device's profile.
 #[derive(Clone, Debug, PartialEq)]
@@ -458,6 +531,10 @@ pub struct AppRule {
     /// `app_id`: exact, case-sensitive application ids (Wayland `app_id`, X11 `WM_CLASS`
     /// class, macOS bundle id).
     pub app_ids: Vec<String>,
+    /// `title`: the table applies only while the window's title matches; `None` = any
+    /// window of the application. A backend that reports no titles (macOS) never matches
+    /// a pattern.
+    pub title: Option<TitlePattern>,
     /// `device`: only devices this matches; `None` = every handled device.
     pub device: Option<DeviceMatcher>,
     /// `[app.scroll]`, layered over the device's scroll keys.
@@ -470,9 +547,12 @@ pub struct AppRule {
     pub line: usize,
 }
 
-/// An application id known to the config: an index into [`Config::app_ids`]. The
-/// platform looks it up once per focus change ([`Config::app_key`]); the engine switches
-/// profiles by it without comparing strings ([`crate::DeviceEngine::set_app`]).
+/// A profile key: an application id the config names, with which of its `title` tables
+/// match. The platform looks it up once per focus or title change ([`Config::app_key`]);
+/// the engine switches profiles by it without comparing strings
+/// ([`crate::DeviceEngine::set_app`]). Keys run from 0 to [`Config::app_key_count`];
+/// application `i` of [`Config::app_ids`] owns keys `app_first_key[i]` up to
+/// `app_first_key[i + 1]`, one per combination of its title tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AppKey(pub u16);
 
@@ -516,9 +596,12 @@ pub struct Config {
     pub hidpp: HidppConfig,
     /// `[[app]]` tables, in file order; later tables override earlier ones.
     pub apps: Vec<AppRule>,
-    /// Every application id the `[[app]]` tables name, sorted, each once: what an
-    /// [`AppKey`] indexes.
+    /// Every application id the `[[app]]` tables name, sorted, each once.
     pub app_ids: Vec<String>,
+    /// Per application of `app_ids`, its first [`AppKey`], then the key count: ascending,
+    /// `app_ids.len() + 1` entries (empty without `[[app]]` tables). Application `i` has
+    /// `2^t` keys, `t` being how many of its tables have a `title`.
+    pub app_first_key: Vec<u16>,
 }
 
 /// Logitech HID++ settings (`[hidpp]`, on by default on Linux and macOS).
@@ -749,55 +832,118 @@ impl Config {
             },
             apps: Vec::new(),
             app_ids: Vec::new(),
+            app_first_key: Vec::new(),
         }
     }
 
-    /// The key of application `app_id` (exact, case-sensitive), `None` when no `[[app]]`
-    /// table names it. A binary search: call it once per focus change, not per frame.
-    pub fn app_key(&self, app_id: &str) -> Option<AppKey> {
-        self.app_ids
+    /// Whether any `[[app]]` table has a `title`: without one, a title change of the
+    /// focused window changes nothing, and a platform may drop titles.
+    pub fn uses_titles(&self) -> bool {
+        self.apps.iter().any(|r| r.title.is_some())
+    }
+
+    /// How many [`AppKey`]s the config has (0 without `[[app]]` tables).
+    pub fn app_key_count(&self) -> usize {
+        self.app_first_key.last().map_or(0, |&n| usize::from(n))
+    }
+
+    /// The key of application `app_id` (exact, case-sensitive) whose window is titled
+    /// `title` (`None`: the backend gives no titles), `None` when no `[[app]]` table
+    /// applies: none names the application, or every one that does has a `title` that
+    /// does not match. A binary search and at most [`MAX_TITLE_TABLES_PER_APP`] pattern
+    /// matches: call it once per focus or title change, not per frame.
+    pub fn app_key(&self, app_id: &str, title: Option<&str>) -> Option<AppKey> {
+        let i = self
+            .app_ids
             .binary_search_by(|id| id.as_str().cmp(app_id))
-            .ok()
-            .map(|i| AppKey(i as u16))
+            .ok()?;
+        let mut titles = 0u16;
+        let mut untitled = false;
+        for (bit, rule) in self.tables_of(i) {
+            match (&rule.title, bit) {
+                (Some(p), Some(bit)) if title.is_some_and(|t| p.is_match(t)) => {
+                    titles |= 1 << bit;
+                }
+                (Some(_), _) => {}
+                (None, _) => untitled = true,
+            }
+        }
+        if titles == 0 && !untitled {
+            return None;
+        }
+        Some(AppKey(self.app_first_key[i] + titles))
+    }
+
+    /// The `[[app]]` tables naming application `i` of `app_ids`, in file order, each with
+    /// its bit among the application's title tables (`None` for a table without `title`).
+    fn tables_of(&self, i: usize) -> impl Iterator<Item = (Option<u8>, &AppRule)> {
+        let name = self.app_ids.get(i).map_or("", |s| s.as_str());
+        let mut next_bit = 0u8;
+        self.apps
+            .iter()
+            .filter(move |r| r.app_ids.iter().any(|id| id == name))
+            .map(move |r| {
+                let bit = r.title.as_ref().map(|_| {
+                    next_bit += 1;
+                    next_bit - 1
+                });
+                (bit, r)
+            })
+    }
+
+    /// Application `i` of `app_ids` and the title tables that match, for `key`.
+    fn decode(&self, key: AppKey) -> Option<(usize, u16)> {
+        if usize::from(key.0) >= self.app_key_count() {
+            return None;
+        }
+        let i = self.app_first_key.partition_point(|&first| first <= key.0) - 1;
+        Some((i, key.0 - self.app_first_key[i]))
+    }
+
+    /// The tables that apply for `key`, in file order: every table naming its application
+    /// without a `title`, and those with one that matched.
+    fn tables_for(&self, key: AppKey) -> impl Iterator<Item = &AppRule> {
+        let (i, titles) = self.decode(key).unwrap_or((usize::MAX, 0));
+        self.tables_of(i)
+            .filter(move |(bit, _)| bit.is_none_or(|b| titles & (1 << b) != 0))
+            .map(|(_, r)| r)
     }
 
     /// The application id of `key` (`""` for a key of another config).
     pub fn app_name(&self, key: AppKey) -> &str {
-        self.app_ids
-            .get(usize::from(key.0))
+        self.decode(key)
+            .and_then(|(i, _)| self.app_ids.get(i))
             .map_or("", |s| s.as_str())
     }
 
     /// The profile in force for `pawl status`: `device` without a key, else `app ID
-    /// ([[app]] at line L, M)`, the lines of every table naming the app. Not on the event
+    /// ([[app]] at line L, M)`, the lines of every table that applies. Not on the event
     /// path: once per focus change or status query.
     pub fn profile_text(&self, key: Option<AppKey>) -> String {
         let Some(k) = key else {
             return "device".to_owned();
         };
-        let name = self.app_name(k);
-        let lines: Vec<String> = self
-            .apps
-            .iter()
-            .filter(|r| r.app_ids.iter().any(|id| id == name))
-            .map(|r| r.line.to_string())
-            .collect();
-        format!("app {name} ([[app]] at line {})", lines.join(", "))
+        let lines: Vec<String> = self.tables_for(k).map(|r| r.line.to_string()).collect();
+        format!(
+            "app {} ([[app]] at line {})",
+            self.app_name(k),
+            lines.join(", ")
+        )
     }
 
-    /// What the `[[app]]` tables naming `key` decide for `info`, `None` when none applies
-    /// (no table names it, or their `device` does not match): the device's settings
-    /// ([`Config::decide`]) with every applying table's keys layered in file order.
+    /// What the `[[app]]` tables of `key` decide for `info`, `None` when none applies
+    /// (their `device` does not match, or the key is another config's): the device's
+    /// settings ([`Config::decide`]) with every applying table's keys layered in file
+    /// order.
     pub fn app_settings(&self, info: &DeviceInfo, key: AppKey) -> Option<AppSettings> {
-        let name = self.app_ids.get(usize::from(key.0))?;
         let mut scroll = ScrollOverrides::default();
         let mut gesture = GestureActions::default();
         let mut buttons = ButtonOverrides::default();
         let mut lines = Vec::new();
-        for rule in self.apps.iter().filter(|r| {
-            r.app_ids.iter().any(|id| id == name)
-                && r.device.as_ref().is_none_or(|m| m.matches(info))
-        }) {
+        for rule in self
+            .tables_for(key)
+            .filter(|r| r.device.as_ref().is_none_or(|m| m.matches(info)))
+        {
             scroll.merge(&rule.scroll);
             gesture.merge(&rule.gesture);
             buttons.merge(&rule.buttons);

@@ -828,8 +828,8 @@ device = { id = "046d:b034" }
     )
     .unwrap();
     assert_eq!(c.app_ids, vec!["chromium", "firefox", "steam"]);
-    assert_eq!(c.app_key("firefox"), Some(AppKey(1)));
-    assert_eq!(c.app_key("Firefox"), None);
+    assert_eq!(c.app_key("firefox", None), Some(AppKey(1)));
+    assert_eq!(c.app_key("Firefox", None), None);
     assert_eq!(c.app_name(AppKey(2)), "steam");
     let a = &c.apps[0];
     assert_eq!(a.line, 2);
@@ -843,7 +843,7 @@ device = { id = "046d:b034" }
     );
     let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
     let other = info("Other", 1, 2, false);
-    let ff = c.app_key("firefox").unwrap();
+    let ff = c.app_key("firefox", None).unwrap();
     assert!(
         c.app_settings(&other, ff).is_none(),
         "narrowed to MX Masters"
@@ -869,7 +869,7 @@ device = "*"
 
 [[app]]
 app_id = ["a", "a", 3]
-title = "Mozilla.*"
+title = "Mozilla(.*"
 [app.scroll]
 scope = "all-wheels"
 [app.buttons.map]
@@ -885,7 +885,7 @@ scope = "all-wheels"
         "c.toml:8:1: app[1]: this [[app]] table names no application",
         "c.toml:12:16: app[2].app_id: application id \"a\" is listed twice",
         "c.toml:12:21: app[2].app_id: expected a string, found an integer (3)",
-        "c.toml:13:1: app[2].title: matching by window title is not supported yet",
+        "c.toml:13:9: app[2].title: not a valid pattern: ",
         "c.toml:15:1: app[2].scroll.scope: unknown key",
         "c.toml:17:1: app[2].buttons.map.5: button 5 cannot be mapped here: it is the gesture button",
         "c.toml:18:1: app[2].buttons.map.0: button 0 cannot be mapped here: 0 is the left button",
@@ -897,6 +897,107 @@ scope = "all-wheels"
             "{got}\n  does not start with\n{want}"
         );
     }
+}
+
+#[test]
+fn a_title_table_applies_only_while_the_title_matches_and_layers_in_file_order() {
+    let c = parse(
+        r#"
+[[app]]
+app_id = "firefox"
+[app.scroll]
+invert_vertical = false
+
+[[app]]
+app_id = ["firefox", "chromium"]
+title = "(?i)youtube"
+[app.scroll]
+smoothing = "none"
+
+[[app]]
+app_id = "chromium"
+title = "^Docs"
+[app.gesture]
+left = "back"
+"#,
+    )
+    .unwrap();
+    let mx = info("MX Master 3S", LOGITECH, 0xb034, false);
+    // firefox: 1 untitled + 1 titled table → 2 keys; chromium: 2 titled → 4 keys.
+    assert_eq!(c.app_first_key, vec![0, 4, 6]);
+    assert_eq!(c.app_key_count(), 6);
+
+    let plain = c.app_key("firefox", Some("Example Domain")).unwrap();
+    let tube = c.app_key("firefox", Some("Cats - YouTube")).unwrap();
+    assert_ne!(plain, tube);
+    assert_eq!(
+        c.app_key("firefox", None),
+        Some(plain),
+        "no title: untitled tables only"
+    );
+    let s = c.app_settings(&mx, plain).unwrap();
+    assert!(!s.scroll.invert_vertical);
+    assert_eq!(s.scroll.smoothing, c.scroll.smoothing);
+    let s = c.app_settings(&mx, tube).unwrap();
+    assert!(
+        !s.scroll.invert_vertical,
+        "the untitled table still applies"
+    );
+    assert_eq!(s.scroll.smoothing, Smoothing::None);
+    assert_eq!(s.lines, vec![2, 7]);
+    assert_eq!(
+        c.profile_text(Some(tube)),
+        "app firefox ([[app]] at line 2, 7)"
+    );
+    assert_eq!(c.app_name(tube), "firefox");
+
+    // chromium is named only by title tables: no match, no profile.
+    assert_eq!(c.app_key("chromium", None), None);
+    assert_eq!(c.app_key("chromium", Some("News")), None);
+    let docs = c.app_key("chromium", Some("Docs - YouTube")).unwrap();
+    let s = c.app_settings(&mx, docs).unwrap();
+    assert_eq!(
+        s.lines,
+        vec![7, 13],
+        "both of chromium's title tables match"
+    );
+    assert_eq!(s.gesture.left, Action::Back);
+    let only_docs = c.app_key("chromium", Some("Docs")).unwrap();
+    assert_eq!(c.app_settings(&mx, only_docs).unwrap().lines, vec![13]);
+    assert_eq!(c.app_name(docs), "chromium");
+    assert_eq!(c.app_name(AppKey(6)), "", "a key of another config");
+}
+
+#[test]
+fn a_title_is_matched_on_its_first_kilobyte() {
+    let c = parse("[[app]]\napp_id = \"a\"\ntitle = \"end$\"\n").unwrap();
+    let long = format!("{}end", "é".repeat(MAX_TITLE_BYTES));
+    assert_eq!(c.app_key("a", Some(&long)), None);
+    assert!(c.app_key("a", Some("the end")).is_some());
+}
+
+#[test]
+fn title_patterns_have_stated_limits() {
+    let e = err("[[app]]\napp_id = \"a\"\ntitle = \"\"\n");
+    assert!(
+        e.contains("config.toml:3:9: app[0].title: the pattern is empty"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "[[app]]\napp_id = \"a\"\ntitle = \"{}\"\n",
+        "x".repeat(256)
+    ));
+    assert!(
+        e.contains("the pattern is 256 bytes long: at most 255"),
+        "{e}"
+    );
+    let five =
+        "[[app]]\napp_id = [\"a\", \"b\"]\ntitle = \"x\"\n".repeat(MAX_TITLE_TABLES_PER_APP + 1);
+    let e = err(&five);
+    assert!(
+        e.contains("app[4].title: application \"a\" already has 4 [[app]] tables with a title"),
+        "{e}"
+    );
 }
 
 #[test]

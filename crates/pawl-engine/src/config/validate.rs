@@ -719,22 +719,17 @@ impl Validator<'_> {
             ids.sort();
             ids.dedup();
             self.config.app_ids = ids;
+            self.config.app_first_key = app_first_keys(&self.config);
         }
     }
 
     /// One `[[app]]` table.
     fn app(&mut self, t: &DeTable<'_>, i: usize, span: Span) {
         let path = format!("app[{i}]");
-        if let Some((k, _)) = t.get_key_value("title") {
-            self.error(
-                k.span(),
-                &join(&path, "title"),
-                "matching by window title is not supported yet: match by app_id".into(),
-            );
-        }
-        let allowed = ["app_id", "device", "scroll", "gesture", "buttons", "title"];
+        let allowed = ["app_id", "title", "device", "scroll", "gesture", "buttons"];
         self.known_keys(t, &path, &allowed);
         let app_ids = self.app_ids(t, &path, span.clone());
+        let title = self.title(t, &path, &app_ids);
         let device = get(t, "device").and_then(|d| {
             let key = join(&path, "device");
             match d.get_ref() {
@@ -789,12 +784,47 @@ impl Validator<'_> {
         }
         self.config.apps.push(AppRule {
             app_ids,
+            title,
             device,
             scroll,
             gesture,
             buttons,
             line: line_col(self.text, span.start).0,
         });
+    }
+
+    /// `title`: a [`TitlePattern`], at most [`MAX_TITLE_TABLES_PER_APP`] tables with one
+    /// per application (counting the tables before this one).
+    fn title(&mut self, t: &DeTable<'_>, path: &str, app_ids: &[String]) -> Option<TitlePattern> {
+        let (source, span) = self.string(t, path, "title")?;
+        let key = join(path, "title");
+        let pattern = match TitlePattern::new(source) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(span, &key, e);
+                return None;
+            }
+        };
+        for id in app_ids {
+            let before = self
+                .config
+                .apps
+                .iter()
+                .filter(|r| r.title.is_some() && r.app_ids.contains(id))
+                .count();
+            if before >= MAX_TITLE_TABLES_PER_APP {
+                self.error(
+                    span,
+                    &key,
+                    format!(
+                        "application {} already has {MAX_TITLE_TABLES_PER_APP} [[app]] tables with a title: at most {MAX_TITLE_TABLES_PER_APP}",
+                        quoted(id)
+                    ),
+                );
+                return None;
+            }
+        }
+        Some(pattern)
     }
 
     /// `app_id`: one string or a non-empty array of them, each non-empty, at most
@@ -1593,4 +1623,23 @@ fn parse_id(s: &str) -> Option<(u16, Option<u16>)> {
         return None;
     }
     Some((v, p))
+}
+
+/// [`Config::app_first_key`] for `config`'s tables and sorted `app_ids`: application `i`
+/// gets `2^t` keys, `t` being how many tables with a `title` name it (at most
+/// [`MAX_TITLE_TABLES_PER_APP`], so the count fits: 64 × 32 ids × 16 < 2¹⁶).
+fn app_first_keys(config: &Config) -> Vec<u16> {
+    let mut first = Vec::with_capacity(config.app_ids.len() + 1);
+    let mut next = 0u16;
+    for id in &config.app_ids {
+        first.push(next);
+        let titled = config
+            .apps
+            .iter()
+            .filter(|r| r.title.is_some() && r.app_ids.contains(id))
+            .count();
+        next += 1 << titled.min(MAX_TITLE_TABLES_PER_APP);
+    }
+    first.push(next);
+    first
 }

@@ -175,6 +175,74 @@ fn a_focus_change_stops_a_glide_and_restarts_smoothing() {
 }
 
 #[test]
+fn the_app_under_the_pointer_decides_scroll_and_the_focused_app_the_buttons() {
+    check(
+        APPS,
+        "
+        app firefox
+        pointer steam_app_1
+        W=1
+        +3
+        -3
+        app some-editor
+        W=1
+        pointer some-editor
+        W=1
+        pointer steam_app_1
+        app firefox
+        pointer focus
+        W=1
+        ",
+        expect![[r#"
+            app firefox => profile of firefox
+            pointer steam_app_1 => scroll of steam_app_1
+            W=1 => w=120/1
+            +3 => action key Ctrl+W
+            -3 => nothing
+            app some-editor => device profile
+            W=1 => w=120/1
+            pointer some-editor => scroll of the device
+            W=1 => w=-120/-1
+            pointer steam_app_1 => scroll of steam_app_1
+            app firefox => profile of firefox
+            pointer focus => scroll follows focus
+            W=1 => w=-120/-1
+        "#]],
+    );
+}
+
+#[test]
+fn a_title_table_applies_while_the_focused_window_has_that_title() {
+    check(
+        r#"
+        [scroll]
+        smoothing = "none"
+        [[app]]
+        app_id = "firefox"
+        title = "(?i)youtube"
+        [app.scroll]
+        invert_vertical = false
+        "#,
+        "
+        app firefox Example Domain
+        W=1
+        app firefox Cats - YouTube
+        W=1
+        app firefox
+        W=1
+        ",
+        expect![[r#"
+            app firefox Example Domain => device profile
+            W=1 => w=-120/-1
+            app firefox Cats - YouTube => profile of firefox
+            W=1 => w=120/1
+            app firefox => device profile
+            W=1 => w=-120/-1
+        "#]],
+    );
+}
+
+#[test]
 fn an_app_table_narrowed_to_another_device_does_not_apply() {
     check(
         r#"
@@ -235,12 +303,12 @@ fn later_app_tables_override_earlier_ones_key_by_key() {
         Platform::Linux,
     )
     .unwrap();
-    let b = config.app_key("b").unwrap();
+    let b = config.app_key("b", None).unwrap();
     let s = config.app_settings(&test_mouse(), b).unwrap();
     assert!(!s.scroll.invert_vertical);
     assert_eq!(s.scroll.max_step, 9.0);
     assert_eq!(s.lines, vec![2, 7]);
-    let a = config.app_key("a").unwrap();
+    let a = config.app_key("a", None).unwrap();
     assert_eq!(
         config
             .app_settings(&test_mouse(), a)
@@ -249,7 +317,11 @@ fn later_app_tables_override_earlier_ones_key_by_key() {
             .max_step,
         2.0
     );
-    assert_eq!(config.app_key("B"), None, "app ids match case-sensitively");
+    assert_eq!(
+        config.app_key("B", None),
+        None,
+        "app ids match case-sensitively"
+    );
 }
 
 #[test]
@@ -264,13 +336,13 @@ proptest! {
     #[test]
     fn a_focus_change_never_leaves_a_button_pressed(
         steps in prop::collection::vec(
-            (0u8..4, prop::collection::vec((0u8..10, any::<bool>()), 0..3), -400i32..400),
+            (0u8..6, prop::collection::vec((0u8..10, any::<bool>()), 0..3), -400i32..400),
             0..60,
         ),
     ) {
         let config = Config::parse(APPS, "t.toml", Platform::Linux).unwrap();
         let mut engine = DeviceEngine::new(&config, &test_mouse()).unwrap();
-        let apps = [None, config.app_key("firefox"), config.app_key("steam_app_1")];
+        let apps = [None, config.app_key("firefox", None), config.app_key("steam_app_1", None)];
         let mut down = [false; 10];
         let mut out = FrameOut::default();
         let mut t = 0u64;
@@ -278,6 +350,15 @@ proptest! {
             t += 10_000;
             if op < 3 {
                 engine.set_app(apps[usize::from(op)]);
+                continue;
+            }
+            if op == 4 {
+                // The application under the pointer takes over scroll.
+                engine.set_scroll_app(apps[(dx.unsigned_abs() % 3) as usize]);
+                continue;
+            }
+            if op == 5 {
+                engine.scroll_follows_focus();
                 continue;
             }
             // Real devices alternate press and release per button.

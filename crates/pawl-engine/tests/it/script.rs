@@ -10,8 +10,11 @@
 //!
 //! Commands instead of a frame: `tick` (advance to the engine's next deadline and run it),
 //! `glide` (run ticks until no deadline is left), `cancel`, `resync +N…` (the buttons still
-//! down), `app ID` (the focused application is now ID; `app -`: one no table names),
-//! echoed with the profile asked for and `(pending)` while it waits for a gesture to end.
+//! down), `app ID [TITLE…]` (the focused application is now ID, its window titled with the
+//! rest of the line, no title without one; `app -`: one no table names), echoed with the
+//! profile asked for and `(pending)` while it waits for a gesture to end; `pointer ID`
+//! (the application under the pointer decides scroll: `set_scroll_app`) and
+//! `pointer focus` (the focused one decides it again).
 //!
 //! The device is [`test_mouse`]: `[[app]]` tables narrowed to other devices do not apply.
 //!
@@ -108,7 +111,8 @@ pub fn run(config: &Config, engine: &mut DeviceEngine, script: &str) -> String {
             }
             Some("app") => {
                 let id = tokens.get(1).copied().unwrap_or("-");
-                engine.set_app(config.app_key(id));
+                let title = (tokens.len() > 2).then(|| tokens[2..].join(" "));
+                engine.set_app(config.app_key(id, title.as_deref()));
                 let _ = write!(res, "{line} => ");
                 let mut shown = match engine.app_profile() {
                     ProfileId::Device => "device profile".to_owned(),
@@ -118,6 +122,23 @@ pub fn run(config: &Config, engine: &mut DeviceEngine, script: &str) -> String {
                     shown.push_str(" (pending)");
                 }
                 shown
+            }
+            Some("pointer") => {
+                let _ = write!(res, "{line} => ");
+                match tokens.get(1).copied() {
+                    Some("focus") => {
+                        engine.scroll_follows_focus();
+                        "scroll follows focus".into()
+                    }
+                    id => {
+                        let key = config.app_key(id.unwrap_or("-"), None);
+                        engine.set_scroll_app(key);
+                        match key {
+                            Some(k) => format!("scroll of {}", config.app_name(k)),
+                            None => "scroll of the device".into(),
+                        }
+                    }
+                }
             }
             Some("resync") => {
                 let mut down = ButtonSet::default();
