@@ -709,7 +709,7 @@ _pawl() {
             return 0
             ;;
         pawl__subcmd__replay)
-            opts="-v -q -h --device --desc --summary --plot --device-index --app --config --verbose --quiet --help"
+            opts="-v -q -h --device --desc --summary --plot --device-index --app --title --config --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -732,6 +732,10 @@ _pawl() {
                     return 0
                     ;;
                 --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --title)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

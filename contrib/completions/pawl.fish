@@ -54,6 +54,7 @@ complete -c pawl -n "__fish_pawl_using_subcommand replay" -l desc -d 'evemu devi
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l plot -d 'Draw raw vs transformed scroll over time to FILE (`.svg` or `.png`)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l device-index -d 'Which device of a `libinput record` with several (0-based, in file order); without it, a record whose events come from several devices is an error' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l app -d 'Replay under the profile the `[[app]]` tables give this application id (exact, case-sensitive: a Wayland app_id, X11 WM_CLASS or macOS bundle id), as if it were focused throughout' -r
+complete -c pawl -n "__fish_pawl_using_subcommand replay" -l title -d 'With --app: the window\'s title, for `[[app]]` tables with a `title` pattern (without it, those tables do not apply)' -r
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l config -d 'Config file (default: $XDG_CONFIG_HOME/pawl/config.toml; missing = defaults)' -r -F
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -l summary -d 'Print per-axis totals in and out, max steps and frame counts instead of the frames'
 complete -c pawl -n "__fish_pawl_using_subcommand replay" -s v -l verbose -d 'Log more to stderr: -v debug, -vv trace (each -v one level up from the default: info for `run`, warn otherwise). Wins over PAWL_LOG and RUST_LOG for the level'

@@ -138,6 +138,16 @@ pub fn replay(recording: &Recording, config: &Config, device: Option<&DeviceInfo
     replay_as(recording, config, device, None)
 }
 
+/// The application [`replay_as`] replays under: its id and its window's title (`None`: as
+/// from a backend without titles, so tables with a `title` do not apply).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FocusedApp<'a> {
+    /// The application id (Wayland `app_id`, X11 `WM_CLASS` class, macOS bundle id).
+    pub id: &'a str,
+    /// The window title, matched against `title` patterns.
+    pub title: Option<&'a str>,
+}
+
 /// [`replay`] with application `app` focused throughout: the profile its `[[app]]` tables
 /// give the device (the device profile when none applies, said in a note). A recording
 /// without identity and no `device` is matched as a device with an empty name, bus 0 and
@@ -146,7 +156,7 @@ pub fn replay_as(
     recording: &Recording,
     config: &Config,
     device: Option<&DeviceInfo>,
-    app: Option<&str>,
+    app: Option<FocusedApp<'_>>,
 ) -> Replay {
     let mut res = Replay::default();
     let caps = recording.wheel_caps();
@@ -284,9 +294,10 @@ fn replay_app(
     engine: &mut DeviceEngine,
     config: &Config,
     info: Option<&DeviceInfo>,
-    app: &str,
+    app: FocusedApp<'_>,
     notes: &mut Vec<String>,
 ) {
+    let FocusedApp { id: app, title } = app;
     let d = info.cloned().unwrap_or(DeviceInfo {
         name: String::new(),
         bus: pawl_engine::Bus(0),
@@ -296,11 +307,16 @@ fn replay_app(
         is_touchpad: false,
     });
     engine.add_app_profiles(config, &d);
-    let key = config.app_key(app);
+    let key = config.app_key(app, title);
     engine.set_app(key);
     let settings = key.and_then(|k| config.app_settings(&d, k));
     notes.push(match (key, settings) {
-        (None, _) => format!("app: {app:?}: no [[app]] table names it: the device profile"),
+        (None, _) => match title {
+            Some(t) => {
+                format!("app: {app:?} titled {t:?}: no [[app]] table applies: the device profile")
+            }
+            None => format!("app: {app:?}: no [[app]] table applies: the device profile"),
+        },
         (Some(_), None) => format!(
             "app: {app:?}: its [[app]] tables are narrowed to other devices: the device profile"
         ),

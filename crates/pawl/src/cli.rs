@@ -85,6 +85,10 @@ pub enum Command {
         /// were focused throughout.
         #[arg(long, value_name = "APP")]
         app: Option<String>,
+        /// With --app: the window's title, for `[[app]]` tables with a `title` pattern
+        /// (without it, those tables do not apply).
+        #[arg(long, value_name = "TITLE", requires = "app")]
+        title: Option<String>,
     },
     /// Start the background worker (detached) and wait until it has grabbed its devices.
     ///

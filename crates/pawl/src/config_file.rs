@@ -213,8 +213,12 @@ pub fn app_listing(config: &pawl_engine::Config) -> String {
             sets.join(", ")
         };
         let apps: Vec<String> = rule.app_ids.iter().map(|a| format!("{a:?}")).collect();
+        let titled = match &rule.title {
+            Some(p) => format!(" with a title matching {:?}", p.as_str()),
+            None => String::new(),
+        };
         out += &format!(
-            "[[app]] at line {}: {} on {devices}: sets {sets}\n",
+            "[[app]] at line {}: {}{titled} on {devices}: sets {sets}\n",
             rule.line,
             apps.join(", ")
         );
@@ -295,14 +299,14 @@ mod tests {
     #[test]
     fn app_listing_names_each_tables_apps_devices_and_overrides() {
         let config = Config::parse(
-            "[[app]]\napp_id = [\"firefox\", \"chromium\"]\n[app.gesture]\nleft = \"back\"\n\n[[app]]\napp_id = \"game\"\ndevice = { name = \"*MX*\", id = \"046d:b034\", bus = \"usb\" }\n[app.scroll]\ninvert_vertical = false\n[app.buttons]\non_back = \"none\"\n",
+            "[[app]]\napp_id = [\"firefox\", \"chromium\"]\ntitle = \"YouTube$\"\n[app.gesture]\nleft = \"back\"\n[[app]]\napp_id = \"game\"\ndevice = { name = \"*MX*\", id = \"046d:b034\", bus = \"usb\" }\n[app.scroll]\ninvert_vertical = false\n[app.buttons]\non_back = \"none\"\n",
             "c.toml",
             Platform::Linux,
         )
         .unwrap();
         assert_eq!(
             app_listing(&config),
-            "[[app]] at line 1: \"firefox\", \"chromium\" on every handled device: sets gesture actions\n\
+            "[[app]] at line 1: \"firefox\", \"chromium\" with a title matching \"YouTube$\" on every handled device: sets gesture actions\n\
              [[app]] at line 6: \"game\" on handled devices with name \"*MX*\", id 046d:b034, bus usb: sets scroll, button actions\n"
         );
         let empty = Config::default_for(Platform::Linux);

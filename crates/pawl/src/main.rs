@@ -101,6 +101,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             plot,
             device_index,
             app,
+            title,
         } => {
             let loaded = config_file::load(cli.config.as_deref())?;
             replay::run(
@@ -113,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     plot: plot.as_deref(),
                     device_index,
                     app: app.as_deref(),
+                    title: title.as_deref(),
                 },
             )?;
             Ok(ExitCode::SUCCESS)

@@ -29,6 +29,8 @@ pub struct Args<'a> {
     pub device_index: Option<usize>,
     /// The application focused throughout (its `[[app]]` profile).
     pub app: Option<&'a str>,
+    /// Its window's title (`title` patterns), only with `app`.
+    pub title: Option<&'a str>,
 }
 
 /// Runs the replay and prints to stdout.
@@ -44,7 +46,11 @@ pub fn run(config: &Config, args: &Args<'_>) -> anyhow::Result<()> {
     let xdg = std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default();
     config.gesture.fingers =
         Some(config.swipe_fingers(pawl_engine::Desktop::from_xdg_current_desktop(&xdg)));
-    let res = replay_as(&recording, &config, device.as_ref(), args.app);
+    let app = args.app.map(|id| pawl_evdev::replay::FocusedApp {
+        id,
+        title: args.title,
+    });
+    let res = replay_as(&recording, &config, device.as_ref(), app);
     notes.extend(res.notes.iter().cloned());
     let mut text = String::new();
     for n in &notes {

@@ -787,7 +787,7 @@ fn replay_with_app_runs_under_that_apps_profile_and_says_which_tables() {
     // App ids match case-sensitively: another app gets the device profile, and is told so.
     assert!(other.contains("out -215 v120"), "{other}");
     assert!(
-        other.contains("# app: \"Game\": no [[app]] table names it: the device profile"),
+        other.contains("# app: \"Game\": no [[app]] table applies: the device profile"),
         "{other}"
     );
     let check = env.run(&["config", "check", config.to_str().unwrap()]);
@@ -798,4 +798,20 @@ fn replay_with_app_runs_under_that_apps_profile_and_says_which_tables() {
             .ends_with(": ok\n[[app]] at line 1: \"game\" on every handled device: sets scroll\n"),
         "{check:?}"
     );
+    // A table with a title applies only to a window with a matching title.
+    fs::write(
+        &config,
+        "[[app]]\napp_id = \"game\"\ntitle = \"^Level\"\n[app.scroll]\ninvert_vertical = false\n",
+    )
+    .unwrap();
+    let titled = replay(&["--app", "game", "--title", "Level 3"]);
+    assert!(titled.contains("out 215 v120"), "{titled}");
+    let menu = replay(&["--app", "game", "--title", "Main menu"]);
+    assert!(menu.contains("out -215 v120"), "{menu}");
+    assert!(
+        menu.contains("# app: \"game\" titled \"Main menu\": no [[app]] table applies"),
+        "{menu}"
+    );
+    let untitled = replay(&["--app", "game"]);
+    assert!(untitled.contains("out -215 v120"), "{untitled}");
 }
