@@ -221,6 +221,8 @@ struct FocusState {
     backend: String,
     /// The focused application, when known.
     app: Option<String>,
+    /// Its window's title, when the backend gives titles and a table has a `title`.
+    title: Option<String>,
 }
 
 /// An open focus backend.
@@ -614,11 +616,20 @@ impl Daemon {
         }
         match read {
             Readout::Focus(None) => return,
-            Readout::Focus(Some(FocusEvent::App(app))) => {
-                log::debug!("focus: {app}");
-                self.focus.app = Some(app);
+            Readout::Focus(Some(FocusEvent::App { id, title })) => {
+                // Without a `title` table, a title change of the same app changes nothing.
+                let title = title.filter(|_| self.config.uses_titles());
+                if self.focus.app.as_deref() == Some(id.as_str()) && self.focus.title == title {
+                    return;
+                }
+                log::debug!("focus: {id} {title:?}");
+                self.focus.app = Some(id);
+                self.focus.title = title;
             }
-            Readout::Focus(Some(FocusEvent::Unknown)) => self.focus.app = None,
+            Readout::Focus(Some(FocusEvent::Unknown)) => {
+                self.focus.app = None;
+                self.focus.title = None;
+            }
             Readout::Closed => {
                 let what = match self.focus.conn.take() {
                     Some(conn) => {
@@ -639,6 +650,7 @@ impl Daemon {
                     None => format!("{} (closed: device profiles)", self.focus.backend),
                 };
                 self.focus.app = None;
+                self.focus.title = None;
             }
         }
         self.apply_focus();
@@ -652,7 +664,7 @@ impl Daemon {
             .focus
             .app
             .as_deref()
-            .and_then(|a| self.config.app_key(a));
+            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
         for mouse in self.mice.iter_mut().flatten() {
             if let Some(dev) = mouse.endpoint_mut() {
                 dev.set_app(key);
@@ -671,7 +683,7 @@ impl Daemon {
             .focus
             .app
             .as_deref()
-            .and_then(|a| self.config.app_key(a));
+            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
         let profile = self.config.profile_text(key);
         FocusSummary {
             backend: self.focus.backend.clone(),

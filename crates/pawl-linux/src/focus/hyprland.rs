@@ -92,16 +92,19 @@ impl LineDecoder {
 }
 
 /// The focus change one line says: `None` for any other event or an `activewindow` line
-/// without a comma. The class (before the first comma) as [`FocusEvent::App`];
-/// [`FocusEvent::Unknown`] when it is empty (no window focused), not UTF-8, or longer than
-/// [`pawl_engine::config::MAX_APP_ID_BYTES`].
+/// without a comma. The class (before the first comma) as [`FocusEvent::App`], with the
+/// rest as its title (none when it is not UTF-8); [`FocusEvent::Unknown`] when the class is
+/// empty (no window focused), not UTF-8, or longer than
+/// [`pawl_engine::config::MAX_APP_ID_BYTES`]. Hyprland sends the line again when the
+/// focused window's title changes.
 pub fn focus_line(line: &[u8]) -> Option<FocusEvent> {
     let data = line.strip_prefix(ACTIVE_WINDOW)?;
-    let class = &data[..data.iter().position(|&b| b == b',')?];
-    let id = std::str::from_utf8(class)
+    let comma = data.iter().position(|&b| b == b',')?;
+    let id = std::str::from_utf8(&data[..comma])
         .ok()
         .filter(|c| !c.is_empty() && c.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
-    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::App(id.to_owned())))
+    let title = std::str::from_utf8(&data[comma + 1..]).ok();
+    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
 }
 
 /// A connection to Hyprland's event socket.
@@ -183,15 +186,20 @@ mod tests {
     fn the_class_before_the_first_comma_is_the_app_and_the_title_may_hold_commas() {
         assert_eq!(
             focus_line(b"activewindow>>firefox,Mozilla Firefox"),
-            Some(FocusEvent::App("firefox".into()))
+            Some(FocusEvent::app("firefox", Some("Mozilla Firefox")))
         );
         assert_eq!(
             focus_line(b"activewindow>>org.gnome.Nautilus,a, b, and c,"),
-            Some(FocusEvent::App("org.gnome.Nautilus".into()))
+            Some(FocusEvent::app("org.gnome.Nautilus", Some("a, b, and c,")))
+        );
+        assert_eq!(
+            focus_line(b"activewindow>>foot,\xff"),
+            Some(FocusEvent::app("foot", None)),
+            "a title that is not UTF-8 is none"
         );
         assert_eq!(
             focus_line(b"activewindow>>kitty,"),
-            Some(FocusEvent::App("kitty".into()))
+            Some(FocusEvent::app("kitty", None))
         );
     }
 
@@ -311,7 +319,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             hypr.read(),
-            Readout::Focus(Some(FocusEvent::App("kitty".into())))
+            Readout::Focus(Some(FocusEvent::app("kitty", Some("~"))))
         );
 
         // The last of several changes in one read; a half line waits for its end.
@@ -320,15 +328,20 @@ mod tests {
             .unwrap();
         assert_eq!(
             hypr.read(),
-            Readout::Focus(Some(FocusEvent::App("firefox".into())))
+            Readout::Focus(Some(FocusEvent::app("firefox", Some("Tab, with, commas"))))
         );
         server.write_all(b"~/src\n").unwrap();
         assert_eq!(
             hypr.read(),
-            Readout::Focus(Some(FocusEvent::App("kitty".into())))
+            Readout::Focus(Some(FocusEvent::app("kitty", Some("~/src"))))
         );
 
-        // A title change of the focused window says nothing new.
+        // A title change of the focused window is its new title; a repeat says nothing.
+        server.write_all(b"activewindow>>kitty,vim\n").unwrap();
+        assert_eq!(
+            hypr.read(),
+            Readout::Focus(Some(FocusEvent::app("kitty", Some("vim"))))
+        );
         server.write_all(b"activewindow>>kitty,vim\n").unwrap();
         assert_eq!(hypr.read(), Readout::Focus(None));
 

@@ -10,6 +10,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
+use pawl_engine::config::MAX_TITLE_BYTES;
+
 pub mod hyprland;
 pub mod shell;
 pub mod sway;
@@ -19,10 +21,34 @@ pub mod x11;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FocusEvent {
     /// This application is focused now (a Wayland `app_id`, or an X11 `WM_CLASS` class
-    /// for an Xwayland window; on Hyprland, the window's class).
-    App(String),
+    /// for an Xwayland window; on Hyprland, the window's class), its window titled
+    /// `title` (`None`: not known; at most [`MAX_TITLE_BYTES`]).
+    App {
+        /// The application id.
+        id: String,
+        /// The focused window's title.
+        title: Option<String>,
+    },
     /// A window without an id is focused, or the focused window closed.
     Unknown,
+}
+
+impl FocusEvent {
+    /// [`FocusEvent::App`] with `title` cut to its first [`MAX_TITLE_BYTES`] at a character
+    /// boundary (what the engine matches); an empty title counts as none.
+    pub fn app(id: &str, title: Option<&str>) -> FocusEvent {
+        let title = title.filter(|t| !t.is_empty()).map(|t| {
+            let mut end = t.len().min(MAX_TITLE_BYTES);
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t[..end].to_owned()
+        });
+        FocusEvent::App {
+            id: id.to_owned(),
+            title,
+        }
+    }
 }
 
 /// What a backend's [`read`](sway::Sway::read) found.

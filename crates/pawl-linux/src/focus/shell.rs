@@ -91,12 +91,13 @@ struct Focus1 {
 
 #[zbus::interface(name = "io.github.pawl.Focus1")]
 impl Focus1 {
-    /// The shell says `app_id` is focused now (`""`: no app); `title` is not used.
+    /// The shell says `app_id` is focused now (`""`: no app), its window titled `title`
+    /// (`""`: none).
     #[zbus(name = "Activated")]
     async fn activated(
         &self,
         app_id: String,
-        _title: String,
+        title: String,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> zbus::fdo::Result<()> {
@@ -126,7 +127,7 @@ impl Focus1 {
         let focus = if app_id.is_empty() || app_id.len() > pawl_engine::config::MAX_APP_ID_BYTES {
             FocusEvent::Unknown
         } else {
-            FocusEvent::App(app_id)
+            FocusEvent::app(&app_id, Some(&title))
         };
         self.shared.post(|l| l.focus = Some(focus));
         Ok(())
@@ -508,8 +509,8 @@ mod tests {
         poll(&mut fds, Some(&timeout)).unwrap() == 1
     }
 
-    fn app(id: &str) -> Readout {
-        Readout::Focus(Some(FocusEvent::App(id.into())))
+    fn app(id: &str, title: &str) -> Readout {
+        Readout::Focus(Some(FocusEvent::app(id, Some(title))))
     }
 
     #[test]
@@ -522,16 +523,22 @@ mod tests {
 
         activated(&shell_conn, "firefox", "t").unwrap();
         assert!(readable(&shell));
-        assert_eq!(shell.read(), app("firefox"));
+        assert_eq!(shell.read(), app("firefox", "t"));
         assert!(!readable_now(&shell), "read drains the eventfd");
 
         activated(&shell_conn, "firefox", "another title").unwrap();
-        assert_eq!(shell.read(), Readout::Focus(None), "the same app again");
+        assert_eq!(shell.read(), app("firefox", "another title"), "a new title");
+        activated(&shell_conn, "firefox", "another title").unwrap();
+        assert_eq!(
+            shell.read(),
+            Readout::Focus(None),
+            "the same app and title again"
+        );
         activated(&shell_conn, "", "").unwrap();
         assert_eq!(shell.read(), Readout::Focus(Some(FocusEvent::Unknown)));
         activated(&shell_conn, "org.gnome.Nautilus", "Home").unwrap();
         activated(&shell_conn, "foot", "~").unwrap();
-        assert_eq!(shell.read(), app("foot"), "the latest of two pushes");
+        assert_eq!(shell.read(), app("foot", "~"), "the latest of two pushes");
         assert!(
             !runtime.path().join(KWIN_SCRIPT_FILE).exists(),
             "no KWin script on GNOME"
@@ -570,7 +577,11 @@ mod tests {
         assert_eq!(shell.read(), Readout::Focus(None));
 
         activated(&shell_conn, "kitty", "").unwrap();
-        assert_eq!(shell.read(), app("kitty"));
+        assert_eq!(
+            shell.read(),
+            Readout::Focus(Some(FocusEvent::app("kitty", None))),
+            "an empty title is none"
+        );
         let long = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES + 1);
         activated(&shell_conn, &long, "").unwrap();
         assert_eq!(shell.read(), Readout::Focus(Some(FocusEvent::Unknown)));
@@ -676,7 +687,7 @@ mod tests {
         assert!(KWIN_SCRIPT.contains(r#""Activated""#));
 
         activated(&kwin, "org.kde.dolphin", "Home").unwrap();
-        assert_eq!(shell.read(), app("org.kde.dolphin"));
+        assert_eq!(shell.read(), app("org.kde.dolphin", "Home"));
         drop(kwin);
         assert!(readable(&shell));
         assert_eq!(shell.read(), Readout::Closed);

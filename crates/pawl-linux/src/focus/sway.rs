@@ -97,19 +97,20 @@ impl Decoder {
     }
 }
 
-/// The focus change a `window` event's payload says, `None` for other changes (`title`,
-/// `move`, …) or a payload that is not such an event. `change = "focus"`: the container's
-/// `app_id`, else (an Xwayland window) its `window_properties.class`, else
-/// [`FocusEvent::Unknown`]; `change = "close"` of the focused container:
+/// The focus change a `window` event's payload says, `None` for other changes (`move`,
+/// …), a title change of a window without focus, or a payload that is not such an event.
+/// `change = "focus"`, or `"title"` of the focused container: the container's `app_id`,
+/// else (an Xwayland window) its `window_properties.class`, else [`FocusEvent::Unknown`],
+/// with its `name` (the title); `change = "close"` of the focused container:
 /// [`FocusEvent::Unknown`].
 pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
     let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
     let con = v.get("container")?;
+    let focused = con.get("focused").and_then(|f| f.as_bool()) == Some(true);
     match v.get("change")?.as_str()? {
         "focus" => {}
-        "close" if con.get("focused").and_then(|f| f.as_bool()) == Some(true) => {
-            return Some(FocusEvent::Unknown);
-        }
+        "title" if focused => {}
+        "close" if focused => return Some(FocusEvent::Unknown),
         _ => return None,
     }
     let id = con
@@ -121,7 +122,8 @@ pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
                 .and_then(|c| c.as_str())
         })
         .filter(|id| !id.is_empty() && id.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
-    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::App(id.to_owned())))
+    let title = con.get("name").and_then(|n| n.as_str());
+    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
 }
 
 /// A subscribed connection to sway.
@@ -215,21 +217,34 @@ mod tests {
     }
 
     #[test]
-    fn a_focus_event_names_the_wayland_app_id_or_the_x11_class() {
+    fn a_focus_event_names_the_wayland_app_id_or_the_x11_class_with_the_title() {
         assert_eq!(
             window_event(WAYLAND_FOCUS.as_bytes()),
-            Some(FocusEvent::App("foot".into()))
+            Some(FocusEvent::app("foot", Some("~")))
         );
         assert_eq!(
             window_event(XWAYLAND_FOCUS.as_bytes()),
-            Some(FocusEvent::App("URxvt".into()))
+            Some(FocusEvent::app("URxvt", Some("urxvt")))
         );
     }
 
     #[test]
+    fn a_title_change_counts_only_for_the_focused_window() {
+        let title = WAYLAND_FOCUS
+            .replace("\"focus\"", "\"title\"")
+            .replace("\"name\":\"~\"", "\"name\":\"vim notes.txt\"");
+        assert_eq!(
+            window_event(title.as_bytes()),
+            Some(FocusEvent::app("foot", Some("vim notes.txt")))
+        );
+        let unfocused = title.replace("\"focused\":true", "\"focused\":false");
+        assert_eq!(window_event(unfocused.as_bytes()), None);
+    }
+
+    #[test]
     fn other_changes_say_nothing_and_closing_the_focused_window_is_unknown() {
-        let title = WAYLAND_FOCUS.replace("\"focus\"", "\"title\"");
-        assert_eq!(window_event(title.as_bytes()), None);
+        let moved = WAYLAND_FOCUS.replace("\"focus\"", "\"move\"");
+        assert_eq!(window_event(moved.as_bytes()), None);
         let close = WAYLAND_FOCUS.replace("\"focus\"", "\"close\"");
         assert_eq!(window_event(close.as_bytes()), Some(FocusEvent::Unknown));
         let unfocused = close.replace("\"focused\":true", "\"focused\":false");
@@ -309,7 +324,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             sway.read(),
-            Readout::Focus(Some(FocusEvent::App("foot".into())))
+            Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
         );
         drop(server);
         assert_eq!(sway.read(), Readout::Closed);

@@ -274,17 +274,18 @@ impl X11 {
                 let id = GetPropertyReply::try_parse(packet)
                     .ok()
                     .and_then(|(r, _)| wm_class(&r.value, r.bytes_after == 0).map(str::to_owned));
-                self.class = Some(id.map_or(FocusEvent::Unknown, FocusEvent::App));
+                self.class = Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(&id, None)));
                 Ok(None)
             }
             (REPLY, Pending::Window { window, seq: want }) if seq == want.wrapping_add(1) => {
-                if log::log_enabled!(log::Level::Debug) {
-                    let reply = GetPropertyReply::try_parse(packet).ok();
-                    let title = reply.as_ref().and_then(|(r, _)| utf8_title(&r.value));
-                    log::debug!("x11: active window {window:#x}, title {title:?}");
-                }
+                let reply = GetPropertyReply::try_parse(packet).ok();
+                let title = reply.as_ref().and_then(|(r, _)| utf8_title(&r.value));
+                log::debug!("x11: active window {window:#x}, title {title:?}");
                 self.pending = Pending::Nothing;
-                Ok(self.class.take())
+                Ok(self.class.take().map(|class| match class {
+                    FocusEvent::App { id, .. } => FocusEvent::app(&id, title),
+                    unknown => unknown,
+                }))
             }
             // The window went away between the two reads (BadWindow).
             (ERROR, Pending::Window { seq: want, .. }) if seq == want => {
