@@ -2,8 +2,9 @@
 // pawl loads it into KWin itself (org.kde.kwin.Scripting loadScript, then start) when it
 // connects on KDE Plasma; it runs inside KWin 5.27 and KWin 6.
 //
-// On load it pushes the active window once, then once per activation:
-// io.github.pawl.Focus1 Activated(app_id, caption) on /io/github/pawl/Focus1.
+// On load it pushes the active window once, then once per activation and per caption
+// change of the active window: io.github.pawl.Focus1 Activated(app_id, caption) on
+// /io/github/pawl/Focus1.
 // The app id is the window's desktopFileName when it has one (the .desktop file's name,
 // what Wayland clients set as their app_id, "org.kde.dolphin"), else its resourceClass
 // (the X11 WM_CLASS class, "firefox"); "" when there is no active window.
@@ -47,12 +48,34 @@ function push(window) {
     );
 }
 
+// The active window, whose captionChanged is connected to pushCaption.
+var titled = null;
+
+function pushCaption() {
+    push(titled);
+}
+
+function activated(window) {
+    if (titled) {
+        try {
+            titled.captionChanged.disconnect(pushCaption);
+        } catch (e) {
+            // The window is gone, and its signal with it.
+        }
+    }
+    titled = window || null;
+    if (titled && titled.captionChanged) {
+        titled.captionChanged.connect(pushCaption);
+    }
+    push(titled);
+}
+
 if (workspace.windowActivated !== undefined) {
     // KWin 6.
-    workspace.windowActivated.connect(push);
-    push(workspace.activeWindow);
+    workspace.windowActivated.connect(activated);
+    activated(workspace.activeWindow);
 } else {
     // KWin 5.
-    workspace.clientActivated.connect(push);
-    push(workspace.activeClient);
+    workspace.clientActivated.connect(activated);
+    activated(workspace.activeClient);
 }

@@ -1,6 +1,7 @@
 // pawl focus, for GNOME Shell 45 and later: tells pawl which application is focused.
-// On every focus change, and once when pawl's bus name appears, it calls
-// io.github.pawl.Focus1 Activated(app_id, title) on the session bus; nothing polls.
+// On every focus change, every title change of the focused window, and once when pawl's
+// bus name appears, it calls io.github.pawl.Focus1 Activated(app_id, title) on the session
+// bus; nothing polls.
 
 import Gio from "gi://Gio";
 import GLib from "gi://GLib";
@@ -25,7 +26,9 @@ export default class PawlFocusExtension extends Extension {
     _enable() {
         this._tracker = Shell.WindowTracker.get_default();
         this._pawl = null;
-        this._focusId = global.display.connect("notify::focus-window", () => this._push());
+        this._titled = null;
+        this._titleId = 0;
+        this._focusId = global.display.connect("notify::focus-window", () => this._focused());
         // A pawl started after the shell gets the current app when its name appears.
         this._watchId = Gio.bus_watch_name(
             Gio.BusType.SESSION,
@@ -33,7 +36,7 @@ export default class PawlFocusExtension extends Extension {
             Gio.BusNameWatcherFlags.NONE,
             (_conn, _name, owner) => {
                 this._pawl = owner;
-                this._push();
+                this._focused();
             },
             () => {
                 this._pawl = null;
@@ -41,7 +44,31 @@ export default class PawlFocusExtension extends Extension {
         );
     }
 
+    // Follows the focused window's title too: a browser's tab changes it.
+    _focused() {
+        this._untrack();
+        const window = global.display.focus_window;
+        if (window) {
+            this._titled = window;
+            this._titleId = window.connect("notify::title", () => this._push());
+        }
+        this._push();
+    }
+
+    _untrack() {
+        if (this._titled) {
+            try {
+                this._titled.disconnect(this._titleId);
+            } catch (e) {
+                // The window is gone, and its handler with it.
+            }
+        }
+        this._titled = null;
+        this._titleId = 0;
+    }
+
     _disable() {
+        this._untrack();
         global.display.disconnect(this._focusId);
         Gio.bus_unwatch_name(this._watchId);
         this._focusId = 0;
