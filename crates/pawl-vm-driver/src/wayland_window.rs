@@ -4,6 +4,10 @@
 //! sway: a real Wayland client, so the `app_id` pawl sees comes from sway's own window
 //! tree, not from the test.
 //!
+//! Each line read on stdin becomes the window's title (`xdg_toplevel.set_title`), so a
+//! scenario can change the title of a focused window as a browser does when its tab
+//! changes; with stdin at its end the title stays "pawl test window APP_ID".
+//!
 //! The window is a 64×64 px buffer of one grey in `wl_shm` ARGB8888 (a format every
 //! compositor supports, wayland.xml), attached after the first `xdg_surface.configure` as
 //! xdg-shell requires. Through `wayland-client`'s pure-Rust backend: no libwayland needed in
@@ -130,6 +134,19 @@ pub fn run(app_id: &str) -> anyhow::Result<()> {
     toplevel.set_app_id(app_id.to_owned());
     toplevel.set_title(format!("pawl test window {app_id}"));
     surface.commit();
+    // Proxies may send requests from any thread (wayland-client); the title needs no
+    // commit (xdg-shell: it is not double-buffered state).
+    let titler = (toplevel.clone(), conn.clone());
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            let Ok(title) = line else { break };
+            titler.0.set_title(title);
+            if titler.1.flush().is_err() {
+                break;
+            }
+        }
+    });
 
     let size = SIDE * SIDE * 4;
     let memfd = rustix::fs::memfd_create("pawl-window", rustix::fs::MemfdFlags::CLOEXEC)

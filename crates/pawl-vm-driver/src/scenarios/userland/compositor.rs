@@ -24,6 +24,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     per_app_scroll_follows_focus_on_sway,
     per_app_gesture_action_follows_focus_on_sway,
     per_app_unknown_app_uses_the_device_profile,
+    per_app_title_follows_the_focused_windows_title_on_sway,
     per_app_backend_gone_falls_back_and_says_so,
 ];
 
@@ -184,6 +185,20 @@ impl Sway {
     /// plain user on sway's socket) and waits until sway's tree has it; it is focused then
     /// (sway focuses a new window).
     fn window(&mut self, app_id: &str) -> anyhow::Result<()> {
+        self.spawn_window(app_id, Stdio::null()).map(drop)
+    }
+
+    /// [`Sway::window`] whose title is each line written to the pipe returned.
+    fn titled_window(&mut self, app_id: &str) -> anyhow::Result<std::process::ChildStdin> {
+        self.spawn_window(app_id, Stdio::piped())?
+            .context("the window's stdin is not a pipe")
+    }
+
+    fn spawn_window(
+        &mut self,
+        app_id: &str,
+        stdin: Stdio,
+    ) -> anyhow::Result<Option<std::process::ChildStdin>> {
         let (_, uid) = USER;
         let runtime = PathBuf::from(format!("/run/user/{uid}"));
         let display = std::fs::read_dir(&runtime)?
@@ -192,24 +207,25 @@ impl Sway {
             .find(|n| n.starts_with("wayland-") && !n.ends_with(".lock"))
             .context("sway made no wayland-N socket")?;
         let log = std::fs::File::create(self.log.with_file_name(format!("window-{app_id}.log")))?;
-        let child = Command::new(std::env::current_exe()?)
+        let mut child = Command::new(std::env::current_exe()?)
             .args(["--wayland-window", app_id])
             .env_clear()
             .env("XDG_RUNTIME_DIR", &runtime)
             .env("WAYLAND_DISPLAY", &display)
             .uid(uid)
             .gid(uid)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
             .context("cannot start the Wayland window")?;
+        let pipe = child.stdin.take();
         self.windows.push(child);
         let want = format!("\"app_id\": \"{app_id}\"");
         let deadline = Instant::now() + T_DEVICE;
         loop {
             if self.msg(&["-t", "get_tree"])?.contains(&want) {
-                return Ok(());
+                return Ok(pipe);
             }
             if Instant::now() >= deadline {
                 bail!(
@@ -633,6 +649,57 @@ pub fn per_app_scroll_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Result<()>
         s2 - s1,
         r2 - r1
     ));
+    Ok(())
+}
+
+/// The config of [`per_app_title_follows_the_focused_windows_title_on_sway`]: a browser's
+/// video tabs without inversion.
+const PER_APP_TITLE: &str = "[scroll]\nsmoothing = \"none\"\n\n\
+    [[app]]\napp_id = \"pawl-browser\"\ntitle = \"^Video\"\n[app.scroll]\ninvert_vertical = false\n";
+
+/// `per_app_title_follows_the_focused_windows_title_on_sway`: one real Wayland window
+/// ("pawl-browser") whose client changes its own title, and pawl with a table for that app
+/// whose `title = "^Video"`. sway reports the title with the focus and on every change of
+/// the focused window's title. The table applies while the title starts with "Video": a
+/// detent up gives +120 v120; with another title, -120 (the device profile). Focus moving
+/// to another app and back keeps the title's verdict.
+pub fn per_app_title_follows_the_focused_windows_title_on_sway(
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    let mut m = Mouse::start_env(ctx, PER_APP_TITLE, &[("SWAYSOCK", &socket)])?;
+    sway.window("pawl-editor")?;
+    let mut title = sway.titled_window("pawl-browser")?;
+    let video = "app pawl-browser, profile app pawl-browser ([[app]] at line 4)";
+    focus_and_wait(ctx, &sway, &m, "pawl-browser", "device")?;
+    ensure!(m.detent_up()? == -120, "an untitled match applied");
+    for (line, want, v120) in [
+        ("Video - cats", video, 120),
+        ("Docs - notes", "app pawl-browser, profile device", -120),
+        ("Video - dogs", video, 120),
+    ] {
+        writeln!(title, "{line}")?;
+        let status = wait_status(ctx, &m.work()?, want)
+            .with_context(|| format!("title {line:?}; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("$ pawl status (title {line:?})\n{status}"));
+        let v = m.detent_up()?;
+        ensure!(
+            v == v120,
+            "title {line:?}: a detent up gave {v} v120, want {v120}"
+        );
+    }
+    focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
+    ensure!(m.detent_up()? == -120, "the editor got the browser's table");
+    sway.focus_app("pawl-browser")?;
+    wait_status(ctx, &m.work()?, video)?;
+    ensure!(
+        m.detent_up()? == 120,
+        "back on the video tab: the table no longer applies"
+    );
     Ok(())
 }
 

@@ -36,11 +36,12 @@ const T_SHELL: Duration = Duration::from_secs(180);
 /// How long a shell may take to map a window and focus it under TCG.
 const T_FOCUS: Duration = Duration::from_secs(60);
 
-/// The device profile and an `[[app]]` table for the app id "AppA": no smoothing, so one
-/// detent is one frame of ±120 v120 (an MX Master's default inverts it: -120 for a detent
-/// up; "AppA" turns the inversion off).
+/// The device profile and `[[app]]` tables for the app id "AppA" and for "AppB"'s windows
+/// titled "Video…": no smoothing, so one detent is one frame of ±120 v120 (an MX Master's
+/// default inverts it: -120 for a detent up; the tables turn the inversion off).
 const CONFIG: &str = "[scroll]\nsmoothing = \"none\"\n\n\
-    [[app]]\napp_id = \"AppA\"\n[app.scroll]\ninvert_vertical = false\n";
+    [[app]]\napp_id = \"AppA\"\n[app.scroll]\ninvert_vertical = false\n\n\
+    [[app]]\napp_id = \"AppB\"\ntitle = \"^Video\"\n[app.scroll]\ninvert_vertical = false\n";
 
 /// pawl's GNOME Shell extension for GNOME 42 to 44, as the package installs it.
 const EXTENSION_JS: &str = include_str!("../../../../../contrib/gnome-shell/legacy/extension.js");
@@ -212,9 +213,23 @@ impl Desktop {
             )?
             .env("WAYLAND_DISPLAY", &self.display)
             .args(["--wayland-window", app_id])
+            .stdin(Stdio::piped())
             .spawn()
             .context("cannot start the Wayland window")?;
         self.windows.push((app_id.to_owned(), child));
+        Ok(())
+    }
+
+    /// Sets the title of `app_id`'s window (its client reads titles on stdin).
+    fn set_title(&mut self, app_id: &str, title: &str) -> anyhow::Result<()> {
+        use std::io::Write;
+        let (_, child) = self
+            .windows
+            .iter_mut()
+            .find(|(a, _)| a == app_id)
+            .with_context(|| format!("no window {app_id}"))?;
+        let pipe = child.stdin.as_mut().context("the window's stdin")?;
+        writeln!(pipe, "{title}")?;
         Ok(())
     }
 
@@ -324,9 +339,10 @@ fn focus_and_wait(
     Ok(status)
 }
 
-/// The part both shells share once pawl runs: AppA and AppB mapped in turn and AppB closed
-/// move `pawl status` and the scroll profile (a detent up is +120 v120 under AppA, -120 under
-/// AppB); with focus still pawl makes no context switch in 10 s; the shell killed, pawl logs
+/// The part both shells share once pawl runs: AppA and AppB mapped in turn, AppB's client
+/// retitling its window "Video - cats" and then "Docs - notes", and AppB closed move `pawl
+/// status` and the scroll profile (a detent up is +120 v120 under AppA and under AppB's
+/// "Video" title, -120 under AppB otherwise); with focus still pawl makes no context switch in 10 s; the shell killed, pawl logs
 /// `closed_line` once, says the device profiles are in force and spends no CPU.
 fn focus_round(
     ctx: &mut Ctx,
@@ -348,6 +364,22 @@ fn focus_round(
     ensure!(
         v == -120,
         "AppB focused: a detent up gave {v} v120, want -120"
+    );
+    // The shell pushes a title change of the focused window: AppB's title table applies.
+    d.set_title("AppB", "Video - cats")?;
+    let video = "app AppB ([[app]] at line 9)";
+    focus_and_wait(ctx, m, backend, "AppB", video, "AppB titled Video")?;
+    let v = m.detent_up()?;
+    ensure!(
+        v == 120,
+        "AppB titled Video: a detent up gave {v} v120, want +120"
+    );
+    d.set_title("AppB", "Docs - notes")?;
+    focus_and_wait(ctx, m, backend, "AppB", "device", "AppB titled Docs")?;
+    let v = m.detent_up()?;
+    ensure!(
+        v == -120,
+        "AppB titled Docs: a detent up gave {v} v120, want -120"
     );
     d.close("AppB")?;
     focus_and_wait(ctx, m, backend, "AppA", "app AppA", "AppB closed")?;
