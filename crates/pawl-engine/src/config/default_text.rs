@@ -229,8 +229,7 @@ haptic_on_gesture = false
 # is held takes effect when it is released. title (a regular expression, at most 255 bytes,
 # regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
 # title matches; it needs a backend that reports titles (sway, Hyprland, X11 at focus, GNOME,
-# KDE; not macOS), and at most 4 tables with a title may name one application. On macOS the
-# application under the pointer decides scroll, read once per scroll gesture.
+# KDE; not macOS), and at most 4 tables with a title may name one application.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
 # [app.scroll]
