@@ -11,6 +11,11 @@
 //! driver also measures the kernel-side cost of pawl's HID-BPF program (guest instructions
 //! per input report with the program attached and without it, `PERF-KCOST` lines).
 //!
+//! The `vm-test` userland boot's Debian root ([`userland::ensure_root`], cached) is attached
+//! read-only over virtio 9p (tag [`DEBIAN_ROOT_TAG`]): the driver runs sway from it and
+//! measures pawl with `[[app]]` tables on sway's IPC beside the other rows (`pawl-apps`).
+//! Without the root that row is reported unavailable and the rest runs as before.
+//!
 //! `--quick` (a trial of the machinery): 5 % of the frames, 10 s of idle, and the report
 //! goes to `target/perf-vm/PERFORMANCE.md` instead.
 //!
@@ -36,7 +41,7 @@ use anyhow::{Context, bail, ensure};
 
 use crate::cpio::Cpio;
 use crate::vm;
-use crate::{kernels, util};
+use crate::{kernels, userland, util};
 
 /// Peers from crates.io: name and pinned version (pinned so reruns compare like with like).
 const CRATES_PEERS: &[(&str, &str)] = &[("kanata", "1.11.0"), ("xremap", "0.15.17")];
@@ -72,6 +77,9 @@ const GUEST_LIB_DIR: &str = "lib/x86_64-linux-gnu";
 /// it sleeps, `sleep=on`), so CPU time measured in the guest is a count of instructions,
 /// independent of how busy the host is (a shared host otherwise shows up as guest CPU).
 const QEMU_ARGS: &[&str] = &["-icount", "shift=0,sleep=on"];
+
+/// The 9p mount tag of the Debian root in the guest (`pawl-vm-driver --perf --debian-root`).
+const DEBIAN_ROOT_TAG: &str = "debian";
 
 /// The targets the report holds pawl to.
 const TARGET_RSS_KIB: f64 = 4096.0;
@@ -121,6 +129,15 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
         Ok(())
     })?;
 
+    let mut debian_root = None;
+    timed("Debian userland root with sway (cached)", &mut || {
+        match userland::ensure_root(&target) {
+            Ok(r) => debian_root = Some(r),
+            Err(e) => eprintln!("perf-vm: no Debian root, so no pawl-apps row: {e:#}"),
+        }
+        Ok(())
+    })?;
+
     // Callgrind runs on the host while the VM runs: with `-icount` the guest's figures do
     // not depend on the host's load, and the two together take the time of the longer.
     let bench_started = Instant::now();
@@ -131,7 +148,7 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
     let initramfs = out_dir.join("initramfs.cpio");
     let recordings = vm::recordings_dir(&root)?;
     let (scale, idle) = if quick { ("0.05", "10") } else { ("1", "150") };
-    let driver_args: Vec<String> = [
+    let mut driver_args: Vec<String> = [
         "--perf",
         "--peers",
         "/peers",
@@ -142,8 +159,18 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
     ]
     .map(String::from)
     .to_vec();
+    if debian_root.is_some() {
+        driver_args.extend(["--debian-root".to_string(), DEBIAN_ROOT_TAG.to_string()]);
+    }
     timed("initramfs", &mut || {
-        let mut bytes = vm::initramfs_bytes(&kernel, &pawl, &driver, &recordings, &driver_args)?;
+        let mut bytes = vm::initramfs_bytes_with(
+            &kernel,
+            &pawl,
+            &driver,
+            &recordings,
+            &driver_args,
+            vm::USERLAND_MODULES,
+        )?;
         // A second archive appended to the first: the kernel unpacks both.
         let mut c = Cpio::default();
         for d in ["peers", "lib", GUEST_LIB_DIR, "lib64", "run"] {
@@ -179,6 +206,11 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
         .map_or(Duration::from_secs(1500), Duration::from_secs);
     let serial_log = out_dir.join("serial.log");
     let load_at_start = load_average();
+    let mut qemu_args: Vec<String> = QEMU_ARGS.iter().map(|a| a.to_string()).collect();
+    if let Some(root) = &debian_root {
+        qemu_args.extend(["-virtfs".to_string(), vm::virtfs(root, DEBIAN_ROOT_TAG)]);
+    }
+    let qemu_args: Vec<&str> = qemu_args.iter().map(String::as_str).collect();
     let mut run = None;
     timed("qemu (perf run)", &mut || {
         run = Some(vm::boot_with(
@@ -186,7 +218,7 @@ pub fn perf_vm(args: &[String]) -> anyhow::Result<()> {
             &initramfs,
             &serial_log,
             timeout,
-            QEMU_ARGS,
+            &qemu_args,
         )?);
         Ok(())
     })?;
@@ -728,6 +760,46 @@ fn kernel_mode_summary(res: &Results) -> Option<String> {
     (!parts.is_empty()).then(|| format!("pawl in kernel mode: {}", parts.join("; ")))
 }
 
+/// One sentence: pawl with `[[app]]` tables on sway, idle, per motion and wheel frame against
+/// the defaults, and per focus change.
+fn per_app_summary(res: &Results) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(r) = res.row("pawl-apps", "idle") {
+        parts.push(format!(
+            "idle {} s: {} context switches, {} reads, {} ticks",
+            f(r.num("secs"), 0),
+            r.num("vcsw") + r.num("ivcsw"),
+            r.num("syscr"),
+            r.num("cpu_ticks")
+        ));
+    }
+    for (workload, what) in [("movement", "motion"), ("scroll", "wheel")] {
+        let Some(a) = res.row("pawl-apps", workload) else {
+            continue;
+        };
+        let p = per_frame(a);
+        let base = res.row("pawl", workload).map(per_frame);
+        parts.push(format!(
+            "per {what} frame {} reads + {} writes, {} k instructions ({} pawl's defaults; check {})",
+            f(p.reads, 3),
+            f(p.writes, 3),
+            f(p.cpu_us, 2),
+            base.map_or("–".into(), |b| ratio(p.cpu_us, b.cpu_us)),
+            a.check
+        ));
+    }
+    if let Some(r) = res.row("pawl-apps", "focus-change") {
+        let p = per_frame(r);
+        parts.push(format!(
+            "per focus change {} context switches, {} reads (check {})",
+            f(p.vcsw + p.ivcsw, 2),
+            f(p.reads, 2),
+            r.check
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("pawl with `[[app]]` tables on sway: {}", parts.join("; ")))
+}
+
 /// One sentence: what the HID-BPF program adds to the kernel per motion and wheel report.
 fn kcost_summary(res: &Results) -> Option<String> {
     let parts: Vec<String> = ["motion", "wheel"]
@@ -820,6 +892,7 @@ fn kernel_cost_section(w: &mut String, res: &Results) {
 /// Measured tools in report order.
 const TOOLS: &[&str] = &[
     "pawl",
+    "pawl-apps",
     "pawl-hidpp-off",
     "pawl-kernel",
     "c-forwarder",
@@ -829,8 +902,8 @@ const TOOLS: &[&str] = &[
 ];
 
 /// pawl's rows: its defaults (grab + HID++), with `[hidpp] enabled = false` (grab only),
-/// and in kernel mode (HID-BPF).
-const PAWLS: &[&str] = &["pawl", "pawl-hidpp-off", "pawl-kernel"];
+/// in kernel mode (HID-BPF), and with `[[app]]` tables on sway (grab + HID++).
+const PAWLS: &[&str] = &["pawl", "pawl-hidpp-off", "pawl-kernel", "pawl-apps"];
 /// The peers a user would pick instead of pawl (the C forwarder is a baseline).
 const PEERS: &[&str] = &["kanata", "xremap"];
 
@@ -934,6 +1007,9 @@ fn headlines(res: &Results) -> Vec<String> {
     }
     if let Some(cost) = hidpp_cost(res) {
         out.push(cost);
+    }
+    if let Some(a) = per_app_summary(res) {
+        out.push(a);
     }
     if let Some(k) = kernel_mode_summary(res) {
         out.push(k);
@@ -1123,6 +1199,17 @@ fn render(
         w,
         "| pawl-kernel | the same binary, and `pawl-kernel-attach` (static) | kernel mode: `pawl-kernel-attach add <HID> --uid <pawl's user>` attaches pawl's HID-BPF program to the mouse (as the udev rule does), then `pawl run` with the defaults: the wheel transformed in the kernel, the gesture's HID++ notifications on the program's ring, nothing grabbed (the output is the mouse's own node), hidraw opened only to divert 0x00C3 |{kernel_status}"
     );
+    let apps_status = match res.tools.get("pawl-apps") {
+        Some((t, note)) if t.get("status").map(String::as_str) != Some("ok") => {
+            format!(" **not measured**: {}", short_note(note))
+        }
+        None => " **not measured** (no result from the VM)".into(),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        w,
+        "| pawl-apps | the same binary | `pawl run` with the defaults plus two `[[app]]` tables (README's examples: `pawl-game` changes scroll, `pawl-browser` gestures and buttons), as sway's user with `SWAYSOCK` set: grab + HID++ as the defaults, and the focus backend is sway's IPC; sway runs headless beside it with the windows `pawl-game` and `pawl-browser`, the browser focused |{apps_status}"
+    );
     for p in peers {
         let config = match p.name.as_str() {
             "c-forwarder" => "`forwarder /dev/input/eventN`: grab, blocking `read`, one `write` per frame".to_string(),
@@ -1187,7 +1274,13 @@ fn render(
     );
     let _ = writeln!(
         w,
-        "- **stress-equal**: the same with the writers at the programs' priority: two greedy writers against one program on one vCPU, where whether the grabbed device's evdev buffer in the kernel (128 events, about 40 motion frames) overflows depends on the scheduler as much as on the program; the same check, reported without failing the run.\n"
+        "- **stress-equal**: the same with the writers at the programs' priority: two greedy writers against one program on one vCPU, where whether the grabbed device's evdev buffer in the kernel (128 events, about 40 motion frames) overflows depends on the scheduler as much as on the program; the same check, reported without failing the run;"
+    );
+    let _ = writeln!(
+        w,
+        "- **focus-change** (pawl-apps only, after its movement and scroll): `swaymsg '[app_id=…] focus'` {} times, alternately to `pawl-game` and `pawl-browser`, 250 ms apart; per focus change; afterwards `pawl status` must name the last window and its profile.\n",
+        res.row("pawl-apps", "focus-change")
+            .map_or("20".into(), |r| r.num("frames_in").to_string())
     );
 
     // Targets.
@@ -1200,6 +1293,7 @@ fn render(
 
     gesture_button_section(w, res);
     kernel_cost_section(w, res);
+    per_app_section(w, res);
 
     // Idle table.
     let _ = writeln!(w, "## Idle\n");
@@ -1394,6 +1488,97 @@ fn hidpp_cost(res: &Results) -> Option<String> {
     ))
 }
 
+/// What `[[app]]` tables with sway running cost pawl: idle, per motion and wheel frame
+/// against pawl's defaults without them (the same run), and per focus change.
+fn per_app_section(w: &mut String, res: &Results) {
+    let _ = writeln!(w, "## Per-application settings on sway\n");
+    if !res.rows.iter().any(|r| r.tool == "pawl-apps") {
+        let why = res
+            .tools
+            .get("pawl-apps")
+            .map_or("no result from the VM".to_string(), |(_, note)| {
+                short_note(note).to_string()
+            });
+        let _ = writeln!(w, "Not measured in this run: {why}.\n");
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "pawl-apps is pawl with its defaults and two `[[app]]` tables, run with `SWAYSOCK` set, so its focus backend is sway's IPC (`subscribe [\"window\"]`). sway is Debian 12's, run headless from the `vm-test` userland boot's Debian root (attached over 9p, chrooted), with two Wayland windows of this driver. sway opens no input device here, so it adds no reader to any program's output. The window `pawl-browser` has focus during the idle window, movement and scroll. Its table changes gestures and buttons only, so the scroll rules and the output checks are the defaults'. The pawl rows beside it are pawl's defaults with no `[[app]]` table and no sway connection, in the same run. Counts are summed over all of pawl's threads.\n"
+    );
+    if let Some(r) = res.row("pawl-apps", "idle") {
+        let _ = writeln!(
+            w,
+            "Idle, {} s with the tables and sway running: {} voluntary and {} involuntary context switches, {} reads, {} writes, {} CPU ticks ({} ns; check {}). The target is 0 for each.\n",
+            f(r.num("secs"), 0),
+            r.num("vcsw"),
+            r.num("ivcsw"),
+            r.num("syscr"),
+            r.num("syscw"),
+            r.num("cpu_ticks"),
+            r.num("runtime_ns"),
+            r.check
+        );
+    }
+    let _ = writeln!(
+        w,
+        "| frame | program | k instr./frame | reads/frame | writes/frame | cs/frame | check |\n|---|---|---|---|---|---|---|"
+    );
+    for (workload, what) in [("movement", "motion"), ("scroll", "wheel")] {
+        let base = res.row("pawl", workload);
+        let apps = res.row("pawl-apps", workload);
+        for (name, r) in [("pawl", base), ("pawl-apps", apps)] {
+            let Some(r) = r else { continue };
+            let p = per_frame(r);
+            let _ = writeln!(
+                w,
+                "| {what} | {name} | {} | {} | {} | {} | {} |",
+                f(p.cpu_us, 2),
+                f(p.reads, 3),
+                f(p.writes, 3),
+                f(p.vcsw + p.ivcsw, 3),
+                r.check
+            );
+        }
+        if let (Some(b), Some(a)) = (base, apps) {
+            let (b, a) = (per_frame(b), per_frame(a));
+            let _ = writeln!(
+                w,
+                "| {what} | added by the tables and sway | {:+.2} ({}) | {:+.3} | {:+.3} | {:+.3} | |",
+                a.cpu_us - b.cpu_us,
+                ratio(a.cpu_us, b.cpu_us),
+                a.reads - b.reads,
+                a.writes - b.writes,
+                (a.vcsw + a.ivcsw) - (b.vcsw + b.ivcsw)
+            );
+        }
+    }
+    let _ = writeln!(w);
+    if let Some(r) = res.row("pawl-apps", "focus-change") {
+        let n = r.num("frames_in");
+        let p = per_frame(r);
+        let _ = writeln!(
+            w,
+            "One focus change is one `swaymsg '[app_id=…] focus'`, alternately to `pawl-game` and `pawl-browser`, 250 ms apart. Over {n} changes in {} s pawl made {} voluntary and {} involuntary context switches, {} reads and {} writes.\n",
+            f(r.num("secs"), 1),
+            r.num("vcsw"),
+            r.num("ivcsw"),
+            r.num("syscr"),
+            r.num("syscw")
+        );
+        let _ = writeln!(
+            w,
+            "| per focus change | vol. cs | invol. cs | reads | writes | k instr. | check |\n|---|---|---|---|---|---|---|\n| pawl-apps | {} | {} | {} | {} | {} | {} |\n",
+            f(p.vcsw, 2),
+            f(p.ivcsw, 2),
+            f(p.reads, 2),
+            f(p.writes, 2),
+            f(p.cpu_us, 1),
+            r.check
+        );
+    }
+}
+
 /// The three ways to get the MX Master's gesture button side by side:
 /// per motion frame and per wheel frame with the button up, and idle.
 fn gesture_button_section(w: &mut String, res: &Results) {
@@ -1524,6 +1709,27 @@ fn targets(res: &Results, bench: &str) -> Vec<(String, String, String)> {
             verdict(
                 cpu == 0.0 && ticks == 0.0 && cs == 0.0 && sc == 0.0,
                 format!("by {cpu} ns CPU, {cs} context switches, {sc} syscalls"),
+            ),
+        ));
+    }
+    if let Some(r) = res.row("pawl-apps", "idle") {
+        let (cs, reads, ticks) = (
+            r.num("vcsw") + r.num("ivcsw"),
+            r.num("syscr"),
+            r.num("cpu_ticks"),
+        );
+        out.push((
+            format!(
+                "idle with `[[app]]` tables and sway running: 0 context switches, 0 reads, 0 CPU ticks over {} s (all threads)",
+                f(r.num("secs"), 0)
+            ),
+            format!("{cs} context switches, {reads} reads, {ticks} ticks"),
+            verdict(
+                cs == 0.0 && reads == 0.0 && ticks == 0.0 && r.check == "ok",
+                format!(
+                    "by {cs} context switches, {reads} reads, {ticks} ticks (check {})",
+                    r.check
+                ),
             ),
         ));
     }
@@ -1736,6 +1942,7 @@ fn conclusion(res: &Results, bench: &str) -> Vec<String> {
         let p = per_frame(r);
         let mut cmp = Vec::new();
         for t in [
+            "pawl-apps",
             "pawl-hidpp-off",
             "c-forwarder",
             "kanata",
@@ -1769,6 +1976,9 @@ fn conclusion(res: &Results, bench: &str) -> Vec<String> {
     }
     if let Some(cost) = hidpp_cost(res) {
         out.push(format!("{cost}."));
+    }
+    if let Some(a) = per_app_summary(res) {
+        out.push(format!("{a}."));
     }
     if let Some(k) = kernel_mode_summary(res) {
         out.push(format!("{k}."));
@@ -2021,6 +2231,88 @@ PERF-END
         );
         let missed = kernel_mode_target(&Results::parse(&row(3)), "movement").2;
         assert!(missed.starts_with("**missed**: by 3 reads"), "{missed}");
+    }
+
+    /// pawl's defaults and pawl with `[[app]]` tables on sway, from one run.
+    const PER_APP_SERIAL: &str = "\
+PERF-TOOL tool=pawl-apps status=ok source=/dev/input/event7 version=pawl_0.1.0
+PERF tool=pawl-apps workload=idle frames_in=0 frames_out=0 secs=150.0 cpu_ticks=0 runtime_ns=0 vcsw=0 ivcsw=0 syscr=0 syscw=0 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3300 threads=1 dropped=0 check=ok
+PERF tool=pawl workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=1 runtime_ns=14000000 vcsw=1000 ivcsw=0 syscr=2000 syscw=1000 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3200 threads=1 dropped=0 check=ok
+PERF tool=pawl-apps workload=movement frames_in=1000 frames_out=1000 secs=5.0 cpu_ticks=1 runtime_ns=14500000 vcsw=1000 ivcsw=0 syscr=2000 syscw=1000 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3300 threads=1 dropped=0 check=ok
+PERF tool=pawl workload=scroll frames_in=100 frames_out=100 secs=1.0 cpu_ticks=0 runtime_ns=2000000 vcsw=100 ivcsw=0 syscr=200 syscw=100 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3200 threads=1 dropped=0 check=ok
+PERF tool=pawl-apps workload=scroll frames_in=100 frames_out=100 secs=1.0 cpu_ticks=0 runtime_ns=2100000 vcsw=100 ivcsw=1 syscr=200 syscw=100 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3300 threads=1 dropped=0 check=ok
+PERF tool=pawl-apps workload=focus-change frames_in=20 frames_out=0 secs=6.0 cpu_ticks=0 runtime_ns=600000 vcsw=21 ivcsw=0 syscr=22 syscw=0 rss_kib=1800 hwm_kib=1900 rss_smaps_kib=3300 threads=1 dropped=0 check=ok
+PERF-END
+";
+
+    #[test]
+    fn per_app_rows_sit_beside_pawls_defaults_with_the_difference_and_the_focus_cost() {
+        let r = Results::parse(PER_APP_SERIAL);
+        let mut w = String::new();
+        per_app_section(&mut w, &r);
+        assert!(
+            w.contains("Idle, 150 s with the tables and sway running: 0 voluntary and 0 involuntary context switches, 0 reads, 0 writes, 0 CPU ticks"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| motion | pawl | 14.00 | 2.000 | 1.000 | 1.000 | ok |"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| motion | pawl-apps | 14.50 | 2.000 | 1.000 | 1.000 | ok |"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| motion | added by the tables and sway | +0.50 (1.04×) | +0.000 | +0.000 | +0.000 | |"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| wheel | added by the tables and sway | +1.00 (1.05×) | +0.000 | +0.000 | +0.010 | |"),
+            "{w}"
+        );
+        assert!(
+            w.contains("| pawl-apps | 1.05 | 0.00 | 1.10 | 0.00 | 30.0 | ok |"),
+            "{w}"
+        );
+        let t = targets(&r, "");
+        let idle = t
+            .iter()
+            .find(|(n, _, _)| n.contains("sway running"))
+            .unwrap();
+        assert_eq!(idle.2, "met");
+        let summary = per_app_summary(&r).unwrap();
+        assert!(
+            summary.contains("per focus change 1.05 context switches, 1.10 reads (check ok)"),
+            "{summary}"
+        );
+        // A wake-up while idle misses the target, by how much.
+        let woke = PER_APP_SERIAL.replace(
+            "workload=idle frames_in=0 frames_out=0 secs=150.0 cpu_ticks=0 runtime_ns=0 vcsw=0 ivcsw=0 syscr=0",
+            "workload=idle frames_in=0 frames_out=0 secs=150.0 cpu_ticks=1 runtime_ns=9 vcsw=2 ivcsw=0 syscr=1",
+        );
+        let t = targets(&Results::parse(&woke), "");
+        let idle = t
+            .iter()
+            .find(|(n, _, _)| n.contains("sway running"))
+            .unwrap();
+        assert_eq!(
+            idle.2,
+            "**missed**: by 2 context switches, 1 reads, 1 ticks (check ok)"
+        );
+    }
+
+    #[test]
+    fn per_app_section_says_why_it_was_not_measured() {
+        let r = Results::parse(
+            "PERF-TOOL tool=pawl-apps status=unavailable note=sway did not start: boom\nPERF-END\n",
+        );
+        let mut w = String::new();
+        per_app_section(&mut w, &r);
+        assert!(
+            w.contains("Not measured in this run: sway did not start: boom."),
+            "{w}"
+        );
+        assert!(per_app_summary(&r).is_none());
     }
 
     #[test]

@@ -70,7 +70,7 @@ const MODULES: &[&str] = &[
 
 /// What the userland boot loads on top of [`MODULES`] before it switches to the 9p root:
 /// virtio PCI and 9p over virtio (modules on Debian's kernels; built-ins are skipped).
-const USERLAND_MODULES: &[&str] = &["virtio_pci", "9pnet_virtio", "9p"];
+pub(crate) const USERLAND_MODULES: &[&str] = &["virtio_pci", "9pnet_virtio", "9p"];
 
 /// The target the static binaries are built for (a separate target directory, so host
 /// builds are not invalidated by the different RUSTFLAGS).
@@ -608,6 +608,19 @@ pub(crate) fn initramfs_bytes(
     recordings: &Path,
     filters: &[String],
 ) -> anyhow::Result<Vec<u8>> {
+    initramfs_bytes_with(kernel, pawl, driver, recordings, filters, &[])
+}
+
+/// [`initramfs_bytes`] with `extra_modules` loaded before [`MODULES`] (`perf-vm` adds
+/// [`USERLAND_MODULES`] to mount the Debian root over 9p).
+pub(crate) fn initramfs_bytes_with(
+    kernel: &Kernel,
+    pawl: &Path,
+    driver: &Path,
+    recordings: &Path,
+    filters: &[String],
+    extra_modules: &[&str],
+) -> anyhow::Result<Vec<u8>> {
     let read = |p: &Path| std::fs::read(p).with_context(|| format!("read {}", p.display()));
     let mut c = Cpio::default();
     for d in [
@@ -649,7 +662,8 @@ pub(crate) fn initramfs_bytes(
         }
     }
 
-    let modules = resolve_modules(kernel, MODULES)?;
+    let wanted: Vec<&str> = extra_modules.iter().chain(MODULES).copied().collect();
+    let modules = resolve_modules(kernel, &wanted)?;
     let mut order = String::new();
     for m in &modules {
         let name = format!("{}.ko", module_name(m));
@@ -991,12 +1005,6 @@ fn userland_boot(
         },
     )?;
     let serial_log = out_dir.join(format!("serial-{suffix}.log"));
-    let virtfs = |path: &Path, tag: &str| {
-        format!(
-            "local,path={},mount_tag={tag},security_model=passthrough,readonly=on",
-            path.display()
-        )
-    };
     let (root_fs, share_fs) = (virtfs(debian_root, "root"), virtfs(&share, "share"));
     let qemu_args = ["-virtfs", &root_fs, "-virtfs", &share_fs, "-nic", "none"];
     let mut run = None;
@@ -1021,6 +1029,14 @@ fn userland_boot(
     let run = run.expect("boot returned");
     report_times(&run, &serial_log);
     Ok(run)
+}
+
+/// QEMU's `-virtfs` value sharing the host directory `path` read-only as 9p tag `tag`.
+pub(crate) fn virtfs(path: &Path, tag: &str) -> String {
+    format!(
+        "local,path={},mount_tag={tag},security_model=passthrough,readonly=on",
+        path.display()
+    )
 }
 
 /// The kernel's `modules.alias` lines for Logitech HID ids (`alias hid:b0003g*v0000046D…

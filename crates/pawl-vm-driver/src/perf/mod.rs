@@ -1,5 +1,5 @@
-//! `pawl-vm-driver … --perf [--peers DIR] [--idle-secs N] [--scale F]`: the measurement
-//! run of `cargo xtask perf-vm`, in the same VM as the scenarios.
+//! `pawl-vm-driver … --perf [--peers DIR] [--idle-secs N] [--scale F] [--debian-root TAG]`:
+//! the measurement run of `cargo xtask perf-vm`, in the same VM as the scenarios.
 //!
 //! Each program — pawl (defaults, and with `[hidpp] enabled = false`) and every peer found
 //! in `--peers` (`forwarder`, `kanata`, `xremap`, `logid`) — gets its own uhid MX Master 3S
@@ -7,7 +7,9 @@
 //! answered over HID++ by the emulator, as on a user's machine), all created before any
 //! program starts, so no device appears while anything is measured. logid needs a system
 //! bus: `--peers` also holds `dbus-daemon`, started before the programs (its own process,
-//! not counted as logid's). Then:
+//! not counted as logid's). With `--debian-root TAG` (the userland boot's Debian root as a
+//! 9p share), sway runs from it with two windows before any program starts, and pawl with
+//! `[[app]]` tables on it is measured too (`pawl-apps`, [`apps`]). Then:
 //! 0. with no program running yet, the kernel-side cost of pawl's HID-BPF program
 //!    ([`kernel_cost`]: `PERF-KCOST` lines) on a mouse of its own;
 //! 1. every program starts and must forward a sentinel motion (else `PERF-TOOL … status=
@@ -15,12 +17,14 @@
 //! 2. after [`SETTLE`], strict idle for `--idle-secs` (default 150) with all programs at
 //!    once;
 //! 3. program by program: movement, gesture-held (not in kernel mode), gesture-drag (the
-//!    programs that divert the gesture button), scroll, stress ([`workloads`]).
+//!    programs that divert the gesture button), scroll, stress ([`workloads`]); for
+//!    `pawl-apps` movement, scroll and focus-change ([`apps::focus_changes`]) only.
 //!
 //! Output lines (the host parses them from the serial console): `PERF-ENV key=value…`,
 //! `PERF-TOOL tool=… status=ok|unavailable [note=…]`, one `PERF tool=… workload=… …` per
 //! measurement ([`workloads::Row::print`]), `PERF-STOP tool=… status=…`, and `PERF-END`.
 
+mod apps;
 mod attach;
 mod kernel_cost;
 mod procfs;
@@ -46,6 +50,7 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut peers = PathBuf::from("/peers");
     let mut idle = Duration::from_secs(150);
     let mut scale = 1.0f64;
+    let mut debian_root: Option<String> = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().with_context(|| format!("{flag} needs a value"));
@@ -53,6 +58,7 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             "--peers" => peers = value("--peers")?.into(),
             "--idle-secs" => idle = Duration::from_secs(value("--idle-secs")?.parse()?),
             "--scale" => scale = value("--scale")?.parse()?,
+            "--debian-root" => debian_root = Some(value("--debian-root")?),
             other => bail!("unknown perf flag {other}"),
         }
     }
@@ -64,7 +70,9 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|&k| {
             let bin = match k {
-                Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel => opts.pawl.clone(),
+                Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel | Kind::PawlApps => {
+                    opts.pawl.clone()
+                }
                 Kind::Logiops => peers.join("logid"),
                 Kind::Forwarder => peers.join("forwarder"),
                 Kind::Kanata => peers.join("kanata"),
@@ -96,9 +104,28 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
         }
     }
 
+    // sway before the mice: it opens no input device (headless outputs only), and nothing
+    // it starts appears in /dev/input.
+    let sway = match &debian_root {
+        None => Err("no Debian root attached (--debian-root)".to_string()),
+        Some(tag) => apps::start_sway(&work.join("sway"), tag).map_err(|e| {
+            format!(
+                "sway did not start: {}",
+                format!("{e:#}").replace('\n', " | ")
+            )
+        }),
+    };
+
     // All mice first: nothing appears in /dev/input once the programs run.
     let mut mice = Vec::new();
     for (seq, (kind, bin)) in bins.iter().enumerate() {
+        if let (Kind::PawlApps, Err(why)) = (kind, &sway) {
+            println!(
+                "PERF-TOOL tool={} status=unavailable note={why}",
+                kind.name()
+            );
+            continue;
+        }
         if *kind == Kind::PawlKernel && !pawl_bpf::attach::has_hid_bpf() {
             println!(
                 "PERF-TOOL tool={} status=unavailable note=the kernel has no HID-BPF (struct hid_bpf_ops)",
@@ -134,7 +161,13 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             Kind::Logiops => format!("logid_{}", version(&bin)),
             _ => version(&bin),
         };
-        match Tool::start(kind, &bin, &work.join(kind.name()), mouse, source) {
+        let socket = sway.as_ref().map(|s| s.socket.clone()).unwrap_or_default();
+        let env: &[(&str, &std::path::Path)] = if kind == Kind::PawlApps {
+            &[("SWAYSOCK", &socket)]
+        } else {
+            &[]
+        };
+        match Tool::start(kind, &bin, &work.join(kind.name()), mouse, source, env) {
             Ok(tool) => {
                 println!(
                     "PERF-TOOL tool={} status=ok source={} version={version}",
@@ -195,6 +228,11 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
             if workload == "gesture-held" && tool.kind == Kind::PawlKernel {
                 continue;
             }
+            // `[[app]]` tables change what the engine does per frame, not how a frame
+            // reaches it: motion and wheel frames say what they cost.
+            if tool.kind == Kind::PawlApps && !matches!(workload, "movement" | "scroll") {
+                continue;
+            }
             println!("# {name}: {workload}");
             // Each workload starts from a program that forwards (a failed one may have left
             // it stuck).
@@ -213,6 +251,22 @@ pub fn run(opts: &Options, args: Vec<String>) -> anyhow::Result<ExitCode> {
                     pawl_failed |= tool.kind.is_pawl();
                     println!(
                         "PERF-ERROR tool={name} workload={workload} note={}",
+                        format!("{e:#}").replace('\n', " | ")
+                    );
+                }
+            }
+        }
+        if let (Kind::PawlApps, Ok(sway)) = (tool.kind, &sway) {
+            println!("# {name}: focus-change");
+            match apps::focus_changes(tool, sway, &opts.pawl, apps::FOCUS_CHANGES) {
+                Ok(row) => {
+                    pawl_failed |= row.check.is_err();
+                    row.print();
+                }
+                Err(e) => {
+                    pawl_failed = true;
+                    println!(
+                        "PERF-ERROR tool={name} workload=focus-change note={}",
                         format!("{e:#}").replace('\n', " | ")
                     );
                 }

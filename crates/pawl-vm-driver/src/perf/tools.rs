@@ -43,6 +43,10 @@ pub enum Kind {
     /// output is the mouse's own node. Only on a kernel with HID-BPF; a pawl that grabs
     /// the mouse anyway (no kernel mode in the daemon) is reported unavailable.
     PawlKernel,
+    /// `pawl run` with the defaults plus two `[[app]]` tables ([`crate::perf::apps::CONFIG`]) as sway's
+    /// user, with `SWAYSOCK` of a running sway ([`crate::perf::apps`]): the focus backend is sway's IPC.
+    /// Only where the Debian root with sway is attached (`--debian-root`).
+    PawlApps,
     /// `contrib/perf/forwarder.c`.
     Forwarder,
     /// kanata, `linux-dev` on the mouse, nothing mapped.
@@ -57,10 +61,11 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in measurement order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Pawl,
         Kind::PawlHidppOff,
         Kind::PawlKernel,
+        Kind::PawlApps,
         Kind::Forwarder,
         Kind::Kanata,
         Kind::Xremap,
@@ -73,6 +78,7 @@ impl Kind {
             Kind::Pawl => "pawl",
             Kind::PawlHidppOff => "pawl-hidpp-off",
             Kind::PawlKernel => "pawl-kernel",
+            Kind::PawlApps => "pawl-apps",
             Kind::Forwarder => "c-forwarder",
             Kind::Kanata => "kanata",
             Kind::Xremap => "xremap",
@@ -83,20 +89,29 @@ impl Kind {
     /// Whether this is pawl (with either configuration): pawl's rules apply to its
     /// output, and its failures fail the run.
     pub fn is_pawl(self) -> bool {
-        matches!(self, Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel)
+        matches!(
+            self,
+            Kind::Pawl | Kind::PawlHidppOff | Kind::PawlKernel | Kind::PawlApps
+        )
     }
 
     /// Whether the program diverts the gesture button (0x00C3, with raw XY) over HID++,
     /// so that a gesture drag arrives as HID++ notifications.
     pub fn diverts_gesture(self) -> bool {
-        matches!(self, Kind::Pawl | Kind::PawlKernel | Kind::Logiops)
+        matches!(
+            self,
+            Kind::Pawl | Kind::PawlKernel | Kind::PawlApps | Kind::Logiops
+        )
     }
 
     /// The user and group the program runs as (`None`: root). The programs that find
     /// their devices themselves (pawl, logid) run as their own user and own only their
-    /// mouse's nodes.
+    /// mouse's nodes; `pawl-apps` runs as sway's user, whose runtime directory holds sway's
+    /// socket.
     pub fn user(self) -> Option<(u32, u32)> {
+        let (_, sway_user) = crate::scenarios::userland_tools::USER;
         match self {
+            Kind::PawlApps => Some((sway_user, sway_user)),
             Kind::Pawl => Some((2001, 2001)),
             Kind::PawlHidppOff => Some((2002, 2002)),
             Kind::Logiops => Some((2003, 2003)),
@@ -302,14 +317,16 @@ impl Drop for SystemBus {
 }
 
 impl Tool {
-    /// Starts the program of `kind` on `mouse` (binary `bin`, scratch directory `work`),
-    /// waits for its output device and requires that a sentinel motion comes out of it.
+    /// Starts the program of `kind` on `mouse` (binary `bin`, scratch directory `work`,
+    /// `env` added to pawl's environment), waits for its output device and requires that a
+    /// sentinel motion comes out of it.
     pub fn start(
         kind: Kind,
         bin: &Path,
         work: &Path,
         mouse: HidMouse,
         source: NodeInfo,
+        env: &[(&str, &Path)],
     ) -> anyhow::Result<Tool> {
         std::fs::create_dir_all(work).with_context(|| format!("mkdir {}", work.display()))?;
         let (mut proc, out_node, keyboard) = match kind {
@@ -379,13 +396,13 @@ impl Tool {
                 }
                 (proc, source.clone(), Some(keyboard))
             }
-            Kind::Pawl | Kind::PawlHidppOff => {
-                let config = if kind == Kind::Pawl {
-                    PAWL_CONFIG
-                } else {
-                    PAWL_HIDPP_OFF_CONFIG
+            Kind::Pawl | Kind::PawlHidppOff | Kind::PawlApps => {
+                let config = match kind {
+                    Kind::PawlHidppOff => PAWL_HIDPP_OFF_CONFIG,
+                    Kind::PawlApps => crate::perf::apps::CONFIG,
+                    _ => PAWL_CONFIG,
                 };
-                let mut pawl = Pawl::start_as(
+                let mut pawl = Pawl::start_env(
                     bin,
                     work,
                     &PawlOptions {
@@ -395,6 +412,7 @@ impl Tool {
                         debug: false,
                     },
                     kind.user(),
+                    env,
                 )?;
                 let clone = pawl.wait_clone(&source, T_DEVICE)?;
                 let keyboard = pawl.wait_keyboard(T_DEVICE)?;
@@ -540,6 +558,14 @@ impl Tool {
             if Instant::now() >= deadline {
                 bail!("no sentinel motion on the output within {T_EVENT:?}");
             }
+        }
+    }
+
+    /// pawl's directory (its `HOME` and `XDG_RUNTIME_DIR`); `None` for a peer.
+    pub fn work(&self) -> Option<PathBuf> {
+        match &self.proc {
+            Proc::Pawl(p) => p.config_path().parent().map(Path::to_path_buf),
+            Proc::Other { .. } => None,
         }
     }
 

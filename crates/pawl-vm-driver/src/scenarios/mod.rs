@@ -45,7 +45,7 @@ pub mod systemd;
 pub mod userland;
 // What the boots share: the rig (a uhid mouse and a running pawl) and the userland's tools.
 mod rig;
-mod userland_tools;
+pub(crate) mod userland_tools;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;

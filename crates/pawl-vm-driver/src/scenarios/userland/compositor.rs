@@ -40,17 +40,79 @@ const SWAY_CONFIG: &str = "output HEADLESS-1 resolution 800x600\n\
     workspace 1\n";
 
 /// seatd and sway as the plain user, stopped (killed) when dropped.
-struct Sway {
+pub(crate) struct Sway {
     seatd: Child,
     sway: Child,
-    socket: PathBuf,
+    /// sway's IPC socket (`SWAYSOCK`), the same path inside and outside [`Sway::root`].
+    pub(crate) socket: PathBuf,
     log: PathBuf,
+    /// The Debian root seatd, sway and swaymsg run in (`None`: `/`, the userland boot).
+    root: Option<PathBuf>,
     /// The Wayland windows mapped with [`Sway::window`].
     windows: Vec<Child>,
 }
 
+/// `program` of the Debian userland as user and group `ids` (`None`: as the driver): from
+/// `PATH` when the driver runs in that userland (`root` `None`), else from the root's
+/// `/usr/sbin` or `/usr/bin`, chrooted into `root` (`cargo xtask perf-vm` mounts the same root beside its initramfs,
+/// with `/dev`, `/proc`, `/sys`, `/run` and `/tmp` bound in, so paths are the same
+/// inside and out).
+pub(crate) fn debian_command(
+    root: Option<&Path>,
+    program: &str,
+    ids: Option<(u32, u32)>,
+) -> Command {
+    let Some(root) = root else {
+        let mut cmd = Command::new(program);
+        if let Some((uid, gid)) = ids {
+            cmd.uid(uid).gid(gid);
+        }
+        return cmd;
+    };
+    let dir = if root.join("usr/sbin").join(program).is_file() {
+        "/usr/sbin"
+    } else {
+        "/usr/bin"
+    };
+    let mut cmd = Command::new(Path::new(dir).join(program));
+    let root = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).unwrap_or_default();
+    // SAFETY: between fork and exec the closure makes only async-signal-safe system calls
+    // on memory allocated before the fork. The ids are dropped after the chroot, which
+    // needs root (std's `uid`/`gid` would drop them first).
+    unsafe {
+        cmd.pre_exec(move || {
+            let fail = |rc: libc::c_int| {
+                if rc == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            };
+            fail(libc::chroot(root.as_ptr()))?;
+            fail(libc::chdir(c"/".as_ptr()))?;
+            if let Some((uid, gid)) = ids {
+                fail(libc::setgroups(0, std::ptr::null()))?;
+                fail(libc::setgid(gid))?;
+                fail(libc::setuid(uid))?;
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 impl Sway {
     fn start(dir: &Path) -> anyhow::Result<Sway> {
+        Sway::start_in(dir, None, "headless,libinput")
+    }
+
+    /// seatd and sway with `WLR_BACKENDS=backends`, run in the Debian `root`
+    /// ([`debian_command`]); the config, logs and windows' logs go to `dir`.
+    pub(crate) fn start_in(
+        dir: &Path,
+        root: Option<&Path>,
+        backends: &str,
+    ) -> anyhow::Result<Sway> {
         let (user, uid) = USER;
         let runtime = PathBuf::from(format!("/run/user/{uid}"));
         std::fs::create_dir_all(&runtime)?;
@@ -60,7 +122,7 @@ impl Sway {
             std::os::unix::fs::PermissionsExt::from_mode(0o700),
         )?;
         let seatd_log = std::fs::File::create(dir.join("seatd.log"))?;
-        let seatd = Command::new("seatd")
+        let seatd = debian_command(root, "seatd", None)
             .args(["-u", user])
             .stdin(Stdio::null())
             .stdout(seatd_log.try_clone()?)
@@ -82,19 +144,17 @@ impl Sway {
         std::fs::write(&config, SWAY_CONFIG)?;
         let log = dir.join("sway.log");
         let log_file = std::fs::File::create(&log)?;
-        let sway = Command::new("sway")
+        let sway = debian_command(root, "sway", Some((uid, uid)))
             .arg("-c")
             .arg(&config)
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", &runtime)
             .env("XDG_RUNTIME_DIR", &runtime)
-            .env("WLR_BACKENDS", "headless,libinput")
+            .env("WLR_BACKENDS", backends)
             .env("WLR_RENDERER", "pixman")
             .env("WLR_LIBINPUT_NO_DEVICES", "1")
             .env("LIBSEAT_BACKEND", "seatd")
-            .uid(uid)
-            .gid(uid)
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)
@@ -105,6 +165,7 @@ impl Sway {
             sway,
             socket: PathBuf::new(),
             log,
+            root: root.map(Path::to_path_buf),
             windows: Vec::new(),
         };
         let deadline = Instant::now() + T_SWAY;
@@ -136,14 +197,14 @@ impl Sway {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// `swaymsg -s <socket> args…`.
-    fn msg(&self, args: &[&str]) -> anyhow::Result<String> {
+    pub(crate) fn msg(&self, args: &[&str]) -> anyhow::Result<String> {
         output(
-            Command::new("swaymsg")
+            debian_command(self.root.as_deref(), "swaymsg", None)
                 .arg("-s")
                 .arg(&self.socket)
                 .args(args),
@@ -184,7 +245,7 @@ impl Sway {
     /// Maps a Wayland window with `app_id` (this driver's `--wayland-window`, run as the
     /// plain user on sway's socket) and waits until sway's tree has it; it is focused then
     /// (sway focuses a new window).
-    fn window(&mut self, app_id: &str) -> anyhow::Result<()> {
+    pub(crate) fn window(&mut self, app_id: &str) -> anyhow::Result<()> {
         self.spawn_window(app_id, Stdio::null()).map(drop)
     }
 
@@ -238,7 +299,7 @@ impl Sway {
     }
 
     /// Focuses the window of `app_id` (`swaymsg '[app_id="…"] focus'`).
-    fn focus_app(&self, app_id: &str) -> anyhow::Result<()> {
+    pub(crate) fn focus_app(&self, app_id: &str) -> anyhow::Result<()> {
         self.msg(&[&format!("[app_id=\"{app_id}\"] focus")])
             .map(drop)
     }
