@@ -307,3 +307,67 @@ fn hidpp_gesture_reports_and_mouse_reports_allocate_nothing_after_setup() {
     assert_eq!(during, 0, "allocations on the HID++ hot path");
     assert_eq!(tap.posts().len(), 2, "the click was posted");
 }
+
+#[test]
+fn scroll_events_inside_a_gesture_over_an_app_allocate_nothing_after_the_one_lookup() {
+    use crate::pointer::AppAt;
+    let config = Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap();
+    let performer = Performer::new(&config, |_| None).unwrap();
+    let mut worker = Worker::new(config, Mode::Run, performer);
+    let mut tap = FakeTap::trusted();
+    tap.devices.insert(
+        MX as u64,
+        DeviceInfo {
+            name: "MX Master 3S".into(),
+            bus: Bus::BLUETOOTH,
+            vendor: 0x046d,
+            product: 0xb034,
+            has_wheel: true,
+            is_touchpad: false,
+        },
+    );
+    tap.windows = vec![(
+        (0.0, 0.0, 800.0, 900.0),
+        AppAt::Bundle("com.example.Game".into()),
+    )];
+    worker.start(&mut tap).unwrap();
+    // The gesture's first event looks the sender and the app under the pointer up
+    // (allocates: the bundle id).
+    let mut first = event(FakeEvent::scroll(1, 1.0, 10));
+    first.location = (100.0, 100.0);
+    worker.on_event(
+        &mut tap,
+        TapKind::Primary,
+        EventType::SCROLL_WHEEL,
+        &mut first,
+    );
+    let mut wheel: Vec<FakeEvent> = (0..200)
+        .map(|i| {
+            let mut e = event(FakeEvent::scroll(1, 1.0, 10));
+            e.location = (100.0 + f64::from(i), 100.0);
+            e
+        })
+        .collect();
+    tap.calls.reserve(64);
+
+    let before = allocations();
+    for e in &mut wheel {
+        tap.now = tap.now.plus(8_000);
+        worker.on_event(&mut tap, TapKind::Primary, EventType::SCROLL_WHEEL, e);
+    }
+    let during = allocations() - before;
+
+    assert_eq!(during, 0, "allocations inside a scroll gesture");
+    assert_eq!(tap.app_lookups.len(), 1, "one lookup per gesture");
+    assert!(
+        wheel
+            .iter()
+            .all(|e| e.writes.first().is_some_and(|w| w.1 > 0.0)),
+        "the game's scroll settings: not inverted"
+    );
+}

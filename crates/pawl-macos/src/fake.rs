@@ -7,6 +7,7 @@ use pawl_engine::DeviceInfo;
 use pawl_engine::units::Micros;
 
 use crate::cg::{Field, SOURCE_STATE_HID_SYSTEM};
+use crate::pointer::{AppAt, PointerApp};
 use crate::tap::{Synthetic, Tap, TapCreateError, TapEvent, TapKind, TapSpec};
 
 /// One recorded call.
@@ -41,6 +42,14 @@ pub struct FakeTap {
     pub tap_allowed: Option<bool>,
     /// The modifier flags the user holds.
     pub held: u64,
+    /// Windows front to back: `(x, y, width, height)` and whose they are.
+    pub windows: Vec<((f64, f64, f64, f64), AppAt)>,
+    /// The window list cannot be read: every lookup answers [`AppAt::Unknown`].
+    pub no_window_list: bool,
+    /// Every point asked about with [`PointerApp::app_at`].
+    pub app_lookups: Vec<(f64, f64)>,
+    /// Where the cursor is.
+    pub cursor: (f64, f64),
 }
 
 impl FakeTap {
@@ -78,6 +87,23 @@ impl FakeTap {
 
     pub fn enabled(&self, kind: TapKind) -> Option<bool> {
         self.taps.get(&kind).copied()
+    }
+}
+
+impl PointerApp for FakeTap {
+    fn app_at(&mut self, x: f64, y: f64) -> AppAt {
+        self.app_lookups.push((x, y));
+        if self.no_window_list {
+            return AppAt::Unknown;
+        }
+        self.windows
+            .iter()
+            .find(|((wx, wy, w, h), _)| x >= *wx && x < wx + w && y >= *wy && y < wy + h)
+            .map_or(AppAt::Unknown, |(_, app)| app.clone())
+    }
+
+    fn cursor(&mut self) -> (f64, f64) {
+        self.cursor
     }
 }
 

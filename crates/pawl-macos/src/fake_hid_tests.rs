@@ -820,3 +820,33 @@ fn an_app_profile_changes_the_hidpp_gesture_action_and_reaches_links_set_up_late
     rig.press(BT, false);
     assert!(rig.tap.spawns().is_empty());
 }
+
+#[test]
+fn the_thumb_wheel_takes_the_scroll_settings_of_the_app_under_the_cursor_once_per_gesture() {
+    use crate::pointer::AppAt;
+    let text = "[[app]]\napp_id = \"com.example.Game\"\n[app.scroll]\ninvert_horizontal = true\n";
+    let mut rig = Rig::bluetooth_with(text);
+    rig.tap.windows = vec![(
+        (0.0, 0.0, 800.0, 900.0),
+        AppAt::Bundle("com.example.Game".into()),
+    )];
+    let hwheel_sign = |rig: &mut Rig| {
+        rig.tap.take_calls();
+        let turn = rig.hid.mouse(BT).thumb(40).unwrap();
+        rig.notify(BT, turn);
+        match rig.tap.posts().as_slice() {
+            [Synthetic::Scroll { hwheel, .. }] => hwheel.v120.signum(),
+            other => panic!("{other:?}"),
+        }
+    };
+    rig.tap.cursor = (1000.0, 100.0);
+    let outside = hwheel_sign(&mut rig);
+    rig.now = rig.now.plus(1_000_000);
+    rig.tap.cursor = (100.0, 100.0);
+    let over_game = hwheel_sign(&mut rig);
+    assert_eq!(over_game, -outside, "the game inverts the thumb wheel");
+    // The next turn within the gesture gap reads no window list.
+    rig.tap.cursor = (1000.0, 100.0);
+    assert_eq!(hwheel_sign(&mut rig), over_game);
+    assert_eq!(rig.tap.app_lookups, [(1000.0, 100.0), (100.0, 100.0)]);
+}

@@ -963,3 +963,131 @@ fn without_app_tables_status_says_there_is_no_focus_backend() {
     assert_eq!(w.focus().backend, "none: no [[app]] table");
     assert_eq!(w.focus().profile, "device");
 }
+
+/// The game sets scroll (not inverted) and lets the back button through unmapped; Safari
+/// has no table.
+fn pointer_config() -> Config {
+    Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n\
+         [app.buttons]\non_back = \"pass-through\"\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap()
+}
+
+/// The game's window on the left half of the screen, Safari's on the right.
+fn two_windows(tap: &mut FakeTap) {
+    use crate::pointer::AppAt;
+    tap.windows = vec![
+        (
+            (0.0, 0.0, 800.0, 900.0),
+            AppAt::Bundle("com.example.Game".into()),
+        ),
+        (
+            (800.0, 0.0, 800.0, 900.0),
+            AppAt::Bundle("com.apple.Safari".into()),
+        ),
+    ];
+}
+
+/// The vertical line delta one wheel step at `(x, y)` becomes.
+fn wheel_line_at(w: &mut Worker, tap: &mut FakeTap, x: f64, y: f64) -> f64 {
+    let mut event = FakeEvent::scroll(1, 1.0, 10);
+    event.location = (x, y);
+    let (d, e) = scroll(w, tap, event, MX);
+    assert_eq!(d, Disposition::Pass);
+    e.writes
+        .iter()
+        .find(|(f, _)| *f == Field::SCROLL_DELTA_AXIS1)
+        .map_or(0.0, |(_, v)| *v)
+}
+
+#[test]
+fn scroll_over_a_background_app_uses_its_scroll_settings_while_buttons_follow_focus() {
+    let (mut w, mut tap) = started(pointer_config(), Mode::Run);
+    two_windows(&mut tap);
+    // Safari is focused, the pointer is over the game.
+    w.on_app_activated(&mut tap, Some("com.apple.Safari"));
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 100.0, 100.0), 1.0);
+    assert_eq!(tap.app_lookups, [(100.0, 100.0)]);
+    // The back button is Safari's (the device's mapping): the game's does not apply.
+    assert_eq!(button(&mut w, &mut tap, 3, true), Disposition::Drop);
+    button(&mut w, &mut tap, 3, false);
+    // The game is focused, the pointer is over Safari: buttons are the game's, scroll
+    // Safari's (the device's, inverted).
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    tap.now = tap.now.plus(1_000_000);
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 1000.0, 100.0), -1.0);
+    assert_eq!(button(&mut w, &mut tap, 3, true), Disposition::Pass);
+}
+
+#[test]
+fn the_window_list_is_read_once_per_scroll_gesture_and_again_after_the_gap() {
+    let (mut w, mut tap) = started(pointer_config(), Mode::Run);
+    two_windows(&mut tap);
+    for _ in 0..20 {
+        // 8 ms apart; the pointer drifts onto Safari within the gesture.
+        assert_eq!(wheel_line_at(&mut w, &mut tap, 790.0, 100.0), 1.0);
+    }
+    assert_eq!(
+        wheel_line_at(&mut w, &mut tap, 900.0, 100.0),
+        1.0,
+        "the gesture keeps the app it started over"
+    );
+    assert_eq!(tap.app_lookups.len(), 1);
+    // A pause longer than `gesture_gap_ms` (300 ms) starts a new gesture.
+    tap.now = tap.now.plus(300_000);
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 900.0, 100.0), -1.0);
+    assert_eq!(tap.app_lookups, [(790.0, 100.0), (900.0, 100.0)]);
+}
+
+#[test]
+fn without_app_tables_that_set_scroll_the_window_list_is_never_read() {
+    let config = Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.buttons]\non_back = \"overview\"\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap();
+    let (mut w, mut tap) = started(config, Mode::Run);
+    two_windows(&mut tap);
+    for _ in 0..3 {
+        tap.now = tap.now.plus(1_000_000);
+        assert_eq!(wheel_line_at(&mut w, &mut tap, 100.0, 100.0), -1.0);
+    }
+    assert!(tap.app_lookups.is_empty());
+}
+
+#[test]
+fn a_failed_window_lookup_leaves_scroll_to_the_focused_app() {
+    let (mut w, mut tap) = started(pointer_config(), Mode::Run);
+    two_windows(&mut tap);
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 1000.0, 100.0), -1.0);
+    // No window list (the session is locked, say): the focused game decides.
+    tap.no_window_list = true;
+    w.on_app_activated(&mut tap, Some("com.example.Game"));
+    tap.now = tap.now.plus(1_000_000);
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 1000.0, 100.0), 1.0);
+    // Nothing under the pointer (the desktop): the same.
+    tap.no_window_list = false;
+    tap.now = tap.now.plus(1_000_000);
+    assert_eq!(wheel_line_at(&mut w, &mut tap, 5000.0, 5000.0), 1.0);
+    assert_eq!(tap.app_lookups.len(), 3);
+}
+
+#[test]
+fn another_sender_starts_its_own_scroll_gesture() {
+    let (mut w, mut tap) = started(pointer_config(), Mode::Run);
+    two_windows(&mut tap);
+    wheel_line_at(&mut w, &mut tap, 100.0, 100.0);
+    let mut event = FakeEvent::scroll(1, 1.0, 0);
+    event.location = (1000.0, 100.0);
+    let (_, e) = scroll(&mut w, &mut tap, event, 0);
+    assert_eq!(
+        e.writes.first().map(|(_, v)| *v),
+        Some(-1.0),
+        "the unidentified sender over Safari"
+    );
+    assert_eq!(tap.app_lookups.len(), 2);
+}

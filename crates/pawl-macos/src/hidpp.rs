@@ -35,6 +35,8 @@
 //!   scroll transformed); its rotation, in 1/120 turn steps, goes through the same engine's
 //!   scroll settings (smoothing, max step, inversion, glide) and is posted as a line-based
 //!   scroll event marked as pawl's (the worker's tap passes those through untouched).
+//!   Where `[[app]]` tables set scroll keys, the application under the cursor decides
+//!   those settings, looked up once per thumb wheel gesture ([`crate::pointer`]).
 //!   Otherwise it is native and its AC Pan events reach the worker's tap like any
 //!   horizontal wheel.
 //! - **Battery**: unlike on Linux, where the kernel's `hid-logitech-hidpp` reads it, the
@@ -61,6 +63,7 @@ use pawl_hidpp::report::{
 use pawl_hidpp::{Event, Output, Phase, Session, SessionConfig, ThumbWheel};
 
 use crate::actions::Performer;
+use crate::pointer::ScrollTarget;
 use crate::tap::{Synthetic, Tap};
 
 /// Logitech's USB vendor id (Bluetooth devices report it too).
@@ -343,12 +346,15 @@ pub struct Hidpp {
     mice_removed: bool,
     /// The application whose profile the engines run ([`Hidpp::set_app`]).
     app: Option<AppKey>,
+    /// When a thumb wheel gesture starts, to give it the application under the pointer.
+    pointer: ScrollTarget,
 }
 
 impl Hidpp {
     /// Nothing open yet; `performer` performs the gestures' actions (the worker's).
     pub fn new(config: Config, performer: Performer) -> Hidpp {
         Hidpp {
+            pointer: ScrollTarget::new(&config),
             config,
             performer,
             open: Vec::new(),
@@ -709,6 +715,7 @@ impl Hidpp {
         }
         link.posted = ButtonSet::default();
         self.out.clear();
+        self.pointer.forget();
     }
 
     /// Writes the session's request, runs its frame through the link's engine (actions,
@@ -746,6 +753,17 @@ impl Hidpp {
     ) {
         let id = self.open[i].desc.id;
         let link = &mut self.open[i].links[l];
+        if frame.wheel.v120 != 0 || frame.hwheel.v120 != 0 {
+            // The thumb wheel: its report has no location, so the cursor's is asked for.
+            self.pointer.on_scroll(
+                &self.config,
+                &mut link.engine,
+                i << 8 | l,
+                frame.time,
+                None,
+                tap,
+            );
+        }
         let verdict = link.engine.frame(frame, &mut self.out);
         if verdict == Verdict::Rewrite
             && pawl_hidpp::gesture_committed(frame, &self.out)

@@ -10,6 +10,8 @@
 //! - [`senders`] — the scope decision per sender registry ID, cached per ID.
 //! - [`actions`], [`keys`] — `system-events`, `cg-event` and `command` action backends.
 //! - [`focus`] — `[[app]]` profiles from the frontmost application's bundle identifier.
+//! - [`pointer`] — the application under the pointer decides scroll, once per scroll
+//!   gesture.
 //! - [`hidpp`] — HID++ 2.0 on IOHIDDevice (`[hidpp] enabled`): the MX Master's gesture
 //!   button diverted with raw XY, the thumb wheel, re-divert on reconnect and wake,
 //!   un-divert on exit; it reaches the OS only through [`hidpp::HidPort`] and [`tap::Tap`].
@@ -32,6 +34,7 @@ pub mod focus;
 pub mod hidpp;
 pub mod keys;
 pub mod permissions;
+pub mod pointer;
 #[cfg(target_os = "macos")]
 pub mod process;
 pub mod scroll;

@@ -11,6 +11,7 @@ use pawl_engine::units::Micros;
 use pawl_engine::{DeviceInfo, WheelOut};
 
 use crate::cg::Field;
+use crate::pointer::PointerApp;
 
 /// Which of the worker's taps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,8 +84,10 @@ pub struct TapCreateError {
 }
 
 /// The operating system as the worker sees it. Every method is called on the worker's
-/// run-loop thread, from inside a tap callback, a timer or a notification.
-pub trait Tap {
+/// run-loop thread, from inside a tap callback, a timer or a notification. The window
+/// server's answer to which application is under the pointer comes with it
+/// ([`PointerApp`]).
+pub trait Tap: PointerApp {
     /// Creates `kind` (once; `CGEventTapCreate` at `kCGHIDEventTap`, head insert) and adds
     /// it to the worker's run loop. Errors when CoreGraphics returns no tap (no
     /// accessibility permission, or a stale grant).

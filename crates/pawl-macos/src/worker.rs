@@ -40,6 +40,9 @@
 //! - `[[app]]` profiles follow the frontmost application ([`Worker::on_app_activated`],
 //!   [`crate::focus`]): one config lookup per activation, then an index switch in each
 //!   engine; a gesture held through the switch keeps its profile until it ends.
+//! - Where `[[app]]` tables set scroll keys, the application under the pointer decides the
+//!   scroll settings instead, looked up once per scroll gesture of a sender
+//!   ([`crate::pointer`]), before the event that starts it reaches the engine.
 
 use std::fmt;
 
@@ -50,6 +53,7 @@ use pawl_engine::{Action, Config, FrameIn, FrameOut, Verdict};
 use crate::actions::Performer;
 use crate::cg::{EventType, Field, PAWL_MARKER, SOURCE_STATE_HID_SYSTEM, masks};
 use crate::focus::{Change, Focus, FocusSummary};
+use crate::pointer::ScrollTarget;
 use crate::scroll;
 use crate::senders::{Route, Senders};
 use crate::tap::{Disposition, Synthetic, Tap, TapEvent, TapKind, TapSpec};
@@ -131,6 +135,8 @@ pub struct Worker {
     suspended: bool,
     /// The frontmost application and the `[[app]]` profile it selects.
     focus: Focus,
+    /// When a scroll gesture starts, to give it the application under the pointer.
+    pointer: ScrollTarget,
     out: FrameOut,
 }
 
@@ -139,6 +145,7 @@ impl Worker {
     pub fn new(config: Config, mode: Mode, performer: Performer) -> Worker {
         let senders = Senders::new(&config);
         let focus = Focus::new(&config);
+        let pointer = ScrollTarget::new(&config);
         Worker {
             config,
             mode,
@@ -151,6 +158,7 @@ impl Worker {
             anchor: None,
             suspended: false,
             focus,
+            pointer,
             out: FrameOut::default(),
         }
     }
@@ -447,6 +455,7 @@ impl Worker {
         }
         self.out.clear();
         self.anchor = None;
+        self.pointer.forget();
         self.gate_movement(tap);
         if self.armed.is_some() {
             self.armed = None;
@@ -555,7 +564,16 @@ impl Worker {
             hwheel,
             ..FrameIn::default()
         };
-        let verdict = self.senders.engine(index).frame(&frame, &mut self.out);
+        let engine = self.senders.engine(index);
+        self.pointer.on_scroll(
+            &self.config,
+            engine,
+            index,
+            now,
+            Some(event.location()),
+            tap,
+        );
+        let verdict = engine.frame(&frame, &mut self.out);
         let disposition = match verdict {
             Verdict::Forward => Disposition::Pass,
             Verdict::Rewrite if self.out.wheel.v120 == 0 && self.out.hwheel.v120 == 0 => {

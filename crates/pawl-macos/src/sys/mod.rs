@@ -13,6 +13,7 @@
 mod cf;
 pub mod hid;
 mod iokit;
+mod windows;
 mod workspace;
 
 use std::ffi::c_void;
@@ -41,6 +42,7 @@ use crate::devices::{DeviceReport, HidDevice, Kind};
 use crate::focus::{Change, FocusSummary};
 use crate::hidpp::HidppMouse;
 use crate::permissions::Permissions;
+use crate::pointer::{AppAt, PointerApp};
 use crate::scroll;
 use crate::tap::{Disposition, Synthetic, Tap, TapCreateError, TapEvent, TapKind, TapSpec};
 use crate::worker::{Mode, Worker};
@@ -448,6 +450,17 @@ impl Host {
             PAWL_MARKER,
         );
         Some(event)
+    }
+}
+
+impl PointerApp for Host {
+    fn app_at(&mut self, x: f64, y: f64) -> AppAt {
+        windows::app_at(x, y)
+    }
+
+    fn cursor(&mut self) -> (f64, f64) {
+        let here = CGEvent::location(CGEvent::new(None).as_deref());
+        (here.x, here.y)
     }
 }
 
