@@ -11,8 +11,9 @@
 //! # Rules
 //!
 //! - The observer exists only while the config has `[[app]]` tables ([`Focus::wanted`]).
-//! - The application is the focused one, never the one under the pointer: a wheel turned
-//!   over a window in the background scrolls with the frontmost application's profile.
+//! - The application is the focused one. Scroll is the exception when a table sets scroll
+//!   keys: then the application under the pointer decides it, read once per scroll gesture
+//!   ([`crate::pointer`]).
 //! - An application without a bundle identifier (no `Info.plist`: `nil`), one no
 //!   `[[app]]` table names, and one whose identifier is longer than
 //!   [`pawl_engine::config::MAX_APP_ID_BYTES`] all run the device profile.

@@ -13,7 +13,7 @@
 //! - A scroll gesture starts with the first scroll event an engine gets, with an event
 //!   that goes to another engine than the one before, and with an event that comes more
 //!   than the engine's scroll gesture gap after the one before
-//!   ([`pawl_engine::ScrollParams::gesture_gap_us`], from `gesture_gap_ms`; the same
+//!   (`ScrollParams::gesture_gap_us`, from `gesture_gap_ms`; the same
 //!   `dt > gap` rule the scroll pipeline starts afresh by). Only then is the application
 //!   under the pointer looked up: never per event.
 //! - Events with a scroll or momentum phase (trackpads, the system's inertia) never reach

@@ -14,10 +14,12 @@
 //!   macOS 10.15 the window list withholds only window names (`kCGWindowName`) from a
 //!   process without the Screen Recording permission; owner, bounds and layer stay
 //!   readable, so pawl needs no further permission. Sources: Apple's WWDC 2019 session 701
-//!   "Advances in macOS Security", as alt-tab-macos pull request 33 applies it (it reads
-//!   `kCGWindowOwnerName` instead of `kCGWindowName` to work without Screen Recording),
-//!   and yabai's issue 278 ("All CGWindow APIs seem to require Screen Recording
-//!   Permission now to return window titles"). Not checked on a Mac by this project.
+//!   "Advances in macOS Security", as alt-tab-macos applies it
+//!   (<https://github.com/lwouis/alt-tab-macos/pull/33>: it reads `kCGWindowOwnerName`
+//!   instead of `kCGWindowName` to work without Screen Recording), and yabai's
+//!   <https://github.com/koekeishiya/yabai/issues/278> ("All CGWindow APIs seem to require
+//!   Screen Recording Permission now to return window titles"). Not checked on a Mac by
+//!   this project.
 //! - The owner's pid becomes an application through `NSRunningApplication
 //!   runningApplicationWithProcessIdentifier:`, and that its bundle identifier.
 //! - Every CoreFoundation object is held as a `CFRetained` (released on drop), the

@@ -2,7 +2,7 @@
 //! userland of the `vm-test` userland boot, attached to the perf VM over virtio 9p
 //! (read-only, `--debian-root TAG`) and mounted at [`MOUNT`], runs seatd, sway (headless
 //! outputs only: sway opens no input device, so no other program's output gains a reader)
-//! and two Wayland windows with the `app_id`s of [`CONFIG`]'s tables, as the userland
+//! and two Wayland windows with the `app_id`s of [`crate::perf::tools::PAWL_APPS_CONFIG`]'s tables, as the userland
 //! scenarios start them ([`Sway::start_in`]). pawl runs as sway's user with `SWAYSOCK`, so
 //! its focus backend is sway's IPC (`subscribe ["window"]`).
 //!
@@ -28,23 +28,6 @@ pub const MOUNT: &str = "/debian";
 pub const APP_BROWSER: &str = "pawl-browser";
 /// The window whose table changes scroll (README's game example).
 pub const APP_GAME: &str = "pawl-game";
-
-/// pawl's configuration for `pawl-apps`: the defaults plus README's two `[[app]]` tables.
-pub const CONFIG: &str = r#"# cargo xtask perf-vm: pawl's defaults and two [[app]] tables
-[[app]]
-app_id = "pawl-game"
-[app.scroll]
-invert_vertical = false
-smoothing = "none"
-
-[[app]]
-app_id = "pawl-browser"
-[app.gesture]
-left = { key = "Alt+Left" }
-right = { key = "Alt+Right" }
-[app.buttons]
-on_back = { key = "Ctrl+W" }
-"#;
 
 /// Focus changes of [`focus_changes`], alternating between the two windows.
 pub const FOCUS_CHANGES: usize = 20;

@@ -43,7 +43,7 @@ pub enum Kind {
     /// output is the mouse's own node. Only on a kernel with HID-BPF; a pawl that grabs
     /// the mouse anyway (no kernel mode in the daemon) is reported unavailable.
     PawlKernel,
-    /// `pawl run` with the defaults plus two `[[app]]` tables ([`crate::perf::apps::CONFIG`]) as sway's
+    /// `pawl run` with the defaults plus two `[[app]]` tables ([`PAWL_APPS_CONFIG`]) as sway's
     /// user, with `SWAYSOCK` of a running sway ([`crate::perf::apps`]): the focus backend is sway's IPC.
     /// Only where the Debian root with sway is attached (`--debian-root`).
     PawlApps,
@@ -120,6 +120,23 @@ impl Kind {
         }
     }
 }
+
+/// pawl's configuration for `pawl-apps`: the defaults plus README's two `[[app]]` tables.
+pub const PAWL_APPS_CONFIG: &str = r#"# cargo xtask perf-vm: pawl's defaults and two [[app]] tables
+[[app]]
+app_id = "pawl-game"
+[app.scroll]
+invert_vertical = false
+smoothing = "none"
+
+[[app]]
+app_id = "pawl-browser"
+[app.gesture]
+left = { key = "Alt+Left" }
+right = { key = "Alt+Right" }
+[app.buttons]
+on_back = { key = "Ctrl+W" }
+"#;
 
 /// pawl's configuration: the defaults.
 pub const PAWL_CONFIG: &str = "# cargo xtask perf-vm: pawl's defaults\n";
@@ -399,7 +416,7 @@ impl Tool {
             Kind::Pawl | Kind::PawlHidppOff | Kind::PawlApps => {
                 let config = match kind {
                     Kind::PawlHidppOff => PAWL_HIDPP_OFF_CONFIG,
-                    Kind::PawlApps => crate::perf::apps::CONFIG,
+                    Kind::PawlApps => PAWL_APPS_CONFIG,
                     _ => PAWL_CONFIG,
                 };
                 let mut pawl = Pawl::start_env(
