@@ -258,25 +258,26 @@ impl DeviceEngine {
             .copied()
             .unwrap_or(0);
         self.scroll_from = Some(slot);
-        self.apply_scroll(slot);
+        self.apply_scroll(slot, self.profile.scroll_fixed);
     }
 
     /// The focused application decides scroll again (undoes
     /// [`DeviceEngine::set_scroll_app`]).
     pub fn scroll_follows_focus(&mut self) {
         self.scroll_from = None;
-        self.apply_scroll(self.active);
+        self.apply_scroll(self.active, self.profile.scroll_fixed);
     }
 
-    /// Puts slot `slot`'s scroll settings in force; resets scroll state when they differ.
-    fn apply_scroll(&mut self, slot: u16) {
+    /// Puts slot `slot`'s scroll settings in force; resets scroll state when they differ
+    /// from `before`, the ones in force until now.
+    fn apply_scroll(&mut self, slot: u16, before: ScrollParams) {
         let from = self.slots[usize::from(slot)].profile;
-        if from.scroll_fixed != self.profile.scroll_fixed {
+        self.profile.scroll = from.scroll;
+        self.profile.scroll_fixed = from.scroll_fixed;
+        if from.scroll_fixed != before {
             self.wheel.reset();
             self.hwheel.reset();
         }
-        self.profile.scroll = from.scroll;
-        self.profile.scroll_fixed = from.scroll_fixed;
     }
 
     /// The profile asked for by the last [`DeviceEngine::set_app`] (in force, or waiting
@@ -299,24 +300,13 @@ impl DeviceEngine {
         if slot == self.active {
             return;
         }
+        let before = self.profile.scroll_fixed;
         let s = self.slots[usize::from(slot)];
-        let scroll = self.profile;
         self.profile = s.profile;
         self.button_actions = s.button_actions;
         self.active = slot;
-        match self.scroll_from {
-            // The application under the pointer keeps deciding scroll.
-            Some(from) => {
-                let from = self.slots[usize::from(from)].profile;
-                self.profile.scroll = from.scroll;
-                self.profile.scroll_fixed = from.scroll_fixed;
-            }
-            None if scroll.scroll_fixed != self.profile.scroll_fixed => {
-                self.wheel.reset();
-                self.hwheel.reset();
-            }
-            None => {}
-        }
+        // The application under the pointer, when one was set, keeps deciding scroll.
+        self.apply_scroll(self.scroll_from.unwrap_or(slot), before);
     }
 
     /// Applies a pending profile once no gesture is in progress.
