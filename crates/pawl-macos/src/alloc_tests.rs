@@ -57,11 +57,10 @@ fn event(e: FakeEvent) -> FakeEvent {
     e
 }
 
-#[test]
-fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
-    let config = Config::default_for(Platform::MacOs);
+/// A worker under `config` and a trusted fake tap that knows the MX Master 3S sender.
+fn worker_and_tap(config: Config) -> (Worker, FakeTap) {
     let performer = Performer::new(&config, |_| None).unwrap();
-    let mut worker = Worker::new(config, Mode::Run, performer);
+    let worker = Worker::new(config, Mode::Run, performer);
     let mut tap = FakeTap::trusted();
     tap.devices.insert(
         MX as u64,
@@ -74,6 +73,23 @@ fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
             is_touchpad: false,
         },
     );
+    (worker, tap)
+}
+
+/// One `[[app]]` table: the game's wheel is not inverted.
+fn game_config() -> Config {
+    Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
+        "t.toml",
+        Platform::MacOs,
+    )
+    .unwrap()
+}
+
+#[test]
+fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
+    let config = Config::default_for(Platform::MacOs);
+    let (mut worker, mut tap) = worker_and_tap(config);
     worker.start(&mut tap).unwrap();
     // The first event of a sender looks it up and creates its engine (allocates).
     let mut first = event(FakeEvent::scroll(1, 1.0, 10));
@@ -128,26 +144,8 @@ fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
 
 #[test]
 fn app_profiles_and_a_switch_held_through_a_gesture_allocate_nothing_on_the_event_path() {
-    let config = Config::parse(
-        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
-        "t.toml",
-        Platform::MacOs,
-    )
-    .unwrap();
-    let performer = Performer::new(&config, |_| None).unwrap();
-    let mut worker = Worker::new(config, Mode::Run, performer);
-    let mut tap = FakeTap::trusted();
-    tap.devices.insert(
-        MX as u64,
-        DeviceInfo {
-            name: "MX Master 3S".into(),
-            bus: Bus::BLUETOOTH,
-            vendor: 0x046d,
-            product: 0xb034,
-            has_wheel: true,
-            is_touchpad: false,
-        },
-    );
+    let config = game_config();
+    let (mut worker, mut tap) = worker_and_tap(config);
     worker.start(&mut tap).unwrap();
     let mut first = event(FakeEvent::scroll(1, 1.0, 10));
     worker.on_event(
@@ -311,26 +309,8 @@ fn hidpp_gesture_reports_and_mouse_reports_allocate_nothing_after_setup() {
 #[test]
 fn scroll_events_inside_a_gesture_over_an_app_allocate_nothing_after_the_one_lookup() {
     use crate::pointer::AppAt;
-    let config = Config::parse(
-        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
-        "t.toml",
-        Platform::MacOs,
-    )
-    .unwrap();
-    let performer = Performer::new(&config, |_| None).unwrap();
-    let mut worker = Worker::new(config, Mode::Run, performer);
-    let mut tap = FakeTap::trusted();
-    tap.devices.insert(
-        MX as u64,
-        DeviceInfo {
-            name: "MX Master 3S".into(),
-            bus: Bus::BLUETOOTH,
-            vendor: 0x046d,
-            product: 0xb034,
-            has_wheel: true,
-            is_touchpad: false,
-        },
-    );
+    let config = game_config();
+    let (mut worker, mut tap) = worker_and_tap(config);
     tap.windows = vec![(
         (0.0, 0.0, 800.0, 900.0),
         AppAt::Bundle("com.example.Game".into()),
