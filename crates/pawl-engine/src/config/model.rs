@@ -512,8 +512,9 @@ impl PartialEq for TitlePattern {
     }
 }
 
-/// `title`'s first [`MAX_TITLE_BYTES`], cut at a character boundary.
-fn cut_title(title: &str) -> &str {
+/// `title`'s first [`MAX_TITLE_BYTES`], cut at a character boundary: what a `title`
+/// pattern is matched against.
+pub fn cut_title(title: &str) -> &str {
     if title.len() <= MAX_TITLE_BYTES {
         return title;
     }

@@ -10,7 +10,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-use pawl_engine::config::MAX_TITLE_BYTES;
+use pawl_engine::config::cut_title;
 
 pub mod hyprland;
 pub mod shell;
@@ -22,7 +22,7 @@ pub mod x11;
 pub enum FocusEvent {
     /// This application is focused now (a Wayland `app_id`, or an X11 `WM_CLASS` class
     /// for an Xwayland window; on Hyprland, the window's class), its window titled
-    /// `title` (`None`: not known; at most [`MAX_TITLE_BYTES`]).
+    /// `title` (`None`: not known; at most [`pawl_engine::config::MAX_TITLE_BYTES`]).
     App {
         /// The application id.
         id: String,
@@ -34,16 +34,12 @@ pub enum FocusEvent {
 }
 
 impl FocusEvent {
-    /// [`FocusEvent::App`] with `title` cut to its first [`MAX_TITLE_BYTES`] at a character
+    /// [`FocusEvent::App`] with `title` cut by [`cut_title`] to its first 1 KiB at a character
     /// boundary (what the engine matches); an empty title counts as none.
     pub fn app(id: &str, title: Option<&str>) -> FocusEvent {
-        let title = title.filter(|t| !t.is_empty()).map(|t| {
-            let mut end = t.len().min(MAX_TITLE_BYTES);
-            while !t.is_char_boundary(end) {
-                end -= 1;
-            }
-            t[..end].to_owned()
-        });
+        let title = title
+            .filter(|t| !t.is_empty())
+            .map(|t| cut_title(t).to_owned());
         FocusEvent::App {
             id: id.to_owned(),
             title,
