@@ -49,11 +49,20 @@ pub fn generate(root: &Path) -> anyhow::Result<String> {
          Copyright: 2026 the pawl developers\n\
          License: GPL-2.0-only or MIT\n\
          \n\
+         Files: crates/pawl-linux/protocols/*\n\
+         Copyright: 2018 Ilia Bozhinov\n \
+         2019 Christopher Billington\n \
+         2020 Isaac Freund\n \
+         2022, 2024 Victoria Brekenfeld\n\
+         Comment: cosmic-protocols' XML (COSMIC's window list), compiled into /usr/bin/pawl\n \
+         by wayland-scanner; each file carries this notice.\n\
+         License: HPND-sell-variant\n\
+         \n\
          Files: rust-std/*\n\
          Copyright: The Rust Project Developers\n\
          License: MIT or Apache-2.0\n",
     );
-    let mut names: BTreeSet<String> = ["MIT", "Apache-2.0", "GPL-2.0-only"]
+    let mut names: BTreeSet<String> = ["MIT", "Apache-2.0", "GPL-2.0-only", "HPND-sell-variant"]
         .map(String::from)
         .into();
     for c in &crates {

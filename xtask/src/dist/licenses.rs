@@ -25,6 +25,7 @@ pub fn text(name: &str) -> Option<Text> {
         "Apache-2.0" => Text::Inline(APACHE),
         "Apache-2.0 with LLVM exception" => Text::Inline(APACHE_LLVM),
         "Zlib" => Text::Inline(ZLIB),
+        "HPND-sell-variant" => Text::Inline(HPND_SELL_VARIANT),
         "Unlicense" => Text::Inline(UNLICENSE),
         "0BSD" => Text::Inline(ZERO_BSD),
         "GPL-2.0-only" => Text::Inline(GPL_2),
@@ -192,4 +193,29 @@ INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES WHATSOEVER RESULTING FROM
 LOSS OF USE, DATA OR PROFITS, WHETHER IN AN ACTION OF CONTRACT, NEGLIGENCE OR
 OTHER TORTIOUS ACTION, ARISING OUT OF OR IN CONNECTION WITH THE USE OR
 PERFORMANCE OF THIS SOFTWARE.
+";
+
+/// The permission notice of the Wayland protocol XML files (cosmic-protocols' copies in
+/// `crates/pawl-linux/protocols/`), SPDX `HPND-sell-variant`.
+const HPND_SELL_VARIANT: &str = "\
+Permission to use, copy, modify, distribute, and sell this
+software and its documentation for any purpose is hereby granted
+without fee, provided that the above copyright notice appear in
+all copies and that both that copyright notice and this permission
+notice appear in supporting documentation, and that the name of
+the copyright holders not be used in advertising or publicity
+pertaining to distribution of the software without specific,
+written prior permission.  The copyright holders make no
+representations about the suitability of this software for any
+purpose.  It is provided \"as is\" without express or implied
+warranty.
+
+THE COPYRIGHT HOLDERS DISCLAIM ALL WARRANTIES WITH REGARD TO THIS
+SOFTWARE, INCLUDING ALL IMPLIED WARRANTIES OF MERCHANTABILITY AND
+FITNESS, IN NO EVENT SHALL THE COPYRIGHT HOLDERS BE LIABLE FOR ANY
+SPECIAL, INDIRECT OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN
+AN ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION,
+ARISING OUT OF OR IN CONNECTION WITH THE USE OR PERFORMANCE OF
+THIS SOFTWARE.
 ";
