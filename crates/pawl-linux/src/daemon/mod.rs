@@ -233,6 +233,8 @@ enum FocusConn {
     X11(crate::focus::x11::X11),
     /// GNOME Shell's extension or KWin's script, over the session bus.
     Dbus(crate::focus::shell::Shell),
+    /// Another Wayland compositor's toplevel list.
+    Toplevels(crate::focus::toplevel::Toplevels),
 }
 
 impl FocusConn {
@@ -242,6 +244,7 @@ impl FocusConn {
             FocusConn::Sway(s) => s.fd(),
             FocusConn::X11(x) => x.fd(),
             FocusConn::Dbus(d) => d.fd(),
+            FocusConn::Toplevels(t) => t.fd(),
         }
     }
 
@@ -251,6 +254,7 @@ impl FocusConn {
             FocusConn::Sway(s) => s.read(),
             FocusConn::X11(x) => x.read(),
             FocusConn::Dbus(d) => d.read(),
+            FocusConn::Toplevels(t) => t.read(),
         }
     }
 }
@@ -481,8 +485,9 @@ impl Daemon {
     /// Connects the focus backend when `[[app]]` tables need one and none is open, the one
     /// [`crate::focus::choose`] picks: Hyprland's event socket when
     /// `HYPRLAND_INSTANCE_SIGNATURE` is set, else sway's IPC when `SWAYSOCK` is set, else
-    /// the session bus in a GNOME or KDE Wayland session, else the X server of `DISPLAY` in
-    /// an X11 session. Without one every device runs its device profile.
+    /// the session bus in a GNOME or KDE Wayland session, else the toplevel list of any other
+    /// Wayland compositor, else the X server of `DISPLAY` in an X11 session. Without one
+    /// every device runs its device profile.
     fn start_focus(&mut self) {
         use crate::focus::Choice;
         if self.focus.conn.is_some() {
@@ -542,6 +547,21 @@ impl Daemon {
                     }
                 }
             }
+            Choice::Toplevels(path) => match crate::focus::toplevel::Toplevels::connect(&path) {
+                Ok(t) => {
+                    let name = t.protocol().name();
+                    log::info!("focus: {name} at {}", path.display());
+                    (FocusConn::Toplevels(t), name.to_owned())
+                }
+                Err(e) => {
+                    self.focus.backend = format!("none: wayland ({}): {e}", path.display());
+                    log::warn!(
+                        "focus: no toplevel list from the Wayland compositor at {} ({e}): device profiles in force",
+                        path.display()
+                    );
+                    return;
+                }
+            },
             Choice::X11(display) => match crate::focus::x11::X11::connect(&display) {
                 Ok(x) => {
                     log::info!("focus: X11 active window on DISPLAY={display}");
@@ -599,8 +619,19 @@ impl Daemon {
             log::warn!("focus: cannot watch the {name} socket ({e}): device profiles in force");
             return;
         }
+        // The toplevel list gave the focus at connect: it counts as the first report.
+        let initial = match &conn {
+            FocusConn::Toplevels(t) => Some(t.initial()),
+            _ => None,
+        };
         self.focus.conn = Some(conn);
         self.focus.backend = name;
+        if let Some(crate::focus::FocusEvent::App { id, title }) = initial {
+            self.focus.title = title.filter(|_| self.config.uses_titles());
+            self.focus.app = Some(id);
+            self.apply_focus();
+            self.devices_changed = true;
+        }
     }
 
     /// The focus backend's socket is readable: a focus change, or the backend is gone (one
@@ -639,6 +670,7 @@ impl Daemon {
                             FocusConn::Sway(_) => "sway's IPC socket",
                             FocusConn::X11(_) => "the X server connection",
                             FocusConn::Dbus(_) => "the desktop shell on the session bus",
+                            FocusConn::Toplevels(_) => "the Wayland compositor's connection",
                         }
                     }
                     None => "the focus backend",

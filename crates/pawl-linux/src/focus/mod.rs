@@ -3,8 +3,10 @@
 //! one wake-up, and nothing runs between them.
 //!
 //! Backends: [`hyprland`] (Hyprland's event socket), [`sway`] (sway's IPC), [`x11`]
-//! (EWMH's `_NET_ACTIVE_WINDOW`) and [`shell`] (GNOME Shell's extension or KWin's script
-//! calling pawl on the session bus), picked by [`choose`] from the environment. The engine side is
+//! (EWMH's `_NET_ACTIVE_WINDOW`), [`shell`] (GNOME Shell's extension or KWin's script
+//! calling pawl on the session bus) and [`toplevel`] (any other Wayland compositor's
+//! toplevel list: COSMIC's, or wlroots' for niri, wayfire, labwc, river), picked by
+//! [`choose`] from the environment. The engine side is
 //! [`pawl_engine::DeviceEngine::set_app`] with [`pawl_engine::Config::app_key`].
 
 use std::ffi::{OsStr, OsString};
@@ -15,6 +17,7 @@ use pawl_engine::config::cut_title;
 pub mod hyprland;
 pub mod shell;
 pub mod sway;
+pub mod toplevel;
 pub mod x11;
 
 /// What a backend reports.
@@ -102,6 +105,9 @@ pub enum Choice {
     Gnome,
     /// KDE Plasma's KWin on Wayland, through pawl's KWin script ([`shell::Desktop::Kde`]).
     Kde,
+    /// Any other Wayland compositor, through its toplevel list ([`toplevel`]): the path of
+    /// its socket ([`toplevel::socket_path`]).
+    Toplevels(PathBuf),
     /// None; why, for `pawl status`.
     None(&'static str),
 }
@@ -130,11 +136,10 @@ pub struct Env<'a> {
 /// `SWAYSOCK`; the order only matters if both are); else sway when `SWAYSOCK` is set
 /// (sway's IPC sees Wayland and Xwayland windows); else, in a Wayland session
 /// (`WAYLAND_DISPLAY` set), GNOME when `XDG_CURRENT_DESKTOP` lists `GNOME` and KDE when it
-/// lists `KDE`, both only with `DBUS_SESSION_BUS_ADDRESS` set; else X11 when `DISPLAY` is
-/// set and `WAYLAND_DISPLAY` is not (an X11 session). Any other Wayland session gets none
-/// even with `DISPLAY` set: its X server is Xwayland, whose active window is only ever an
-/// X11 client's, so every native Wayland window would read as "no app" while
-/// `pawl status` named a backend. `DISPLAY` must be UTF-8.
+/// lists `KDE`, both only with `DBUS_SESSION_BUS_ADDRESS` set; else, in any other Wayland
+/// session, the compositor's toplevel list at [`toplevel::socket_path`] (`DISPLAY` is then
+/// Xwayland's, whose active window is only ever an X11 client's, so it is not used); else
+/// X11 when `DISPLAY` is set (an X11 session). `DISPLAY` must be UTF-8.
 pub fn choose(env: Env<'_>) -> Choice {
     fn set(v: Option<&OsStr>) -> Option<&OsStr> {
         v.filter(|v| !v.is_empty())
@@ -167,16 +172,22 @@ pub fn choose(env: Env<'_>) -> Choice {
             return choice;
         }
     }
-    const WAYLAND: &str = "none: a Wayland session that is not Hyprland, sway, GNOME or KDE (HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK or XDG_CURRENT_DESKTOP name none of them)";
-    match (set(env.display), set(env.wayland_display)) {
-        (Some(_), Some(_)) | (None, Some(_)) => Choice::None(WAYLAND),
-        (Some(d), None) => match d.to_str() {
+    if let Some(wayland) = set(env.wayland_display) {
+        return match toplevel::socket_path(wayland, set(env.xdg_runtime_dir)) {
+            Some(path) => Choice::Toplevels(path),
+            None => Choice::None(
+                "none: WAYLAND_DISPLAY names a socket in XDG_RUNTIME_DIR, which is unset or relative",
+            ),
+        };
+    }
+    match set(env.display) {
+        Some(d) => match d.to_str() {
             Some(d) => Choice::X11(d.to_owned()),
             None => Choice::None("none: DISPLAY is not UTF-8"),
         },
-        (None, None) => {
-            Choice::None("none: neither HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set")
-        }
+        None => Choice::None(
+            "none: neither HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK, WAYLAND_DISPLAY nor DISPLAY is set",
+        ),
     }
 }
 
@@ -255,15 +266,26 @@ mod tests {
     }
 
     #[test]
-    fn xwayland_alone_is_not_a_focus_backend() {
-        assert!(matches!(
-            choose(env(None, os(":0"), os("wayland-0"))),
-            Choice::None(_)
-        ));
-        assert!(matches!(
-            choose(env(None, None, os("wayland-0"))),
-            Choice::None(_)
-        ));
+    fn another_wayland_session_uses_its_toplevel_list_never_xwayland() {
+        let with_runtime = |display| Env {
+            xdg_runtime_dir: os("/run/user/1000"),
+            ..env(None, display, os("wayland-0"))
+        };
+        for display in [os(":0"), None] {
+            assert_eq!(
+                choose(with_runtime(display)),
+                Choice::Toplevels("/run/user/1000/wayland-0".into())
+            );
+        }
+        assert_eq!(
+            choose(env(None, os(":0"), os("/tmp/wayland-9"))),
+            Choice::Toplevels("/tmp/wayland-9".into())
+        );
+        // Without a runtime directory the socket cannot be found; Xwayland is no fallback.
+        let Choice::None(why) = choose(env(None, os(":0"), os("wayland-0"))) else {
+            panic!("a Wayland socket without XDG_RUNTIME_DIR chose a backend");
+        };
+        assert!(why.contains("XDG_RUNTIME_DIR"), "{why}");
     }
 
     fn desktop<'a>(current: &'a str, bus: Option<&'a OsStr>) -> Env<'a> {
@@ -286,12 +308,17 @@ mod tests {
     #[test]
     fn a_desktop_is_matched_by_whole_names_in_the_list() {
         let bus = os("unix:path=/run/user/1000/bus");
-        assert!(matches!(
-            choose(desktop("GNOME-Classic-ish", bus)),
-            Choice::None(_)
-        ));
-        assert!(matches!(choose(desktop("XFCE", bus)), Choice::None(_)));
-        assert!(matches!(choose(desktop("", bus)), Choice::None(_)));
+        for other in ["GNOME-Classic-ish", "XFCE", "COSMIC", ""] {
+            let e = Env {
+                xdg_runtime_dir: os("/run/user/1000"),
+                ..desktop(other, bus)
+            };
+            assert_eq!(
+                choose(e),
+                Choice::Toplevels("/run/user/1000/wayland-0".into()),
+                "{other}"
+            );
+        }
     }
 
     #[test]
