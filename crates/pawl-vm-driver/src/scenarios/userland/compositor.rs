@@ -26,6 +26,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     per_app_unknown_app_uses_the_device_profile,
     per_app_title_follows_the_focused_windows_title_on_sway,
     per_app_backend_gone_falls_back_and_says_so,
+    per_app_wayland_toplevel_list_follows_focus_and_titles,
 ];
 
 /// How long sway may take to open its IPC socket under TCG (~2.5 s measured, unloaded).
@@ -242,6 +243,22 @@ impl Sway {
         }
     }
 
+    /// sway's Wayland socket, `/run/user/UID/wayland-N` (absolute, so that it works as
+    /// `WAYLAND_DISPLAY` whatever the client's `XDG_RUNTIME_DIR`).
+    pub(crate) fn wayland_socket(&self) -> anyhow::Result<PathBuf> {
+        let (_, uid) = USER;
+        let runtime = PathBuf::from(format!("/run/user/{uid}"));
+        std::fs::read_dir(&runtime)?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("wayland-") && !n.ends_with(".lock"))
+            })
+            .context("sway made no wayland-N socket")
+    }
+
     /// Maps a Wayland window with `app_id` (this driver's `--wayland-window`, run as the
     /// plain user on sway's socket) and waits until sway's tree has it; it is focused then
     /// (sway focuses a new window).
@@ -262,11 +279,7 @@ impl Sway {
     ) -> anyhow::Result<Option<std::process::ChildStdin>> {
         let (_, uid) = USER;
         let runtime = PathBuf::from(format!("/run/user/{uid}"));
-        let display = std::fs::read_dir(&runtime)?
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .find(|n| n.starts_with("wayland-") && !n.ends_with(".lock"))
-            .context("sway made no wayland-N socket")?;
+        let display = self.wayland_socket()?;
         let log = std::fs::File::create(self.log.with_file_name(format!("window-{app_id}.log")))?;
         let mut child = Command::new(std::env::current_exe()?)
             .args(["--wayland-window", app_id])
@@ -827,5 +840,78 @@ pub fn per_app_gesture_action_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Re
         ctx.notes
             .push(format!("{app} focused: drag right → workspace {want:?}"));
     }
+    Ok(())
+}
+
+/// `per_app_wayland_toplevel_list_follows_focus_and_titles`: pawl in a Wayland session that
+/// is not Hyprland, sway (no `SWAYSOCK`), GNOME or KDE (`XDG_CURRENT_DESKTOP=sway`) reads
+/// the compositor's toplevel list: sway's `zwlr_foreign_toplevel_manager_v1`, the protocol
+/// niri, wayfire, labwc and river serve too. `pawl status` names it; with two real windows
+/// the game's table applies while it is activated (a detent up +120 v120) and the device
+/// profile while the editor is (-120), both ways; a third window's title changes decide its
+/// `title` table; sway exiting leaves the device profiles, one log line and no busy loop.
+pub fn per_app_wayland_toplevel_list_follows_focus_and_titles(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use std::io::Write;
+    const NAME: &str = "wayland (zwlr_foreign_toplevel_manager_v1";
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let display = sway.wayland_socket()?;
+    let config = format!(
+        "{PER_APP_SCROLL}\n{}",
+        &PER_APP_TITLE[PER_APP_TITLE.find("[[app]]").context("title table")?..]
+    );
+    let mut m = Mouse::start_desktop(ctx, &config, "sway", &[("WAYLAND_DISPLAY", &display)])?;
+    sway.window("pawl-game")?;
+    sway.window("pawl-editor")?;
+    let status = wait_status(ctx, &m.work()?, &format!("focus:   {NAME})"))
+        .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+    ctx.notes
+        .push(format!("$ pawl status (toplevel list)\n{status}"));
+    for _ in 0..2 {
+        focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == 120,
+            "pawl-game activated: a detent up gave {v} v120, want +120"
+        );
+        focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == -120,
+            "pawl-editor activated: a detent up gave {v} v120, want -120"
+        );
+    }
+    let mut title = sway.titled_window("pawl-browser")?;
+    for (line, want, v120) in [
+        (
+            "Video - cats",
+            "app pawl-browser, profile app pawl-browser",
+            120,
+        ),
+        ("Docs - notes", "app pawl-browser, profile device", -120),
+    ] {
+        writeln!(title, "{line}")?;
+        let status = wait_status(ctx, &m.work()?, want)
+            .with_context(|| format!("title {line:?}; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("$ pawl status (title {line:?})\n{status}"));
+        let v = m.detent_up()?;
+        ensure!(
+            v == v120,
+            "title {line:?}: a detent up gave {v} v120, want {v120}"
+        );
+    }
+    let _ = sway.sway.kill();
+    let _ = sway.sway.wait();
+    let ticks = falls_back_once(
+        ctx,
+        &mut m,
+        "sway",
+        &format!("focus:   {NAME}, closed: device profiles), app unknown, profile device"),
+        "focus: the Wayland compositor's connection closed",
+    )?;
+    m.sentinel()?;
+    ctx.notes
+        .push(format!("CPU after sway exited: {ticks} ticks in 2 s"));
     Ok(())
 }
