@@ -888,7 +888,10 @@ fn an_activated_game_turns_scroll_inversion_off_and_another_app_brings_it_back()
     w.on_app_activated(&mut tap, Some("com.example.Game"));
     assert_eq!(wheel_line(&mut w, &mut tap), 1.0, "the game's profile");
     let status = w.focus();
-    assert_eq!(status.backend, "nsworkspace");
+    assert_eq!(
+        status.backend,
+        "nsworkspace (scroll: the app under the pointer)"
+    );
     assert_eq!(status.app.as_deref(), Some("com.example.Game"));
     assert_eq!(status.profile, "app com.example.Game ([[app]] at line 1)");
     w.on_app_activated(&mut tap, Some("com.apple.Safari"));

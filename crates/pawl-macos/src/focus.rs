@@ -25,6 +25,11 @@ use pawl_engine::{AppKey, Config};
 /// The name `pawl status` gives the backend while it observes the frontmost application.
 pub const BACKEND: &str = "nsworkspace";
 
+/// [`BACKEND`] when some table sets scroll keys: scroll then follows the application under
+/// the pointer ([`crate::pointer::ScrollTarget`]), whose profile may differ from the one
+/// `pawl status` shows for the frontmost application.
+pub const BACKEND_SCROLL_UNDER_POINTER: &str = "nsworkspace (scroll: the app under the pointer)";
+
 /// The focus part of `pawl status`, worded as on Linux.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
@@ -66,12 +71,14 @@ impl Focus {
         !config.apps.is_empty()
     }
 
-    /// No application known yet. The backend reads `nsworkspace` when `config` wants one
-    /// (the host says otherwise with [`Focus::unavailable`]), `none: no [[app]] table`
-    /// when it does not.
+    /// No application known yet. The backend reads [`BACKEND`] when `config` wants one
+    /// ([`BACKEND_SCROLL_UNDER_POINTER`] when a table sets scroll keys; the host says
+    /// otherwise with [`Focus::unavailable`]), `none: no [[app]] table` when it does not.
     pub fn new(config: &Config) -> Focus {
         Focus {
-            backend: if Focus::wanted(config) {
+            backend: if crate::pointer::ScrollTarget::wanted(config) {
+                BACKEND_SCROLL_UNDER_POINTER.to_owned()
+            } else if Focus::wanted(config) {
                 BACKEND.to_owned()
             } else {
                 "none: no [[app]] table".to_owned()
@@ -151,7 +158,26 @@ mod tests {
         assert_eq!(s.backend, "none: no [[app]] table");
         assert_eq!((s.app, s.profile.as_str()), (None, "device"));
         assert!(Focus::wanted(&config()));
-        assert_eq!(Focus::new(&config()).summary(&config()).backend, BACKEND);
+    }
+
+    #[test]
+    fn the_backend_says_when_scroll_follows_the_app_under_the_pointer() {
+        // Every table of `config` sets scroll keys.
+        let c = config();
+        assert_eq!(
+            Focus::new(&c).summary(&c).backend,
+            BACKEND_SCROLL_UNDER_POINTER
+        );
+        let buttons_only = Config::parse(
+            "[[app]]\napp_id = \"com.example.Browser\"\n[app.buttons]\non_back = { key = \"Cmd+W\" }\n",
+            "t.toml",
+            Platform::MacOs,
+        )
+        .unwrap();
+        assert_eq!(
+            Focus::new(&buttons_only).summary(&buttons_only).backend,
+            BACKEND
+        );
     }
 
     #[test]
