@@ -229,7 +229,8 @@ haptic_on_gesture = false
 # is held takes effect when it is released. title (a regular expression, at most 255 bytes,
 # regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
 # title matches; it needs a backend that reports titles (sway, Hyprland, X11 at focus, GNOME,
-# KDE; not macOS), and at most 4 tables with a title may name one application.
+# KDE, the Wayland window lists; not macOS), and at most 4 tables with a title may name one
+# application.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
 # [app.scroll]

@@ -216,7 +216,8 @@ struct FocusState {
     /// The connection, while it is open.
     conn: Option<FocusConn>,
     /// What `pawl status` names: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `gnome
-    /// (extension)`, `kde (kwin script)`, any with
+    /// (extension)`, `kde (kwin script)`, `wayland (zwlr_foreign_toplevel_manager_v1)`,
+    /// `cosmic (zcosmic_toplevel_info_v1)`, any with
     /// `closed: device profiles` once it is gone, or why there is none.
     backend: String,
     /// The focused application, when known.
@@ -268,9 +269,10 @@ const NO_CALL_YET: &str = "; no call yet)";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FocusSummary {
     /// The backend: `hyprland`, `sway`, `x11 (DISPLAY=:0)`, `gnome (extension)`, `kde (kwin
-    /// script)` (either with `; no call yet` before the shell side first calls), `sway
+    /// script)` (either with `; no call yet` before the shell side first calls), `wayland
+    /// (zwlr_foreign_toplevel_manager_v1)`, `cosmic (zcosmic_toplevel_info_v1)`, `sway
     /// (closed: device profiles)`, or why there is none (`none: no [[app]] table`, `none: neither
-    /// HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK nor DISPLAY is set`).
+    /// HYPRLAND_INSTANCE_SIGNATURE, SWAYSOCK, WAYLAND_DISPLAY nor DISPLAY is set`).
     pub backend: String,
     /// The focused application, when known.
     pub app: Option<String>,
