@@ -657,6 +657,26 @@ impl Mouse {
 const PER_APP_SCROLL: &str = "[scroll]\nsmoothing = \"none\"\n\n\
     [[app]]\napp_id = \"pawl-game\"\n[app.scroll]\ninvert_vertical = false\n";
 
+/// Under [`PER_APP_SCROLL`]: focus moves to "pawl-game" (a detent up must give +120 v120,
+/// its table's inversion off) and to "pawl-editor" (-120, the device profile), twice.
+fn game_then_editor_twice(ctx: &mut Ctx, sway: &Sway, m: &mut Mouse) -> anyhow::Result<()> {
+    for _ in 0..2 {
+        focus_and_wait(ctx, sway, m, "pawl-game", "app pawl-game")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == 120,
+            "pawl-game focused: a detent up gave {v} v120, want +120 (not inverted)"
+        );
+        focus_and_wait(ctx, sway, m, "pawl-editor", "device")?;
+        let v = m.detent_up()?;
+        ensure!(
+            v == -120,
+            "pawl-editor focused: a detent up gave {v} v120, want -120 (the device profile)"
+        );
+    }
+    Ok(())
+}
+
 /// Focuses `app_id` on sway and waits until `pawl status` names it with `profile`.
 fn focus_and_wait(
     ctx: &mut Ctx,
@@ -687,20 +707,7 @@ pub fn per_app_scroll_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Result<()>
     let mut m = Mouse::start_env(ctx, PER_APP_SCROLL, &[("SWAYSOCK", &socket)])?;
     sway.window("pawl-game")?;
     sway.window("pawl-editor")?;
-    for _ in 0..2 {
-        focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
-        let v = m.detent_up()?;
-        ensure!(
-            v == 120,
-            "pawl-game focused: a detent up gave {v} v120, want +120 (not inverted)"
-        );
-        focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
-        let v = m.detent_up()?;
-        ensure!(
-            v == -120,
-            "pawl-editor focused: a detent up gave {v} v120, want -120 (the device profile)"
-        );
-    }
+    game_then_editor_twice(ctx, &sway, &mut m)?;
     // Idle with a focus backend: nothing runs between events.
     std::thread::sleep(Duration::from_millis(500));
     // The last `pawl status` query's connection ends first.
@@ -867,20 +874,7 @@ pub fn per_app_wayland_toplevel_list_follows_focus_and_titles(ctx: &mut Ctx) -> 
         .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
     ctx.notes
         .push(format!("$ pawl status (toplevel list)\n{status}"));
-    for _ in 0..2 {
-        focus_and_wait(ctx, &sway, &m, "pawl-game", "app pawl-game")?;
-        let v = m.detent_up()?;
-        ensure!(
-            v == 120,
-            "pawl-game activated: a detent up gave {v} v120, want +120"
-        );
-        focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
-        let v = m.detent_up()?;
-        ensure!(
-            v == -120,
-            "pawl-editor activated: a detent up gave {v} v120, want -120"
-        );
-    }
+    game_then_editor_twice(ctx, &sway, &mut m)?;
     let mut title = sway.titled_window("pawl-browser")?;
     for (line, want, v120) in [
         (
