@@ -14,6 +14,10 @@
 //! bookkeeping, pure; [`Toplevels`] owns the connection (wayland-client's pure-Rust backend,
 //! no libwayland) for the daemon's epoll set. Nothing polls: the compositor writes when a
 //! window changes.
+//!
+//! Size limits: one message, and so one `app_id` or title, is at most 4 KiB (wayland-backend's
+//! receive buffer); [`FocusEvent::app`] then cuts the title to what the engine matches; at
+//! most [`MAX_WINDOWS`] windows are tracked.
 
 use std::collections::HashMap;
 use std::hash::Hash;
