@@ -564,19 +564,21 @@ impl Daemon {
                     return;
                 }
             },
-            Choice::X11(display) => match crate::focus::x11::X11::connect(&display) {
-                Ok(x) => {
-                    log::info!("focus: X11 active window on DISPLAY={display}");
-                    (FocusConn::X11(x), format!("x11 (DISPLAY={display})"))
+            Choice::X11(display) => {
+                match crate::focus::x11::X11::connect(&display, self.config.uses_titles()) {
+                    Ok(x) => {
+                        log::info!("focus: X11 active window on DISPLAY={display}");
+                        (FocusConn::X11(x), format!("x11 (DISPLAY={display})"))
+                    }
+                    Err(e) => {
+                        self.focus.backend = format!("none: x11 (DISPLAY={display}): {e}");
+                        log::warn!(
+                            "focus: cannot connect to the X server of DISPLAY={display} ({e}): device profiles in force"
+                        );
+                        return;
+                    }
                 }
-                Err(e) => {
-                    self.focus.backend = format!("none: x11 (DISPLAY={display}): {e}");
-                    log::warn!(
-                        "focus: cannot connect to the X server of DISPLAY={display} ({e}): device profiles in force"
-                    );
-                    return;
-                }
-            },
+            }
             Choice::Gnome | Choice::Kde => {
                 use crate::focus::shell::{BUS_NAME, Desktop, Shell};
                 let (desktop, name, pusher) = if choice == Choice::Gnome {

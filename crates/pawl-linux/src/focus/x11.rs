@@ -2,7 +2,10 @@
 //! root window, and on each `PropertyNotify` of `_NET_ACTIVE_WINDOW` read that property,
 //! then the window's `WM_CLASS` (ICCCM §4.1.2.5: two NUL-terminated strings, the instance
 //! then the class; users match on the class) and `_NET_WM_NAME` (EWMH, `UTF8_STRING`) as
-//! its title, logged at debug only.
+//! its title. When titles are followed (some `[[app]]` table has a `title`), pawl also
+//! selects `PropertyChangeMask` on the active window (and drops it from the one before), so
+//! a change of its `_NET_WM_NAME` is read too; that window's other property changes then
+//! wake pawl as well (GTK's `_NET_WM_USER_TIME` on each key press, for one).
 //!
 //! Nothing here waits for the server once connected: the requests go out, the replies come
 //! back on the socket the daemon's epoll set watches, and [`X11::read`] takes whatever is
@@ -116,15 +119,20 @@ pub struct X11 {
     class: Option<FocusEvent>,
     /// The last focus reported, so a property set again to the same window says nothing.
     last: Option<FocusEvent>,
+    /// Whether the active window's title changes are followed.
+    follow_titles: bool,
+    /// The window whose property changes pawl selected (0: none).
+    watched: u32,
 }
 
 impl X11 {
     /// Connects to `display` (`$DISPLAY`, e.g. `:0`) with the `Xauthority` cookie when one
     /// matches, interns the atoms, selects `PropertyChangeMask` on the root window and asks
-    /// for the active window (its answer is the first [`X11::read`]). Blocks up to
+    /// for the active window (its answer is the first [`X11::read`]); with `follow_titles`,
+    /// the active window's own title changes are read too. Blocks up to
     /// [`CONNECT_TIMEOUT`] per step; non-blocking afterwards. Errors: the display string,
     /// the socket, a refused setup (e.g. no authorization), or a server that does not answer.
-    pub fn connect(display: &str) -> io::Result<X11> {
+    pub fn connect(display: &str, follow_titles: bool) -> io::Result<X11> {
         let parsed = parse_display(Some(display))
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let mut last_error = io::Error::new(io::ErrorKind::Unsupported, "only local displays");
@@ -180,16 +188,13 @@ impl X11 {
             pending: Pending::Nothing,
             class: None,
             last: None,
+            follow_titles,
+            watched: 0,
         };
         x.net_active_window = x.intern(b"_NET_ACTIVE_WINDOW")?;
         x.net_wm_name = x.intern(b"_NET_WM_NAME")?;
         x.utf8_string = x.intern(b"UTF8_STRING")?;
-        let aux = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
-        let select = ChangeWindowAttributesRequest {
-            window: root,
-            value_list: Cow::Owned(aux),
-        };
-        x.send(&select.serialize().0)?;
+        x.select(root, EventMask::PROPERTY_CHANGE)?;
         x.stream.set_nonblocking(true)?;
         x.ask_active()?;
         Ok(x)
@@ -238,7 +243,10 @@ impl X11 {
             (PROPERTY_NOTIFY_EVENT, _) => {
                 let window = u32::from_ne_bytes([packet[4], packet[5], packet[6], packet[7]]);
                 let atom = u32::from_ne_bytes([packet[8], packet[9], packet[10], packet[11]]);
-                if window == self.root && atom == self.net_active_window {
+                // The active window's title changed: read the focus again (repeats say
+                // nothing).
+                let retitled = window == self.watched && atom == self.net_wm_name;
+                if (window == self.root && atom == self.net_active_window) || retitled {
                     self.ask_active()?;
                 }
                 Ok(None)
@@ -249,6 +257,7 @@ impl X11 {
                     .and_then(|(r, _)| active_window(&r));
                 let Some(window) = window else {
                     self.pending = Pending::Nothing;
+                    self.watch(0)?;
                     return Ok(Some(FocusEvent::Unknown));
                 };
                 let class = GetPropertyRequest {
@@ -282,6 +291,7 @@ impl X11 {
                 let title = reply.as_ref().and_then(|(r, _)| utf8_title(&r.value));
                 log::debug!("x11: active window {window:#x}, title {title:?}");
                 self.pending = Pending::Nothing;
+                self.watch(window)?;
                 Ok(self.class.take().map(|class| match class {
                     FocusEvent::App { id, .. } => FocusEvent::app(&id, title),
                     unknown => unknown,
@@ -303,6 +313,33 @@ impl X11 {
             // Replies to requests superseded by a newer focus change, and other events.
             _ => Ok(None),
         }
+    }
+
+    /// Selects `mask` as pawl's event mask on `window` (`ChangeWindowAttributes`; other
+    /// clients' masks are their own).
+    fn select(&mut self, window: u32, mask: EventMask) -> io::Result<()> {
+        let aux = ChangeWindowAttributesAux::new().event_mask(mask);
+        let req = ChangeWindowAttributesRequest {
+            window,
+            value_list: Cow::Owned(aux),
+        };
+        self.send(&req.serialize().0)
+    }
+
+    /// With titles followed, moves pawl's `PropertyChangeMask` from the window watched to
+    /// `window` (0: none). A window already gone answers `BadWindow`, which is ignored.
+    fn watch(&mut self, window: u32) -> io::Result<()> {
+        if !self.follow_titles || window == self.watched {
+            return Ok(());
+        }
+        if self.watched != 0 {
+            self.select(self.watched, EventMask::NO_EVENT)?;
+        }
+        if window != 0 {
+            self.select(window, EventMask::PROPERTY_CHANGE)?;
+        }
+        self.watched = window;
+        Ok(())
     }
 
     /// Asks for the root window's `_NET_ACTIVE_WINDOW` (replies to older questions are
