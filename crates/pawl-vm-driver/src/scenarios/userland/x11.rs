@@ -15,7 +15,10 @@ use crate::scenarios::userland_tools::output;
 use crate::scenarios::{Ctx, Scenario, T_DEVICE};
 
 /// This module's scenarios, in run order (the one place each is named).
-pub(crate) const SCENARIOS: &[Scenario] = scenarios![per_app_x11_active_window];
+pub(crate) const SCENARIOS: &[Scenario] = scenarios![
+    per_app_x11_active_window,
+    per_app_x11_follows_the_active_windows_title,
+];
 
 /// The display Xvfb serves (its socket `/tmp/.X11-unix/X99`).
 const DISPLAY: &str = ":99";
@@ -266,5 +269,43 @@ pub fn per_app_x11_active_window(ctx: &mut Ctx) -> anyhow::Result<()> {
     ctx.notes.push(format!(
         "CPU after the X server exited: {ticks} ticks in 2 s"
     ));
+    Ok(())
+}
+
+/// `per_app_x11_follows_the_active_windows_title`: the X11 session of
+/// [`per_app_x11_active_window`] with `[[app]] app_id = "AppA"`, `title = "^Video"` turning
+/// the inversion off. While AppA stays active, `wmctrl -N` retitles it (`_NET_WM_NAME`):
+/// "Video - cats" applies the table (a detent up +120 v120), "Docs" the device profile
+/// (-120), "Video - dogs" the table again. No focus change happens in between: pawl reads
+/// the active window's own title changes.
+pub fn per_app_x11_follows_the_active_windows_title(ctx: &mut Ctx) -> anyhow::Result<()> {
+    const TITLED: &str = "[scroll]\nsmoothing = \"none\"\n\n\
+        [[app]]\napp_id = \"AppA\"\ntitle = \"^Video\"\n[app.scroll]\ninvert_vertical = false\n";
+    let dir = ctx.subdir("x11")?;
+    let mut x = Session::start(&dir)?;
+    let mut m = Mouse::start_env(ctx, TITLED, &[("DISPLAY", Path::new(DISPLAY))])?;
+    x.xterm("AppA")?;
+    x.xterm("AppB")?;
+    activate_and_wait(ctx, &x, &m, "AppA", "device")?;
+    for (title, want, v120) in [
+        ("Video - cats", "app AppA, profile app AppA", 120),
+        ("Docs", "app AppA, profile device", -120),
+        ("Video - dogs", "app AppA, profile app AppA", 120),
+    ] {
+        wmctrl(&["-x", "-r", "AppA", "-N", title])?;
+        let status = wait_status(ctx, &m.work()?, want)
+            .with_context(|| format!("title {title:?}; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("$ pawl status (AppA titled {title:?})\n{status}"));
+        let v = m.detent_up()?;
+        ensure!(
+            v == v120,
+            "AppA titled {title:?}: a detent up gave {v} v120, want {v120}"
+        );
+    }
+    // The other window's title is not AppA's.
+    activate_and_wait(ctx, &x, &m, "AppB", "device")?;
+    wmctrl(&["-x", "-r", "AppB", "-N", "Video - AppB"])?;
+    ensure!(m.detent_up()? == -120, "AppB got AppA's title table");
     Ok(())
 }
