@@ -228,8 +228,8 @@ haptic_on_gesture = false
 # a later one overrides only the keys it sets. A change of focus while the gesture button
 # is held takes effect when it is released. title (a regular expression, at most 255 bytes,
 # regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
-# title matches; it needs a backend that reports titles (sway, Hyprland, X11 at focus, GNOME,
-# KDE, the Wayland window lists; not macOS), and at most 4 tables with a title may name one
+# title matches; it needs a backend that reports titles (sway, Hyprland, X11, GNOME, KDE, the
+# Wayland window lists; not macOS), and at most 4 tables with a title may name one
 # application.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
