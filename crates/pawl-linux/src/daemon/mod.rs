@@ -630,18 +630,40 @@ impl Daemon {
         };
         self.focus.conn = Some(conn);
         self.focus.backend = name;
-        if let Some(crate::focus::FocusEvent::App { id, title }) = initial {
-            self.focus.title = title.filter(|_| self.config.uses_titles());
-            self.focus.app = Some(id);
+        if let Some(event @ crate::focus::FocusEvent::App { .. }) = initial
+            && self.record_focus(event)
+        {
             self.apply_focus();
             self.devices_changed = true;
         }
     }
 
+    /// Records what a backend reported as the focus; `false` when nothing changed. Without a
+    /// `title` table, a title change of the same app changes nothing.
+    fn record_focus(&mut self, event: crate::focus::FocusEvent) -> bool {
+        use crate::focus::FocusEvent;
+        match event {
+            FocusEvent::App { id, title } => {
+                let title = title.filter(|_| self.config.uses_titles());
+                if self.focus.app.as_deref() == Some(id.as_str()) && self.focus.title == title {
+                    return false;
+                }
+                log::debug!("focus: {id} {title:?}");
+                self.focus.app = Some(id);
+                self.focus.title = title;
+            }
+            FocusEvent::Unknown => {
+                self.focus.app = None;
+                self.focus.title = None;
+            }
+        }
+        true
+    }
+
     /// The focus backend's socket is readable: a focus change, or the backend is gone (one
     /// log line, device profiles from then on, the socket out of the epoll set).
     fn on_focus(&mut self) {
-        use crate::focus::{FocusEvent, Readout};
+        use crate::focus::Readout;
         let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
@@ -651,19 +673,10 @@ impl Daemon {
         }
         match read {
             Readout::Focus(None) => return,
-            Readout::Focus(Some(FocusEvent::App { id, title })) => {
-                // Without a `title` table, a title change of the same app changes nothing.
-                let title = title.filter(|_| self.config.uses_titles());
-                if self.focus.app.as_deref() == Some(id.as_str()) && self.focus.title == title {
+            Readout::Focus(Some(event)) => {
+                if !self.record_focus(event) {
                     return;
                 }
-                log::debug!("focus: {id} {title:?}");
-                self.focus.app = Some(id);
-                self.focus.title = title;
-            }
-            Readout::Focus(Some(FocusEvent::Unknown)) => {
-                self.focus.app = None;
-                self.focus.title = None;
             }
             Readout::Closed => {
                 let what = match self.focus.conn.take() {

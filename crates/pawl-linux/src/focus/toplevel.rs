@@ -352,9 +352,6 @@ impl Toplevels {
     /// changed, or [`Readout::Closed`] when the connection broke or the compositor stopped
     /// the list.
     pub fn read(&mut self) -> Readout {
-        if self.conn.flush().is_err() {
-            return Readout::Closed;
-        }
         if let Some(guard) = self.queue.prepare_read() {
             match guard.read() {
                 Ok(_) => {}
