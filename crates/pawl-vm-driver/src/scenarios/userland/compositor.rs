@@ -491,6 +491,30 @@ pub fn compositor_workspace_follows_gesture(ctx: &mut Ctx) -> anyhow::Result<()>
     Ok(())
 }
 
+/// For each `(title, status, v120)` of `steps`: `retitle` gives the focused window that
+/// title, `pawl status` must come to contain `status` (noted), and a detent up must then
+/// give `v120`.
+pub(super) fn retitle_steps(
+    ctx: &mut Ctx,
+    m: &mut Mouse,
+    steps: &[(&str, &str, i64)],
+    mut retitle: impl FnMut(&str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for &(title, want, v120) in steps {
+        retitle(title)?;
+        let status = wait_status(ctx, &m.work()?, want)
+            .with_context(|| format!("title {title:?}; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("$ pawl status (title {title:?})\n{status}"));
+        let v = m.detent_up()?;
+        ensure!(
+            v == v120,
+            "title {title:?}: a detent up gave {v} v120, want {v120}"
+        );
+    }
+    Ok(())
+}
+
 /// `pawl status` of the pawl running in `work`: its text.
 fn status_text(ctx: &Ctx, work: &Path) -> anyhow::Result<String> {
     let out = Command::new(&ctx.pawl)
@@ -757,22 +781,12 @@ pub fn per_app_title_follows_the_focused_windows_title_on_sway(
     let video = "app pawl-browser, profile app pawl-browser ([[app]] at line 4)";
     focus_and_wait(ctx, &sway, &m, "pawl-browser", "device")?;
     ensure!(m.detent_up()? == -120, "an untitled match applied");
-    for (line, want, v120) in [
+    let steps = [
         ("Video - cats", video, 120),
         ("Docs - notes", "app pawl-browser, profile device", -120),
         ("Video - dogs", video, 120),
-    ] {
-        writeln!(title, "{line}")?;
-        let status = wait_status(ctx, &m.work()?, want)
-            .with_context(|| format!("title {line:?}; pawl log: {}", m.pawl.log()))?;
-        ctx.notes
-            .push(format!("$ pawl status (title {line:?})\n{status}"));
-        let v = m.detent_up()?;
-        ensure!(
-            v == v120,
-            "title {line:?}: a detent up gave {v} v120, want {v120}"
-        );
-    }
+    ];
+    retitle_steps(ctx, &mut m, &steps, |line| Ok(writeln!(title, "{line}")?))?;
     focus_and_wait(ctx, &sway, &m, "pawl-editor", "device")?;
     ensure!(m.detent_up()? == -120, "the editor got the browser's table");
     sway.focus_app("pawl-browser")?;
@@ -876,25 +890,15 @@ pub fn per_app_wayland_toplevel_list_follows_focus_and_titles(ctx: &mut Ctx) -> 
         .push(format!("$ pawl status (toplevel list)\n{status}"));
     game_then_editor_twice(ctx, &sway, &mut m)?;
     let mut title = sway.titled_window("pawl-browser")?;
-    for (line, want, v120) in [
+    let steps = [
         (
             "Video - cats",
             "app pawl-browser, profile app pawl-browser",
             120,
         ),
         ("Docs - notes", "app pawl-browser, profile device", -120),
-    ] {
-        writeln!(title, "{line}")?;
-        let status = wait_status(ctx, &m.work()?, want)
-            .with_context(|| format!("title {line:?}; pawl log: {}", m.pawl.log()))?;
-        ctx.notes
-            .push(format!("$ pawl status (title {line:?})\n{status}"));
-        let v = m.detent_up()?;
-        ensure!(
-            v == v120,
-            "title {line:?}: a detent up gave {v} v120, want {v120}"
-        );
-    }
+    ];
+    retitle_steps(ctx, &mut m, &steps, |line| Ok(writeln!(title, "{line}")?))?;
     let _ = sway.sway.kill();
     let _ = sway.sway.wait();
     let ticks = falls_back_once(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
-use super::compositor::{Mouse, falls_back_once, tail, wait_status};
+use super::compositor::{Mouse, falls_back_once, retitle_steps, tail, wait_status};
 use crate::scenarios::userland_tools::output;
 use crate::scenarios::{Ctx, Scenario, T_DEVICE};
 
@@ -287,22 +287,14 @@ pub fn per_app_x11_follows_the_active_windows_title(ctx: &mut Ctx) -> anyhow::Re
     x.xterm("AppA")?;
     x.xterm("AppB")?;
     activate_and_wait(ctx, &x, &m, "AppA", "device")?;
-    for (title, want, v120) in [
+    let steps = [
         ("Video - cats", "app AppA, profile app AppA", 120),
         ("Docs", "app AppA, profile device", -120),
         ("Video - dogs", "app AppA, profile app AppA", 120),
-    ] {
-        wmctrl(&["-x", "-r", "AppA", "-N", title])?;
-        let status = wait_status(ctx, &m.work()?, want)
-            .with_context(|| format!("title {title:?}; pawl log: {}", m.pawl.log()))?;
-        ctx.notes
-            .push(format!("$ pawl status (AppA titled {title:?})\n{status}"));
-        let v = m.detent_up()?;
-        ensure!(
-            v == v120,
-            "AppA titled {title:?}: a detent up gave {v} v120, want {v120}"
-        );
-    }
+    ];
+    retitle_steps(ctx, &mut m, &steps, |title| {
+        wmctrl(&["-x", "-r", "AppA", "-N", title]).map(drop)
+    })?;
     // The other window's title is not AppA's.
     activate_and_wait(ctx, &x, &m, "AppB", "device")?;
     wmctrl(&["-x", "-r", "AppB", "-N", "Video - AppB"])?;
