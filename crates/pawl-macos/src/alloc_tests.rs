@@ -76,16 +76,6 @@ fn worker_and_tap(config: Config) -> (Worker, FakeTap) {
     (worker, tap)
 }
 
-/// One `[[app]]` table: the game's wheel is not inverted.
-fn game_config() -> Config {
-    Config::parse(
-        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
-        "t.toml",
-        Platform::MacOs,
-    )
-    .unwrap()
-}
-
 #[test]
 fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
     let config = Config::default_for(Platform::MacOs);
@@ -144,7 +134,7 @@ fn wheel_gesture_and_click_allocate_nothing_once_the_sender_is_known() {
 
 #[test]
 fn app_profiles_and_a_switch_held_through_a_gesture_allocate_nothing_on_the_event_path() {
-    let config = game_config();
+    let config = crate::fake::game_config();
     let (mut worker, mut tap) = worker_and_tap(config);
     worker.start(&mut tap).unwrap();
     let mut first = event(FakeEvent::scroll(1, 1.0, 10));
@@ -309,7 +299,7 @@ fn hidpp_gesture_reports_and_mouse_reports_allocate_nothing_after_setup() {
 #[test]
 fn scroll_events_inside_a_gesture_over_an_app_allocate_nothing_after_the_one_lookup() {
     use crate::pointer::AppAt;
-    let config = game_config();
+    let config = crate::fake::game_config();
     let (mut worker, mut tap) = worker_and_tap(config);
     tap.windows = vec![(
         (0.0, 0.0, 800.0, 900.0),

@@ -254,3 +254,14 @@ impl TapEvent for FakeEvent {
         self.location
     }
 }
+
+/// The default config with one `[[app]]` table: the game `com.example.Game`'s wheel is not
+/// inverted (the tests of per-app scroll and of its allocations share it).
+pub fn game_config() -> pawl_engine::Config {
+    pawl_engine::Config::parse(
+        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
+        "t.toml",
+        pawl_engine::Platform::MacOs,
+    )
+    .unwrap()
+}

@@ -856,16 +856,6 @@ fn a_new_sender_costs_one_lookup_on_its_first_event_and_none_after() {
     assert_eq!(tap.lookups.len(), 40, "known senders cost no lookup");
 }
 
-/// The default config with a game's `[[app]]` table that turns scroll inversion off.
-fn game_config() -> Config {
-    Config::parse(
-        "[[app]]\napp_id = [\"com.example.Game\"]\n[app.scroll]\ninvert_vertical = false\n",
-        "t.toml",
-        Platform::MacOs,
-    )
-    .unwrap()
-}
-
 /// The vertical line delta the MX Master's one-line wheel step becomes (0.0: unchanged).
 fn wheel_line(w: &mut Worker, tap: &mut FakeTap) -> f64 {
     let (d, e) = scroll(w, tap, FakeEvent::scroll(1, 1.0, 10), MX);
@@ -878,7 +868,7 @@ fn wheel_line(w: &mut Worker, tap: &mut FakeTap) -> f64 {
 
 #[test]
 fn an_activated_game_turns_scroll_inversion_off_and_another_app_brings_it_back() {
-    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    let (mut w, mut tap) = started(crate::fake::game_config(), Mode::Run);
     assert!(w.wants_focus());
     assert_eq!(
         wheel_line(&mut w, &mut tap),
@@ -906,7 +896,7 @@ fn an_activated_game_turns_scroll_inversion_off_and_another_app_brings_it_back()
 
 #[test]
 fn an_app_without_a_bundle_id_runs_the_device_profile() {
-    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    let (mut w, mut tap) = started(crate::fake::game_config(), Mode::Run);
     w.on_app_activated(&mut tap, Some("com.example.Game"));
     w.on_app_activated(&mut tap, None);
     assert_eq!(wheel_line(&mut w, &mut tap), -1.0);
@@ -918,7 +908,7 @@ fn an_app_without_a_bundle_id_runs_the_device_profile() {
 
 #[test]
 fn a_sender_first_seen_after_the_activation_starts_with_the_apps_profile() {
-    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    let (mut w, mut tap) = started(crate::fake::game_config(), Mode::Run);
     w.on_app_activated(&mut tap, Some("com.example.Game"));
     assert_eq!(wheel_line(&mut w, &mut tap), 1.0);
     // The unidentified sender's engine switched too.
@@ -928,7 +918,7 @@ fn a_sender_first_seen_after_the_activation_starts_with_the_apps_profile() {
 
 #[test]
 fn a_profile_switch_while_the_gesture_button_is_held_takes_effect_after_release() {
-    let (mut w, mut tap) = started(game_config(), Mode::Run);
+    let (mut w, mut tap) = started(crate::fake::game_config(), Mode::Run);
     assert_eq!(button(&mut w, &mut tap, 5, true), Disposition::Drop);
     w.on_app_activated(&mut tap, Some("com.example.Game"));
     assert_eq!(w.focus().app.as_deref(), Some("com.example.Game"));
@@ -943,7 +933,7 @@ fn a_profile_switch_while_the_gesture_button_is_held_takes_effect_after_release(
 
 #[test]
 fn a_profile_switch_stops_a_glide_and_removes_its_timer() {
-    let mut config = game_config();
+    let mut config = crate::fake::game_config();
     config.scroll.inertia = Inertia::Glide {
         decay: 0.5,
         interval_us: 16_000,
