@@ -296,6 +296,29 @@ mod tests {
         }
     }
 
+    /// Browsers put the page's title first and their own name last, so the README's
+    /// video-tab table must match a site's name anywhere, in any case.
+    #[test]
+    fn the_readmes_video_tab_table_matches_real_browser_titles() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let block = text
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .find(|b| b.contains("[[app]]") && b.contains("title = "))
+            .expect("a README config with a title table");
+        let c = pawl_engine::Config::parse(block, "README.md", Platform::Linux).unwrap();
+        let plain = c.app_key("firefox", Some("Inbox — Mozilla Firefox"));
+        for title in [
+            "Cats - YouTube — Mozilla Firefox",
+            "Big Buck Bunny on Vimeo — Mozilla Firefox",
+            "youtube.com — Mozilla Firefox",
+        ] {
+            assert_ne!(c.app_key("firefox", Some(title)), plain, "{title}");
+        }
+    }
+
     #[test]
     fn app_listing_names_each_tables_apps_devices_and_overrides() {
         let config = Config::parse(
