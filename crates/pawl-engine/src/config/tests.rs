@@ -886,9 +886,46 @@ scope = "all-wheels"
         "c.toml:12:16: app[2].app_id: application id \"a\" is listed twice",
         "c.toml:12:21: app[2].app_id: expected a string, found an integer (3)",
         "c.toml:13:9: app[2].title: not a valid pattern: ",
-        "c.toml:15:1: app[2].scroll.scope: unknown key",
+        "c.toml:15:1: app[2].scroll.scope: scope is global",
         "c.toml:17:1: app[2].buttons.map.5: button 5 cannot be mapped here: it is the gesture button",
         "c.toml:18:1: app[2].buttons.map.0: button 0 cannot be mapped here: 0 is the left button",
+    ];
+    assert_eq!(e.len(), want.len(), "{e:#?}");
+    for (got, want) in e.iter().zip(want) {
+        assert!(
+            got.starts_with(want),
+            "{got}\n  does not start with\n{want}"
+        );
+    }
+}
+
+#[test]
+fn names_that_could_never_match_are_refused_where_they_are_written() {
+    let e = errors(
+        r#"
+[[app]]
+app_id = []
+
+[[app]]
+app_id = [" firefox", "code "]
+device = ""
+
+[[device]]
+name = ""
+handle = true
+
+[scroll]
+scope = [{ name = "" }]
+"#,
+        Platform::Linux,
+    );
+    let want = [
+        "c.toml:3:10: app[0].app_id: the list is empty",
+        "c.toml:6:11: app[1].app_id: application id \" firefox\" starts or ends with a space: application ids have none (write \"firefox\")",
+        "c.toml:6:23: app[1].app_id: application id \"code \" starts or ends with a space",
+        "c.toml:7:10: app[1].device: the name is empty",
+        "c.toml:10:8: device[0].name: the name is empty",
+        "c.toml:14:19: scroll.scope[0].name: the name is empty",
     ];
     assert_eq!(e.len(), want.len(), "{e:#?}");
     for (got, want) in e.iter().zip(want) {

@@ -132,6 +132,10 @@ fn in_file_order<'a, 'i>(t: &'a DeTable<'i>) -> Vec<(&'a Spanned<DeString<'i>>, 
     entries
 }
 
+/// The error for a device name `""`: the glob would match only a device without a name.
+const EMPTY_DEVICE_NAME: &str =
+    "the name is empty: give a pattern like \"*MX Master*\" (name = \"*\" means every device)";
+
 /// The keys of `[scroll]` and `[device.scroll]` (`scope` is `[scroll]` only).
 const SCROLL_KEYS: &[&str] = &[
     "invert_vertical",
@@ -619,10 +623,21 @@ impl Validator<'_> {
         }
     }
 
+    /// The device-name pattern at `t.key`: a non-empty string. Errors on `""`, which
+    /// would match only a device that reports no name.
+    fn device_name(&mut self, t: &DeTable<'_>, path: &str, key: &str) -> Option<String> {
+        let (name, span) = self.string(t, path, key)?;
+        if name.is_empty() {
+            self.error(span, &join(path, key), EMPTY_DEVICE_NAME.into());
+            return None;
+        }
+        Some(name.to_owned())
+    }
+
     /// The `name`, `id` and `bus` of a `[[device]]` rule or a scope matcher.
     fn matcher(&mut self, t: &DeTable<'_>, path: &str) -> DeviceMatcher {
         let mut m = DeviceMatcher {
-            name: self.string(t, path, "name").map(|(n, _)| n.to_owned()),
+            name: self.device_name(t, path, "name"),
             ..Default::default()
         };
         if let Some((id, span)) = self.string(t, path, "id") {
@@ -733,6 +748,10 @@ impl Validator<'_> {
         let device = get(t, "device").and_then(|d| {
             let key = join(&path, "device");
             match d.get_ref() {
+                DeValue::String(name) if name.is_empty() => {
+                    self.error(d.span(), &key, EMPTY_DEVICE_NAME.into());
+                    None
+                }
                 DeValue::String(name) => Some(DeviceMatcher {
                     name: Some(name.as_ref().to_owned()),
                     ..Default::default()
@@ -761,7 +780,16 @@ impl Validator<'_> {
         let scroll = match self.table(t, &path, "scroll") {
             Some(s) => {
                 let scroll_path = join(&path, "scroll");
-                self.known_keys(s, &scroll_path, SCROLL_KEYS);
+                if let Some((k, _)) = s.get_key_value("scope") {
+                    self.error(
+                        k.span(),
+                        &join(&scroll_path, "scope"),
+                        "scope is global: it decides which devices are transformed, so it belongs in [scroll]; an [[app]] table narrows its devices with device = \"*MX Master*\"".into(),
+                    );
+                }
+                let mut allowed = vec!["scope"];
+                allowed.extend_from_slice(SCROLL_KEYS);
+                self.known_keys(s, &scroll_path, &allowed);
                 self.scroll_keys(s, &scroll_path)
             }
             None => ScrollOverrides::default(),
@@ -828,7 +856,8 @@ impl Validator<'_> {
     }
 
     /// `app_id`: one string or a non-empty array of them, each non-empty, at most
-    /// [`MAX_APP_ID_BYTES`], without control characters; at most [`MAX_APP_IDS`].
+    /// [`MAX_APP_ID_BYTES`], without control characters or surrounding whitespace; at
+    /// most [`MAX_APP_IDS`].
     fn app_ids(&mut self, t: &DeTable<'_>, path: &str, span: Span) -> Vec<String> {
         let key = join(path, "app_id");
         let Some(v) = get(t, "app_id") else {
@@ -844,6 +873,15 @@ impl Validator<'_> {
         let items: Vec<&Item<'_>> = match v.get_ref() {
             DeValue::String(_) => vec![v],
             DeValue::Array(items) if !items.is_empty() => items.iter().collect(),
+            DeValue::Array(_) => {
+                self.error(
+                    v.span(),
+                    &key,
+                    "the list is empty: name at least one application, like app_id = [\"firefox\"]"
+                        .into(),
+                );
+                return Vec::new();
+            }
             _ => {
                 self.wrong_type(v, &key, usage);
                 return Vec::new();
@@ -875,6 +913,12 @@ impl Validator<'_> {
                 ))
             } else if id.chars().any(char::is_control) {
                 Some("contains a control character".to_owned())
+            } else if id.trim() != id {
+                // Desktops report ids without surrounding spaces: such an id never matches.
+                Some(format!(
+                    "starts or ends with a space: application ids have none (write {})",
+                    quoted(id.trim())
+                ))
             } else {
                 None
             };
