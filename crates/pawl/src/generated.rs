@@ -104,26 +104,57 @@ fn man_pages() -> Vec<(PathBuf, String)> {
     man.render_subcommands_section(&mut top).unwrap();
     top.extend_from_slice(extra_sections().as_bytes());
     man.render_version_section(&mut top).unwrap();
-    pages.push((man.get_filename(), top));
-    fn sub_pages(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) {
+    pages.push((man.get_filename(), top, cmd.clone()));
+    fn sub_pages(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>, clap::Command)>) {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             let man = clap_mangen::Man::new(sub.clone());
             let mut page = Vec::new();
             man.render(&mut page).unwrap();
-            pages.push((man.get_filename(), page));
+            pages.push((man.get_filename(), page, sub.clone()));
             sub_pages(sub, pages);
         }
     }
     sub_pages(&cmd, &mut pages);
     pages
         .into_iter()
-        .map(|(name, page)| {
+        .map(|(name, page, mut cmd)| {
+            let page = String::from_utf8(page).expect("man pages are UTF-8");
             (
                 Path::new("contrib/man").join(name),
-                String::from_utf8(page).expect("man pages are UTF-8"),
+                with_usage_synopsis(&page, &mut cmd),
             )
         })
         .collect()
+}
+
+/// `page` with its SYNOPSIS replaced by clap's usage line(s), as `--help` prints them.
+/// clap_mangen's own synopsis lists each option without its value (`[--plot]
+/// <FILE>`), which reads as if the last option took the positional.
+fn with_usage_synopsis(page: &str, cmd: &mut clap::Command) -> String {
+    const HEAD: &str = ".SH SYNOPSIS\n";
+    let start = page.find(HEAD).expect("clap_mangen writes a SYNOPSIS") + HEAD.len();
+    let end = start
+        + page[start..]
+            .find("\n.SH ")
+            .expect("a section follows SYNOPSIS")
+        + 1;
+    let usage = cmd.render_usage().to_string();
+    let bin = cmd.get_bin_name().unwrap_or(cmd.get_name()).to_owned();
+    let mut r = Roff::new();
+    for (i, line) in usage
+        .trim_start_matches("Usage:")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            r.control("br", []);
+        }
+        let rest = line.strip_prefix(bin.as_str()).unwrap_or(line);
+        r.text([bold(bin.as_str()), roman(rest)]);
+    }
+    format!("{}{}{}", &page[..start], r.to_roff(), &page[end..])
 }
 
 /// EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO of `pawl.1`.
@@ -539,4 +570,29 @@ fn every_visible_subcommand_has_a_man_page_and_the_top_page_lists_exit_codes() {
     for (path, text) in &files {
         assert!(!text.contains("-worker"), "{}", path.display());
     }
+}
+
+#[test]
+fn a_man_synopsis_is_the_usage_line_help_prints() {
+    let files = generated_files();
+    let page = |name: &str| {
+        let (_, text) = files
+            .iter()
+            .find(|(p, _)| p.ends_with(name))
+            .unwrap_or_else(|| panic!("no {name}"));
+        text.clone()
+    };
+    let synopsis = |text: &str| {
+        let s = text.split(".SH SYNOPSIS\n").nth(1).unwrap();
+        s.split("\n.SH ").next().unwrap().to_owned()
+    };
+    assert_eq!(
+        synopsis(&page("pawl-replay.1")),
+        r"\fBpawl replay\fR [OPTIONS] <FILE>"
+    );
+    assert_eq!(
+        synopsis(&page("pawl-config-check.1")),
+        r"\fBpawl config check\fR [OPTIONS] [FILE]"
+    );
+    assert_eq!(synopsis(&page("pawl.1")), r"\fBpawl\fR [OPTIONS] <COMMAND>");
 }
