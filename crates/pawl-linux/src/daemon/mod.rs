@@ -549,7 +549,10 @@ impl Daemon {
                     }
                 }
             }
-            Choice::Toplevels(path) => match crate::focus::toplevel::Toplevels::connect(&path) {
+            Choice::Toplevels(path) => match crate::focus::toplevel::Toplevels::connect(
+                &path,
+                crate::focus::toplevel::CONNECT_TIMEOUT,
+            ) {
                 Ok(t) => {
                     let name = t.protocol().name();
                     log::info!("focus: {name} at {}", path.display());

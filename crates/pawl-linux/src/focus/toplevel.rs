@@ -17,7 +17,7 @@
 //!
 //! Size limits: one message, and so one `app_id` or title, is at most 4 KiB (wayland-backend's
 //! receive buffer); [`FocusEvent::app`] then cuts the title to what the engine matches; at
-//! most [`MAX_WINDOWS`] windows are tracked.
+//! most [`MAX_WINDOWS`] windows are tracked, and [`MAX_GLOBALS`] globals read at connect.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -25,10 +25,10 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use wayland_client::backend::{ObjectId, WaylandError};
-use wayland_client::globals::{GlobalListContents, registry_queue_init};
-use wayland_client::protocol::wl_registry;
+use wayland_client::protocol::{wl_callback, wl_registry};
 use wayland_client::{Connection, Dispatch, EventQueue, Proxy, QueueHandle, event_created_child};
 use wayland_protocols::ext::foreign_toplevel_list::v1::client::{
     ext_foreign_toplevel_handle_v1 as ext_handle, ext_foreign_toplevel_list_v1 as ext_list,
@@ -243,9 +243,23 @@ impl Protocol {
     }
 }
 
+/// How long connecting may wait for each of its three round trips: a compositor that
+/// does not answer in that time (stopped, wedged) is no backend. The same as X11's.
+pub const CONNECT_TIMEOUT: Duration = super::x11::CONNECT_TIMEOUT;
+
+/// The most globals read from the registry at connect; later ones are ignored. A desktop
+/// offers about 40 to 80 (sway 1.7: 46).
+pub const MAX_GLOBALS: usize = 1024;
+
 /// What the event handlers write to.
 #[derive(Debug, Default)]
 struct State {
+    /// The registry's globals as (name, interface, version), up to [`MAX_GLOBALS`].
+    globals: Vec<(u32, String, u32)>,
+    /// The current round trip's `wl_display.sync` was answered.
+    synced: bool,
+    /// Connect has bound its globals: the registry's later ones are ignored.
+    bound: bool,
     windows: Windows<ObjectId>,
     /// The COSMIC info global, to ask for each listed window's state.
     cosmic: Option<cosmic_info::ZcosmicToplevelInfoV1>,
@@ -288,29 +302,57 @@ fn other(e: impl std::fmt::Display) -> io::Error {
 
 impl Toplevels {
     /// Connects to the compositor at `path`, binds the first protocol it offers (COSMIC's,
-    /// then wlroots'), and reads the windows it lists now (two round trips; blocking, at
-    /// start only). Errors: the socket, the handshake, or a compositor that offers neither.
-    pub fn connect(path: &Path) -> io::Result<Toplevels> {
+    /// then wlroots'), and reads the windows it lists now: three round trips (the
+    /// registry, the list, COSMIC's states), each waiting at most `timeout`
+    /// ([`CONNECT_TIMEOUT`] in the daemon). Errors: the socket, the handshake, no answer in
+    /// time (`TimedOut`), or a compositor that offers neither protocol.
+    pub fn connect(path: &Path, timeout: Duration) -> io::Result<Toplevels> {
         let conn = Connection::from_socket(UnixStream::connect(path)?).map_err(other)?;
-        let (globals, mut queue) = registry_queue_init::<State>(&conn).map_err(other)?;
+        let mut queue = conn.new_event_queue::<State>();
         let qh = queue.handle();
         let mut state = State::default();
-        let cosmic = globals
-            .bind::<cosmic_info::ZcosmicToplevelInfoV1, _, _>(&qh, 2..=3, ())
-            .ok()
-            .and_then(|info| {
-                match globals.bind::<ext_list::ExtForeignToplevelListV1, _, _>(&qh, 1..=1, ()) {
-                    Ok(_) => Some(info),
-                    Err(_) => None,
-                }
-            });
+        let registry = conn.display().get_registry(&qh, ());
+        roundtrip_within(&conn, &mut queue, &mut state, timeout)?;
+        let bind = |state: &State, interface: &str, versions: std::ops::RangeInclusive<u32>| {
+            state
+                .globals
+                .iter()
+                .find(|(_, i, v)| i == interface && v >= versions.start())
+                .map(|&(name, _, v)| (name, v.min(*versions.end())))
+        };
+        let cosmic = match (
+            bind(
+                &state,
+                cosmic_info::ZcosmicToplevelInfoV1::interface().name,
+                2..=3,
+            ),
+            bind(
+                &state,
+                ext_list::ExtForeignToplevelListV1::interface().name,
+                1..=1,
+            ),
+        ) {
+            (Some((info, iv)), Some((list, lv))) => {
+                registry.bind::<ext_list::ExtForeignToplevelListV1, _, _>(list, lv, &qh, ());
+                Some(registry.bind::<cosmic_info::ZcosmicToplevelInfoV1, _, _>(info, iv, &qh, ()))
+            }
+            _ => None,
+        };
+        let wlr = bind(
+            &state,
+            wlr_manager::ZwlrForeignToplevelManagerV1::interface().name,
+            1..=3,
+        );
         let protocol = if let Some(info) = cosmic {
             state.cosmic = Some(info);
             Protocol::Cosmic
-        } else if globals
-            .bind::<wlr_manager::ZwlrForeignToplevelManagerV1, _, _>(&qh, 1..=3, ())
-            .is_ok()
-        {
+        } else if let Some((name, version)) = wlr {
+            registry.bind::<wlr_manager::ZwlrForeignToplevelManagerV1, _, _>(
+                name,
+                version,
+                &qh,
+                (),
+            );
             Protocol::Wlr
         } else {
             return Err(other(
@@ -318,8 +360,10 @@ impl Toplevels {
             ));
         };
         // The list, then (COSMIC) each window's state handle and its first state.
-        queue.roundtrip(&mut state).map_err(other)?;
-        queue.roundtrip(&mut state).map_err(other)?;
+        state.bound = true;
+        state.globals = Vec::new();
+        roundtrip_within(&conn, &mut queue, &mut state, timeout)?;
+        roundtrip_within(&conn, &mut queue, &mut state, timeout)?;
         let mut t = Toplevels {
             backend: conn.backend(),
             conn,
@@ -371,15 +415,92 @@ impl Toplevels {
     }
 }
 
-impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for State {
+/// One round trip: a `wl_display.sync`, dispatching what comes until its answer, waiting
+/// at most `timeout` in all. wayland-client's own round trip waits forever.
+fn roundtrip_within(
+    conn: &Connection,
+    queue: &mut EventQueue<State>,
+    state: &mut State,
+    timeout: Duration,
+) -> io::Result<()> {
+    let deadline = Instant::now() + timeout;
+    state.synced = false;
+    conn.display().sync(&queue.handle(), ());
+    loop {
+        queue.dispatch_pending(state).map_err(other)?;
+        if state.synced {
+            return Ok(());
+        }
+        conn.flush().map_err(other)?;
+        let Some(guard) = queue.prepare_read() else {
+            continue;
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ready = {
+            let fd = guard.connection_fd();
+            let mut fds = [rustix::event::PollFd::new(
+                &fd,
+                rustix::event::PollFlags::IN | rustix::event::PollFlags::ERR,
+            )];
+            let left = rustix::time::Timespec {
+                tv_sec: left.as_secs() as i64,
+                tv_nsec: i64::from(left.subsec_nanos()),
+            };
+            match rustix::event::poll(&mut fds, Some(&left)) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        if ready == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the compositor did not answer within {} ms",
+                    timeout.as_millis()
+                ),
+            ));
+        }
+        match guard.read() {
+            Ok(_) => {}
+            Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(other(e)),
+        }
+    }
+}
+
+impl Dispatch<wl_registry::WlRegistry, ()> for State {
     fn event(
-        _: &mut Self,
+        state: &mut Self,
         _: &wl_registry::WlRegistry,
-        _: wl_registry::Event,
-        _: &GlobalListContents,
+        event: wl_registry::Event,
+        _: &(),
         _: &Connection,
         _: &QueueHandle<Self>,
     ) {
+        if let wl_registry::Event::Global {
+            name,
+            interface,
+            version,
+        } = event
+            && !state.bound
+            && state.globals.len() < MAX_GLOBALS
+        {
+            state.globals.push((name, interface, version));
+        }
+    }
+}
+
+impl Dispatch<wl_callback::WlCallback, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_callback::WlCallback,
+        _: wl_callback::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        state.synced = true;
     }
 }
 
@@ -633,6 +754,70 @@ mod tests {
         assert_eq!(w.focus(), FocusEvent::Unknown);
         // A listed one still counts.
         assert!(w.created(0));
+    }
+
+    /// A Wayland message: object, opcode, then 32-bit words.
+    fn message(object: u32, opcode: u16, words: &[u32]) -> Vec<u8> {
+        let size = 8 + 4 * words.len() as u32;
+        let mut m = [object, size << 16 | u32::from(opcode)].to_vec();
+        m.extend_from_slice(words);
+        m.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    /// A compositor on a fresh socket that answers the registry round trip with
+    /// `wl_compositor` only, or (`answer == false`) reads and never answers.
+    fn fake_compositor(answer: bool) -> (tempfile::TempDir, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let listener =
+            std::os::unix::net::UnixListener::bind(dir.path().join("wayland-0")).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            // get_registry (new id 2) and sync (new id 3): 12 bytes each.
+            let mut request = [0u8; 24];
+            s.read_exact(&mut request).unwrap();
+            if !answer {
+                // Hold the socket open until the client gives up.
+                let _ = s.read(&mut [0u8; 1]);
+                return;
+            }
+            let name = b"wl_compositor\0\0\0";
+            let mut global = vec![1u32, 14];
+            global.extend(
+                name.chunks(4)
+                    .map(|c| u32::from_ne_bytes(c.try_into().unwrap())),
+            );
+            global.push(4);
+            let mut reply = message(2, 0, &global);
+            reply.extend(message(3, 0, &[1])); // wl_callback.done
+            reply.extend(message(1, 1, &[3])); // wl_display.delete_id
+            s.write_all(&reply).unwrap();
+            let _ = s.read(&mut [0u8; 1]);
+        });
+        (dir, server)
+    }
+
+    #[test]
+    fn a_compositor_without_a_toplevel_list_is_refused_with_the_protocols_named() {
+        let (dir, server) = fake_compositor(true);
+        let e =
+            Toplevels::connect(&dir.path().join("wayland-0"), Duration::from_secs(10)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("offers neither zcosmic_toplevel_info_v1"),
+            "{e}"
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_compositor_that_does_not_answer_is_given_up_on_after_the_timeout() {
+        let (dir, server) = fake_compositor(false);
+        let e = Toplevels::connect(&dir.path().join("wayland-0"), Duration::from_millis(50))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains("did not answer within 50 ms"), "{e}");
+        server.join().unwrap();
     }
 
     #[test]
