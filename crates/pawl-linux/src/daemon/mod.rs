@@ -224,6 +224,9 @@ struct FocusState {
     app: Option<String>,
     /// Its window's title, when the backend gives titles and a table has a `title`.
     title: Option<String>,
+    /// The profile key of `app` and `title` ([`pawl_engine::Config::app_key`]), as of the
+    /// last [`Daemon::apply_focus`]: what kernel mode's settings are written for.
+    key: Option<pawl_engine::config::AppKey>,
 }
 
 /// An open focus backend.
@@ -710,13 +713,18 @@ impl Daemon {
     }
 
     /// Gives every engine the focused application's profile (the device profile when no
-    /// `[[app]]` table names it). One lookup per call, not per frame.
+    /// `[[app]]` table names it), and every mouse in kernel mode its program's settings
+    /// for it (written only when they change). One lookup per call, not per frame.
     fn apply_focus(&mut self) {
         let key = self
             .focus
             .app
             .as_deref()
             .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
+        self.focus.key = key;
+        for m in 0..self.mice.len() {
+            self.sync_kernel(m);
+        }
         for mouse in self.mice.iter_mut().flatten() {
             if let Some(dev) = mouse.endpoint_mut() {
                 dev.set_app(key);
