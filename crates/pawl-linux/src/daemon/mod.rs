@@ -673,6 +673,13 @@ impl Daemon {
         let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
+        // What `pawl status` shows of the focus, to rewrite the status file only when it
+        // changes (a title change that keeps the profile does not).
+        let shown = (
+            self.focus.key,
+            self.focus.app.clone(),
+            self.focus.backend.clone(),
+        );
         let read = conn.read();
         if matches!(read, Readout::Focus(Some(_))) && self.focus.backend.contains(NO_CALL_YET) {
             self.focus.backend = self.focus.backend.replace(NO_CALL_YET, ")");
@@ -709,7 +716,9 @@ impl Daemon {
             }
         }
         self.apply_focus();
-        self.devices_changed = true;
+        if (self.focus.key, &self.focus.app, &self.focus.backend) != (shown.0, &shown.1, &shown.2) {
+            self.devices_changed = true;
+        }
     }
 
     /// Gives every engine the focused application's profile (the device profile when no
@@ -912,6 +921,15 @@ impl Daemon {
             }
         }
         self.rescan(Trigger::Reload);
+        // The X server's title watch is chosen at connect: a reload that adds the first
+        // `title` table, or removes the last, connects again.
+        if let Some(FocusConn::X11(x)) = &self.focus.conn
+            && x.follows_titles() != self.config.uses_titles()
+            && let Some(conn) = self.focus.conn.take()
+        {
+            let _ = epoll::delete(&self.epoll, conn.fd());
+            log::info!("focus: reconnecting to the X server: title tables changed");
+        }
         // `[[app]]` tables may have come: a backend is connected for them (one that is
         // open stays open); the engines made again get the focused app's profile.
         self.start_focus();

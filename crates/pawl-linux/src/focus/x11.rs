@@ -205,6 +205,11 @@ impl X11 {
         self.stream.as_fd()
     }
 
+    /// Whether the active window's own title changes are followed (chosen at connect).
+    pub fn follows_titles(&self) -> bool {
+        self.follow_titles
+    }
+
     /// Reads everything the socket holds, sends the requests it calls for and returns the
     /// last focus change (one that differs from the one reported before).
     pub fn read(&mut self) -> Readout {
