@@ -36,7 +36,6 @@ use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use pawl_engine::config::GestureStyle;
 use pawl_engine::units::Micros;
 use pawl_engine::{Action, Config, Desktop, TouchOut};
 use rustix::event::epoll;
@@ -342,7 +341,7 @@ impl Daemon {
         };
         let plan = action_plan(&config, options.desktop);
         let mut performer = Performer::new(plan)?;
-        performer.set_touchpad(config.gesture.style == GestureStyle::Swipe)?;
+        performer.set_touchpad(config.uses_swipe())?;
         match performer.keyboard() {
             Some(kbd) => log::info!(
                 "virtual keyboard \"{}\" -> {}",
@@ -899,10 +898,7 @@ impl Daemon {
         // Engines restart below (rematch, reload_hidpp): a swipe in progress ends with
         // them, so its fingers lift before the touchpad is kept or destroyed.
         self.performer.lift_fingers();
-        if let Err(e) = self
-            .performer
-            .set_touchpad(config.gesture.style == GestureStyle::Swipe)
-        {
+        if let Err(e) = self.performer.set_touchpad(config.uses_swipe()) {
             log::error!("SIGHUP: {e}; swipe style has no virtual touchpad");
         }
         let old = std::mem::replace(&mut self.config, config);
