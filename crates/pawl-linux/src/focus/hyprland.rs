@@ -353,6 +353,39 @@ mod tests {
     }
 
     #[test]
+    fn a_title_hyprland_cut_inside_a_character_keeps_what_comes_before() {
+        // Hyprland cuts an event's data at 1024 bytes, not at a character boundary
+        // (`formatEvent`: `data.substr(0, 1024)`): a long non-ASCII title arrives with half a
+        // character at its end. X11's utf8_title drops that half; here the whole title goes.
+        let title = format!("a{}", "\u{e9}".repeat(600));
+        let data = format!("firefox,{title}");
+        let cut = &data.as_bytes()[..1024];
+        let line = [ACTIVE_WINDOW, cut].concat();
+        let kept = format!("a{}", "\u{e9}".repeat(507));
+        assert_eq!(
+            focus_line(&line),
+            Some(FocusEvent::app("firefox", Some(&kept))),
+            "the title up to the cut character"
+        );
+    }
+
+    #[test]
+    fn with_the_runtime_dirs_hypr_folder_present_tmp_is_not_tried() {
+        // Hyprland's own rule (commit a5a6480): when `$XDG_RUNTIME_DIR/hypr` exists, use
+        // it, else `/tmp/hypr`. Listing `/tmp` regardless means that whenever the runtime
+        // socket refuses (Hyprland restarting, pawl started first) pawl connects to
+        // `/tmp/hypr/SIG/.socket2.sock`, a path any local user can create first, and
+        // takes its focus from them.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hypr")).unwrap();
+        let paths = socket2_paths(Some(dir.path().as_os_str()), OsStr::new("abc_123"));
+        assert!(
+            paths.iter().all(|p| !p.starts_with("/tmp/hypr")),
+            "{paths:?}"
+        );
+    }
+
+    #[test]
     fn connecting_with_no_socket_names_the_paths_tried() {
         let dir = tempfile::tempdir().unwrap();
         let paths = [dir.path().join("a.sock"), dir.path().join("b.sock")];
