@@ -743,6 +743,19 @@ mod tests {
     }
 
     #[test]
+    fn an_app_id_over_the_limit_is_unknown_as_in_the_other_backends() {
+        // sway, Hyprland, X11 and the shell backends all turn an id longer than
+        // MAX_APP_ID_BYTES into Unknown; a toplevel's app_id (up to 4 KiB) is passed on.
+        let mut w = Windows::default();
+        let long = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES + 1);
+        listed(&mut w, 1, &long, "t", true);
+        assert_eq!(w.focus(), FocusEvent::Unknown);
+        let just = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES);
+        listed(&mut w, 2, &just, "t", true);
+        assert_eq!(w.focus(), app(&just, "t"));
+    }
+
+    #[test]
     fn windows_past_the_limit_are_not_tracked() {
         let mut w = Windows::default();
         for k in 0..MAX_WINDOWS as u32 {
