@@ -431,6 +431,111 @@ mod tests {
         }
     }
 
+    /// A `GetProperty` reply packet as the server sends it.
+    fn property_packet(seq: u16, format: u8, type_: u32, value: &[u8]) -> Vec<u8> {
+        let pad = (4 - value.len() % 4) % 4;
+        let units = usize::from(format / 8).max(1);
+        let mut p = vec![REPLY, format];
+        p.extend(seq.to_ne_bytes());
+        p.extend((((value.len() + pad) / 4) as u32).to_ne_bytes());
+        p.extend(type_.to_ne_bytes());
+        p.extend(0u32.to_ne_bytes());
+        p.extend(((value.len() / units) as u32).to_ne_bytes());
+        p.extend([0u8; 12]);
+        p.extend(value);
+        p.extend(vec![0u8; pad]);
+        p
+    }
+
+    /// The `ChangeWindowAttributes` requests (window, event mask) in `requests`.
+    fn masks_set(requests: &[u8]) -> Vec<(u32, u32)> {
+        let mut got = Vec::new();
+        let mut rest = requests;
+        while rest.len() >= 4 {
+            let len = 4 * usize::from(u16::from_ne_bytes([rest[2], rest[3]]));
+            let (req, tail) = rest.split_at(len);
+            if req[0] == 2 {
+                let word = |i: usize| u32::from_ne_bytes(req[i..i + 4].try_into().unwrap());
+                got.push((word(4), word(12)));
+            }
+            rest = tail;
+        }
+        got
+    }
+
+    #[test]
+    fn the_root_named_as_the_active_window_keeps_its_property_mask() {
+        // Any client may set the root's `_NET_ACTIVE_WINDOW` to the root itself. With titles
+        // followed, pawl then "watches" the root, and on the next focus change selects
+        // NO_EVENT on it: from then on no `_NET_ACTIVE_WINDOW` change reaches pawl, with no
+        // log line and no fallback.
+        use std::io::{Read, Write};
+        let (client, mut server) = UnixStream::pair().unwrap();
+        client.set_nonblocking(true).unwrap();
+        server.set_nonblocking(true).unwrap();
+        let root = 0x100;
+        let mut x = X11 {
+            stream: client,
+            reader: PacketReader::new(),
+            root,
+            net_active_window: 300,
+            net_wm_name: 301,
+            utf8_string: 302,
+            seq: 0,
+            pending: Pending::Nothing,
+            class: None,
+            last: None,
+            follow_titles: true,
+            watched: 0,
+        };
+        let window = u32::from(AtomEnum::WINDOW);
+        let string = u32::from(AtomEnum::STRING);
+        x.ask_active().unwrap(); // 1
+        server
+            .write_all(&property_packet(1, 32, window, &root.to_ne_bytes()))
+            .unwrap();
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 2 and 3
+        server
+            .write_all(&property_packet(2, 8, string, b"desk\0Desk\0"))
+            .unwrap();
+        server
+            .write_all(&property_packet(3, 8, 302, b"root"))
+            .unwrap();
+        assert!(matches!(x.read(), Readout::Focus(Some(_)))); // selects 4 (root)
+        // The focus moves to a real window.
+        let mut notify = vec![PROPERTY_NOTIFY_EVENT, 0, 4, 0];
+        notify.extend(root.to_ne_bytes());
+        notify.extend(300u32.to_ne_bytes());
+        notify.resize(32, 0);
+        server.write_all(&notify).unwrap();
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 5
+        server
+            .write_all(&property_packet(5, 32, window, &0x200u32.to_ne_bytes()))
+            .unwrap();
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 6 and 7
+        server
+            .write_all(&property_packet(6, 8, string, b"xterm\0XTerm\0"))
+            .unwrap();
+        server.write_all(&property_packet(7, 8, 302, b"~")).unwrap();
+        assert_eq!(
+            x.read(),
+            Readout::Focus(Some(FocusEvent::app("XTerm", Some("~"))))
+        );
+        let mut requests = Vec::new();
+        let _ = server.read_to_end(&mut requests);
+        let on_root: Vec<u32> = masks_set(&requests)
+            .into_iter()
+            .filter(|&(w, _)| w == root)
+            .map(|(_, mask)| mask)
+            .collect();
+        assert!(
+            on_root
+                .last()
+                .is_none_or(|&m| m & u32::from(EventMask::PROPERTY_CHANGE) != 0),
+            "the root's masks, in order: {on_root:x?}"
+        );
+    }
+
     #[test]
     fn the_class_is_the_second_of_the_two_strings() {
         assert_eq!(wm_class(b"xterm\0AppA\0", true), Some("AppA"));
