@@ -693,6 +693,82 @@ mod tests {
         assert_eq!(shell.read(), Readout::Closed);
     }
 
+    /// A KWin whose `loadScript` answers -1, as KWin does while a script of that plugin
+    /// name is still loaded (`Scripting::loadScript`; `unloadScript` only `deleteLater`s it).
+    struct RefusingScripting;
+
+    #[zbus::interface(name = "org.kde.kwin.Scripting")]
+    impl RefusingScripting {
+        #[zbus(name = "unloadScript")]
+        fn unload_script(&self, _name: String) -> bool {
+            true
+        }
+
+        #[zbus(name = "loadScript")]
+        fn load_script(&self, _path: String, _name: String) -> i32 {
+            -1
+        }
+
+        #[zbus(name = "start")]
+        fn start(&self) {}
+    }
+
+    #[test]
+    fn kwin_answering_minus_one_to_load_script_is_a_refusal() {
+        // -1 is KWin's "not loaded"; pawl takes it as script -1 and reports the backend
+        // serving while no script will ever call it.
+        let Some(bus) = bus() else { return };
+        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.KWin")
+            .unwrap()
+            .serve_at("/Scripting", RefusingScripting)
+            .unwrap()
+            .build()
+            .unwrap();
+        let runtime = tempfile::tempdir().unwrap();
+        let got = Shell::connect(
+            Desktop::Kde,
+            Some(&bus.address),
+            &runtime.path().join("pawl"),
+        );
+        assert!(got.is_err(), "connect succeeded with no script loaded");
+    }
+
+    #[test]
+    fn the_kwin_script_is_not_written_into_a_directory_others_may_write() {
+        // The directory is made 0700 only when missing; one that exists is used whatever
+        // its owner or mode. Another user who can write there can swap the script before
+        // KWin reads it, and so run JavaScript inside KWin.
+        use std::os::unix::fs::PermissionsExt;
+        let Some(bus) = bus() else { return };
+        let calls = Arc::new(Mutex::new(Calls::default()));
+        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.KWin")
+            .unwrap()
+            .serve_at(
+                "/Scripting",
+                FakeScripting {
+                    calls: calls.clone(),
+                },
+            )
+            .unwrap()
+            .build()
+            .unwrap();
+        let runtime = tempfile::tempdir().unwrap();
+        let dir = runtime.path().join("pawl");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let got = Shell::connect(Desktop::Kde, Some(&bus.address), &dir);
+        assert!(
+            matches!(got, Err(ConnectError::Io(..))),
+            "a world-writable directory was used (connect is_ok: {}), KWin asked {:?}",
+            got.is_ok(),
+            calls.lock().unwrap().0
+        );
+    }
+
     #[test]
     fn kde_without_kwin_does_not_connect() {
         let Some(bus) = bus() else { return };
