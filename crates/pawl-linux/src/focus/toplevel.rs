@@ -834,6 +834,43 @@ mod tests {
     }
 
     #[test]
+    fn a_compositor_that_talks_but_never_answers_is_given_up_on_too() {
+        // The deadline is only looked at when poll times out: a compositor that keeps
+        // sending (here registry globals, as fast as it can) and never answers the sync holds
+        // connect, and so the daemon's start, for as long as it keeps sending. (Timing:
+        // the writer must keep up with the reader; on a loaded machine it may fall behind,
+        // poll then times out and this passes.)
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wayland-0");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; 24];
+            s.read_exact(&mut request).unwrap();
+            let name = b"wl_seat\0";
+            let mut global = vec![1u32, 8];
+            global.extend(
+                name.chunks(4)
+                    .map(|c| u32::from_ne_bytes(c.try_into().unwrap())),
+            );
+            global.push(1);
+            let event = message(2, 0, &global).repeat(64);
+            while s.write_all(&event).is_ok() {}
+        });
+        let (done, wait) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let got = Toplevels::connect(&path, Duration::from_millis(50)).map(drop);
+            let _ = done.send(got);
+        });
+        let got = wait.recv_timeout(Duration::from_secs(3));
+        assert!(
+            matches!(&got, Ok(Err(e)) if e.kind() == io::ErrorKind::TimedOut),
+            "connect with a 50 ms timeout, after 3 s: {got:?}"
+        );
+    }
+
+    #[test]
     fn socket_path_follows_wayland_clients_rule() {
         use std::ffi::OsStr;
         assert_eq!(
