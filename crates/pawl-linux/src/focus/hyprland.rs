@@ -93,8 +93,9 @@ impl LineDecoder {
 
 /// The focus change one line says: `None` for any other event or an `activewindow` line
 /// without a comma. The class (before the first comma) as [`FocusEvent::App`], with the
-/// rest as its title (none when it is not UTF-8); [`FocusEvent::Unknown`] when the class is
-/// empty (no window focused), not UTF-8, or longer than
+/// rest as its title: a character Hyprland's 1024-byte cut split at its end is left out,
+/// and a title with other bytes that are not UTF-8 is none. [`FocusEvent::Unknown`] when
+/// the class is empty (no window focused), not UTF-8, or longer than
 /// [`pawl_engine::config::MAX_APP_ID_BYTES`]. Hyprland sends the line again when the
 /// focused window's title changes.
 pub fn focus_line(line: &[u8]) -> Option<FocusEvent> {
@@ -103,7 +104,8 @@ pub fn focus_line(line: &[u8]) -> Option<FocusEvent> {
     let id = std::str::from_utf8(&data[..comma])
         .ok()
         .filter(|c| !c.is_empty() && c.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
-    let title = std::str::from_utf8(&data[comma + 1..]).ok();
+    // Hyprland cuts the data at 1024 bytes, inside a character if need be.
+    let title = super::utf8_before_cut(&data[comma + 1..]);
     Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
 }
 

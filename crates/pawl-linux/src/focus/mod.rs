@@ -81,6 +81,17 @@ fn drain(stream: &mut impl std::io::Read, mut chunk: impl FnMut(&[u8]) -> bool) 
     }
 }
 
+/// `bytes` as text, less a character cut off at their end: X11 property reads and
+/// Hyprland's event data stop at a byte count, not at a character boundary. `None` when
+/// any other byte is not UTF-8.
+fn utf8_before_cut(bytes: &[u8]) -> Option<&str> {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
 /// `focus` as a [`Readout`], `None` when it repeats `last` (which it then replaces).
 fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout {
     match focus {

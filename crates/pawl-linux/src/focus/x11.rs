@@ -79,12 +79,7 @@ pub fn wm_class(value: &[u8], complete: bool) -> Option<&str> {
 /// A `_NET_WM_NAME` value as text: `None` when it is empty or not UTF-8 (a value cut by the
 /// read limit in the middle of a character loses that character).
 pub fn utf8_title(value: &[u8]) -> Option<&str> {
-    let text = match std::str::from_utf8(value) {
-        Ok(t) => t,
-        Err(e) if e.error_len().is_none() => std::str::from_utf8(&value[..e.valid_up_to()]).ok()?,
-        Err(_) => return None,
-    };
-    Some(text).filter(|t| !t.is_empty())
+    super::utf8_before_cut(value).filter(|t| !t.is_empty())
 }
 
 /// The reply pawl waits for next.
