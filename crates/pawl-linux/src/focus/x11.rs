@@ -51,6 +51,7 @@ const REPLY: u8 = 1;
 
 /// The active window an `_NET_ACTIVE_WINDOW` property reply names: `None` for window 0
 /// (EWMH: "None if no window is active"), a missing property, or one of another type.
+/// [`X11`] also reads the root window named here as none.
 pub fn active_window(reply: &GetPropertyReply) -> Option<u32> {
     if reply.format != 32 || reply.type_ != u32::from(AtomEnum::WINDOW) {
         return None;
@@ -247,9 +248,11 @@ impl X11 {
                 Ok(None)
             }
             (REPLY, Pending::Active { seq: want }) if seq == want => {
+                // Any client may set the property; the root is no application's window.
                 let window = GetPropertyReply::try_parse(packet)
                     .ok()
-                    .and_then(|(r, _)| active_window(&r));
+                    .and_then(|(r, _)| active_window(&r))
+                    .filter(|&w| w != self.root);
                 let Some(window) = window else {
                     self.pending = Pending::Nothing;
                     self.watch(0)?;
@@ -322,8 +325,11 @@ impl X11 {
     }
 
     /// With titles followed, moves pawl's `PropertyChangeMask` from the window watched to
-    /// `window` (0: none). A window already gone answers `BadWindow`, which is ignored.
+    /// `window` (0 or the root: none). The root's mask is never changed here: it carries
+    /// the `_NET_ACTIVE_WINDOW` changes. A window already gone answers `BadWindow`, which
+    /// is ignored.
     fn watch(&mut self, window: u32) -> io::Result<()> {
+        let window = if window == self.root { 0 } else { window };
         if !self.follow_titles || window == self.watched {
             return Ok(());
         }
@@ -460,10 +466,9 @@ mod tests {
 
     #[test]
     fn the_root_named_as_the_active_window_keeps_its_property_mask() {
-        // Any client may set the root's `_NET_ACTIVE_WINDOW` to the root itself. With titles
-        // followed, pawl then "watches" the root, and on the next focus change selects
-        // NO_EVENT on it: from then on no `_NET_ACTIVE_WINDOW` change reaches pawl, with no
-        // log line and no fallback.
+        // Any client may set the root's `_NET_ACTIVE_WINDOW` to the root itself. It reads as
+        // no active window, and moving the title watch never selects NO_EVENT on the root:
+        // that would stop every later `_NET_ACTIVE_WINDOW` change from reaching pawl.
         use std::io::{Read, Write};
         let (client, mut server) = UnixStream::pair().unwrap();
         client.set_nonblocking(true).unwrap();
@@ -489,33 +494,30 @@ mod tests {
         server
             .write_all(&property_packet(1, 32, window, &root.to_ne_bytes()))
             .unwrap();
-        assert_eq!(x.read(), Readout::Focus(None)); // asks 2 and 3
-        server
-            .write_all(&property_packet(2, 8, string, b"desk\0Desk\0"))
-            .unwrap();
-        server
-            .write_all(&property_packet(3, 8, 302, b"root"))
-            .unwrap();
-        assert!(matches!(x.read(), Readout::Focus(Some(_)))); // selects 4 (root)
+        // The root is no application's window: no active window, and nothing to watch.
+        assert_eq!(x.read(), Readout::Focus(Some(FocusEvent::Unknown)));
         // The focus moves to a real window.
-        let mut notify = vec![PROPERTY_NOTIFY_EVENT, 0, 4, 0];
+        let mut notify = vec![PROPERTY_NOTIFY_EVENT, 0, 1, 0];
         notify.extend(root.to_ne_bytes());
         notify.extend(300u32.to_ne_bytes());
         notify.resize(32, 0);
         server.write_all(&notify).unwrap();
-        assert_eq!(x.read(), Readout::Focus(None)); // asks 5
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 2
         server
-            .write_all(&property_packet(5, 32, window, &0x200u32.to_ne_bytes()))
+            .write_all(&property_packet(2, 32, window, &0x200u32.to_ne_bytes()))
             .unwrap();
-        assert_eq!(x.read(), Readout::Focus(None)); // asks 6 and 7
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 3 and 4
         server
-            .write_all(&property_packet(6, 8, string, b"xterm\0XTerm\0"))
+            .write_all(&property_packet(3, 8, string, b"xterm\0XTerm\0"))
             .unwrap();
-        server.write_all(&property_packet(7, 8, 302, b"~")).unwrap();
+        server.write_all(&property_packet(4, 8, 302, b"~")).unwrap();
         assert_eq!(
             x.read(),
             Readout::Focus(Some(FocusEvent::app("XTerm", Some("~"))))
         );
+        // Asked to watch the root, then none, the watch only leaves the window it was on.
+        x.watch(root).unwrap();
+        x.watch(0).unwrap();
         let mut requests = Vec::new();
         let _ = server.read_to_end(&mut requests);
         let on_root: Vec<u32> = masks_set(&requests)
