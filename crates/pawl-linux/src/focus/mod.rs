@@ -106,7 +106,7 @@ fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout 
 /// The backend the environment calls for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// Hyprland's event socket: the paths to try, in order ([`hyprland::socket2_paths`]).
+    /// Hyprland's event socket: the path to try ([`hyprland::socket2_paths`]).
     Hyprland(Vec<PathBuf>),
     /// sway's IPC socket, `$SWAYSOCK`.
     Sway(OsString),
