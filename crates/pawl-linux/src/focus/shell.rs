@@ -141,6 +141,8 @@ pub enum ConnectError {
     Io(std::io::Error, Option<PathBuf>),
     /// The bus: connecting, owning [`BUS_NAME`], subscribing, or a KWin scripting call.
     Bus(zbus::Error),
+    /// KWin answered, but did not load the script: why, for `pawl status`.
+    Refused(String),
 }
 
 impl std::fmt::Display for ConnectError {
@@ -149,6 +151,7 @@ impl std::fmt::Display for ConnectError {
             ConnectError::Io(e, Some(p)) => write!(f, "{}: {e}", p.display()),
             ConnectError::Io(e, None) => write!(f, "{e}"),
             ConnectError::Bus(e) => write!(f, "session bus: {e}"),
+            ConnectError::Refused(why) => write!(f, "{why}"),
         }
     }
 }
@@ -180,9 +183,11 @@ impl Shell {
     /// [`BUS_NAME`], serves [`OBJECT_PATH`] and starts watching `desktop`'s shell name. On
     /// KDE it then loads the KWin script: [`KWIN_SCRIPT`] is written to
     /// `runtime_dir/`[`KWIN_SCRIPT_FILE`] (the directory made 0700 when missing), a script
-    /// of that plugin name is unloaded, and `loadScript` and `start` run the new one.
+    /// of that plugin name is unloaded, and `loadScript` and `start` run the new one (a
+    /// `loadScript` answering a negative id is tried once more after another unload).
     /// Errors: the bus is not there, the name is owned already (another pawl), KWin refused
-    /// the script, or the file could not be written.
+    /// the script ([`ConnectError::Refused`] when `loadScript` answered a negative id
+    /// twice), or the file could not be written.
     pub fn connect(
         desktop: Desktop,
         address: Option<&str>,
@@ -354,10 +359,26 @@ fn load_kwin_script(
         ));
     };
     // An older pawl's script, or one left by a pawl that died: unloaded, whether or not.
-    let _ = kwin_scripting(conn, "unloadScript", &(KWIN_PLUGIN_NAME,));
-    let id: i32 = kwin_scripting(conn, "loadScript", &(path_str, KWIN_PLUGIN_NAME))?
-        .body()
-        .deserialize()?;
+    // KWin answers a negative id (-1) while a script of that name is still loaded, and its
+    // unloadScript only deleteLater()s the script (KWin's scripting.cpp): a second unload
+    // and load give KWin's event loop the turn that deletes it.
+    let mut id = -1;
+    for _ in 0..2 {
+        let _ = kwin_scripting(conn, "unloadScript", &(KWIN_PLUGIN_NAME,));
+        id = kwin_scripting(conn, "loadScript", &(path_str, KWIN_PLUGIN_NAME))?
+            .body()
+            .deserialize()?;
+        if id >= 0 {
+            break;
+        }
+    }
+    if id < 0 {
+        return Err(ConnectError::Refused(format!(
+            "KWin refused the script {} (loadScript answered {id}: a script named \
+             {KWIN_PLUGIN_NAME} is still loaded; restarting KWin unloads it)",
+            path.display()
+        )));
+    }
     kwin_scripting(conn, "start", &())?;
     log::debug!(
         "focus: KWin script {} loaded as script {id}",
@@ -715,8 +736,8 @@ mod tests {
 
     #[test]
     fn kwin_answering_minus_one_to_load_script_is_a_refusal() {
-        // -1 is KWin's "not loaded"; pawl takes it as script -1 and reports the backend
-        // serving while no script will ever call it.
+        // -1 is KWin's "not loaded": no script will ever call, so the backend is refused,
+        // its reason for `pawl status`, rather than reported serving.
         let Some(bus) = bus() else { return };
         let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
             .unwrap()
@@ -732,7 +753,10 @@ mod tests {
             Some(&bus.address),
             &runtime.path().join("pawl"),
         );
-        assert!(got.is_err(), "connect succeeded with no script loaded");
+        let Err(ConnectError::Refused(why)) = got else {
+            panic!("connect with no script loaded: {got:?}");
+        };
+        assert!(why.contains("loadScript answered -1"), "{why}");
     }
 
     #[test]
