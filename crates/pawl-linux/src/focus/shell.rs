@@ -182,7 +182,8 @@ impl Shell {
     /// Connects to the session bus at `address` (`None`: `$DBUS_SESSION_BUS_ADDRESS`), owns
     /// [`BUS_NAME`], serves [`OBJECT_PATH`] and starts watching `desktop`'s shell name. On
     /// KDE it then loads the KWin script: [`KWIN_SCRIPT`] is written to
-    /// `runtime_dir/`[`KWIN_SCRIPT_FILE`] (the directory made 0700 when missing), a script
+    /// `runtime_dir/`[`KWIN_SCRIPT_FILE`] (the directory made 0700 when missing, and
+    /// refused unless it is the user's own with no access for group or others), a script
     /// of that plugin name is unloaded, and `loadScript` and `start` run the new one (a
     /// `loadScript` answering a negative id is tried once more after another unload).
     /// Errors: the bus is not there, the name is owned already (another pawl), KWin refused
@@ -350,6 +351,7 @@ fn load_kwin_script(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(ConnectError::Io(e, Some(runtime_dir.to_owned()))),
     }
+    private_dir(runtime_dir).map_err(io(runtime_dir))?;
     let path = runtime_dir.join(KWIN_SCRIPT_FILE);
     std::fs::write(&path, KWIN_SCRIPT).map_err(io(&path))?;
     let Some(path_str) = path.to_str() else {
@@ -385,6 +387,37 @@ fn load_kwin_script(
         path.display()
     );
     Ok(())
+}
+
+/// Whether `dir` is a directory (not a symbolic link) the user owns, with no permission
+/// bits for group or others: the CLI's rule for pawl's runtime directory
+/// (`lifecycle::dir_problem`). Another user who could write there could swap the KWin
+/// script before KWin reads it, and so run JavaScript inside KWin. Errors
+/// (`PermissionDenied`) say which part fails and what to do.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir)?;
+    let uid = rustix::process::getuid().as_raw();
+    let problem = if !meta.file_type().is_dir() {
+        Some("it is not a directory (or is a symbolic link); remove it".to_owned())
+    } else if meta.uid() != uid {
+        Some(format!(
+            "it belongs to uid {}, not to you (uid {uid}); have it removed",
+            meta.uid()
+        ))
+    } else if meta.mode() & 0o077 != 0 {
+        Some(format!(
+            "it is accessible by other users (mode {:o}); expected 0700: remove it (`rm -r`) \
+             and pawl makes a private one",
+            meta.mode() & 0o7777
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, p)),
+        None => Ok(()),
+    }
 }
 
 /// Calls `method` of `org.kde.kwin.Scripting` on `org.kde.KWin` `/Scripting`.
@@ -761,9 +794,9 @@ mod tests {
 
     #[test]
     fn the_kwin_script_is_not_written_into_a_directory_others_may_write() {
-        // The directory is made 0700 only when missing; one that exists is used whatever
-        // its owner or mode. Another user who can write there can swap the script before
-        // KWin reads it, and so run JavaScript inside KWin.
+        // Another user who can write in the directory could swap the script before KWin
+        // reads it, and so run JavaScript inside KWin: a directory that exists is used only
+        // when it is the user's and 0700, as the CLI's rule for the runtime directory.
         use std::os::unix::fs::PermissionsExt;
         let Some(bus) = bus() else { return };
         let calls = Arc::new(Mutex::new(Calls::default()));
@@ -791,13 +824,22 @@ mod tests {
             got.is_ok(),
             calls.lock().unwrap().0
         );
+        let why = got.unwrap_err().to_string();
+        assert!(
+            why.contains("mode 777") && why.contains(&*dir.to_string_lossy()),
+            "{why}"
+        );
+        assert!(calls.lock().unwrap().0.is_empty(), "KWin was asked nothing");
+        assert!(!dir.join(KWIN_SCRIPT_FILE).exists(), "nothing was written");
     }
 
     #[test]
     fn kde_without_kwin_does_not_connect() {
         let Some(bus) = bus() else { return };
         let runtime = tempfile::tempdir().unwrap();
-        let got = Shell::connect(Desktop::Kde, Some(&bus.address), runtime.path());
+        // A directory pawl makes (0700): the temporary one follows the umask.
+        let dir = runtime.path().join("pawl");
+        let got = Shell::connect(Desktop::Kde, Some(&bus.address), &dir);
         assert!(matches!(got, Err(ConnectError::Bus(_))), "{got:?}");
     }
 
