@@ -307,7 +307,12 @@ impl Toplevels {
     /// ([`CONNECT_TIMEOUT`] in the daemon). Errors: the socket, the handshake, no answer in
     /// time (`TimedOut`), or a compositor that offers neither protocol.
     pub fn connect(path: &Path, timeout: Duration) -> io::Result<Toplevels> {
-        let conn = Connection::from_socket(UnixStream::connect(path)?).map_err(other)?;
+        Toplevels::on_stream(UnixStream::connect(path)?, timeout)
+    }
+
+    /// [`Toplevels::connect`] on a socket already connected to the compositor.
+    fn on_stream(stream: UnixStream, timeout: Duration) -> io::Result<Toplevels> {
+        let conn = Connection::from_socket(stream).map_err(other)?;
         let mut queue = conn.new_event_queue::<State>();
         let qh = queue.handle();
         let mut state = State::default();
@@ -416,7 +421,9 @@ impl Toplevels {
 }
 
 /// One round trip: a `wl_display.sync`, dispatching what comes until its answer, waiting
-/// at most `timeout` in all. wayland-client's own round trip waits forever.
+/// at most `timeout` in all. wayland-client's own round trip waits forever. The deadline
+/// is checked on every turn, before each read, so a compositor that keeps writing but
+/// never answers the sync is given up on too.
 fn roundtrip_within(
     conn: &Connection,
     queue: &mut EventQueue<State>,
@@ -431,11 +438,20 @@ fn roundtrip_within(
         if state.synced {
             return Ok(());
         }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the compositor did not answer within {} ms",
+                    timeout.as_millis()
+                ),
+            ));
+        }
         conn.flush().map_err(other)?;
         let Some(guard) = queue.prepare_read() else {
             continue;
         };
-        let left = deadline.saturating_duration_since(Instant::now());
         let ready = {
             let fd = guard.connection_fd();
             let mut fds = [rustix::event::PollFd::new(
@@ -452,14 +468,9 @@ fn roundtrip_within(
                 Err(e) => return Err(e.into()),
             }
         };
+        // Nothing came in time: the next turn's deadline check ends it.
         if ready == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "the compositor did not answer within {} ms",
-                    timeout.as_millis()
-                ),
-            ));
+            continue;
         }
         match guard.read() {
             Ok(_) => {}
@@ -835,39 +846,35 @@ mod tests {
 
     #[test]
     fn a_compositor_that_talks_but_never_answers_is_given_up_on_too() {
-        // The deadline is only looked at when poll times out: a compositor that keeps
-        // sending (here registry globals, as fast as it can) and never answers the sync holds
-        // connect, and so the daemon's start, for as long as it keeps sending. (Timing:
-        // the writer must keep up with the reader; on a loaded machine it may fall behind,
-        // poll then times out and this passes.)
+        // Once the deadline has passed nothing more is read, however much the compositor
+        // has sent: one that keeps writing but never answers the sync cannot hold connect,
+        // and so the daemon's start. Deterministic: the timeout is zero and the globals are
+        // in the socket before connect starts, so any read at all is one past the deadline;
+        // no thread writes, so none is left behind.
         use std::io::{Read, Write};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("wayland-0");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut request = [0u8; 24];
-            s.read_exact(&mut request).unwrap();
-            let name = b"wl_seat\0";
-            let mut global = vec![1u32, 8];
-            global.extend(
-                name.chunks(4)
-                    .map(|c| u32::from_ne_bytes(c.try_into().unwrap())),
-            );
-            global.push(1);
-            let event = message(2, 0, &global).repeat(64);
-            while s.write_all(&event).is_ok() {}
-        });
-        let (done, wait) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let got = Toplevels::connect(&path, Duration::from_millis(50)).map(drop);
-            let _ = done.send(got);
-        });
-        let got = wait.recv_timeout(Duration::from_secs(3));
-        assert!(
-            matches!(&got, Ok(Err(e)) if e.kind() == io::ErrorKind::TimedOut),
-            "connect with a 50 ms timeout, after 3 s: {got:?}"
+        let (client, mut server) = UnixStream::pair().unwrap();
+        let mut peek = client.try_clone().unwrap();
+        let name = b"wl_seat\0";
+        let mut global = vec![1u32, 8];
+        global.extend(
+            name.chunks(4)
+                .map(|c| u32::from_ne_bytes(c.try_into().unwrap())),
         );
+        global.push(1);
+        let event = message(2, 0, &global).repeat(64);
+        server.write_all(&event).unwrap();
+        let got = Toplevels::on_stream(client, Duration::ZERO).map(drop);
+        assert!(
+            matches!(&got, Err(e) if e.kind() == io::ErrorKind::TimedOut),
+            "connect with a zero timeout: {got:?}"
+        );
+        peek.set_nonblocking(true).unwrap();
+        let mut unread = vec![0u8; event.len() + 1];
+        let mut n = 0;
+        while let Ok(k @ 1..) = peek.read(&mut unread[n..]) {
+            n += k;
+        }
+        assert_eq!(n, event.len(), "bytes left unread of those sent");
     }
 
     #[test]
