@@ -16,8 +16,12 @@
 //! window changes.
 //!
 //! Size limits: one message, and so one `app_id` or title, is at most 4 KiB (wayland-backend's
-//! receive buffer); [`FocusEvent::app`] then cuts the title to what the engine matches; at
-//! most [`MAX_WINDOWS`] windows are tracked, and [`MAX_GLOBALS`] globals read at connect.
+//! receive buffer). An `app_id` over [`MAX_APP_ID_BYTES`] is kept as none (the window reads
+//! as [`FocusEvent::Unknown`], as in the other backends), and a title is cut to
+//! [`MAX_TITLE_BYTES`] (what the engine matches) as it arrives; at most [`MAX_WINDOWS`]
+//! windows are tracked, each holding at most two of each (in force and pending), so the
+//! text held is at most (255 + 1024) × 2 × 4096 bytes, 10 MiB. At most [`MAX_GLOBALS`]
+//! globals are read at connect.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -41,6 +45,7 @@ use self::cosmic::toplevel_info::{
     zcosmic_toplevel_handle_v1 as cosmic_handle, zcosmic_toplevel_info_v1 as cosmic_info,
 };
 use super::{FocusEvent, Readout, changed};
+use pawl_engine::config::{MAX_APP_ID_BYTES, MAX_TITLE_BYTES, cut_title};
 
 /// Client code generated from the COSMIC protocol XML in `crates/pawl-linux/protocols/`
 /// (copied unchanged from cosmic-protocols 0.2.0; the XML carries its own permissive
@@ -82,7 +87,8 @@ pub mod cosmic {
 
 /// The most windows tracked (4096). A compositor lists every window of the session; one
 /// past this is not tracked, and while it is focused the focus reads as
-/// [`FocusEvent::Unknown`].
+/// [`FocusEvent::Unknown`]. With each window's `app_id` and title bounded (see the module
+/// docs), the windows hold at most 10 MiB of text.
 pub const MAX_WINDOWS: usize = 4096;
 
 /// `activated` in the `state` arrays of both protocols (xdg-shell's state numbering).
@@ -138,16 +144,28 @@ impl<K: Eq + Hash + Clone> Windows<K> {
         true
     }
 
-    /// Its `app_id`, in force at its next `done`.
+    /// Its `app_id`, in force at its next `done`. One over [`MAX_APP_ID_BYTES`] (255) is
+    /// kept as none, so the window reads as [`FocusEvent::Unknown`].
     pub fn app_id(&mut self, key: &K, app_id: String) {
         if let Some(w) = self.windows.get_mut(key) {
+            let app_id = if app_id.len() > MAX_APP_ID_BYTES {
+                String::new()
+            } else {
+                app_id
+            };
             w.pending.app_id = Some(app_id);
         }
     }
 
-    /// Its title, in force at its next `done`.
+    /// Its title, in force at its next `done`; kept cut by [`cut_title`] to its first
+    /// [`MAX_TITLE_BYTES`] (1 KiB), all the engine matches.
     pub fn title(&mut self, key: &K, title: String) {
         if let Some(w) = self.windows.get_mut(key) {
+            let title = if title.len() > MAX_TITLE_BYTES {
+                cut_title(&title).to_owned()
+            } else {
+                title
+            };
             w.pending.title = Some(title);
         }
     }
@@ -215,7 +233,7 @@ impl<K: Eq + Hash + Clone> Windows<K> {
     }
 
     /// The active window as a [`FocusEvent`]: [`FocusEvent::Unknown`] when none is active or
-    /// it has no `app_id`.
+    /// it has no `app_id` (or one over [`MAX_APP_ID_BYTES`]).
     pub fn focus(&self) -> FocusEvent {
         match self.active.as_ref().and_then(|k| self.windows.get(k)) {
             Some(w) if !w.app_id.is_empty() => FocusEvent::app(&w.app_id, Some(&w.title)),
@@ -756,7 +774,7 @@ mod tests {
     #[test]
     fn an_app_id_over_the_limit_is_unknown_as_in_the_other_backends() {
         // sway, Hyprland, X11 and the shell backends all turn an id longer than
-        // MAX_APP_ID_BYTES into Unknown; a toplevel's app_id (up to 4 KiB) is passed on.
+        // MAX_APP_ID_BYTES into Unknown; so does a toplevel's app_id (up to 4 KiB).
         let mut w = Windows::default();
         let long = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES + 1);
         listed(&mut w, 1, &long, "t", true);
@@ -764,6 +782,17 @@ mod tests {
         let just = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES);
         listed(&mut w, 2, &just, "t", true);
         assert_eq!(w.focus(), app(&just, "t"));
+    }
+
+    #[test]
+    fn a_long_title_is_kept_cut_to_what_the_engine_matches() {
+        let mut w = Windows::default();
+        let long = "\u{e9}".repeat(MAX_TITLE_BYTES);
+        listed(&mut w, 1, "foot", &long, true);
+        let kept = &w.windows[&1].title;
+        assert_eq!(kept, cut_title(&long));
+        assert!(kept.capacity() <= MAX_TITLE_BYTES, "{}", kept.capacity());
+        assert_eq!(w.focus(), app("foot", &long), "the same focus as uncut");
     }
 
     #[test]
