@@ -13,10 +13,11 @@
 //! [`Decoder`] (framing), [`window_event`] and [`workspace_event`] (the payloads) are pure;
 //! [`Sway`] owns the socket, non-blocking, for the daemon's epoll set.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::time::Duration;
 
 use super::FocusEvent;
 pub use super::Readout;
@@ -35,6 +36,13 @@ pub const WORKSPACE_EVENT: u32 = 0x8000_0000;
 /// The largest payload pawl reads, bytes (1 MiB). A `window` event carries one container
 /// and its children, a few KiB; a larger message is skipped unread.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
+
+/// How long connecting may wait for sway's answer to the subscribe. The same as X11's.
+pub const CONNECT_TIMEOUT: Duration = super::x11::CONNECT_TIMEOUT;
+
+/// The longest subscribe reply pawl reads, bytes (4 KiB). sway's is `{"success": true}`,
+/// or `{"success": false}` with an `error` string on a refusal (sway's `ipc-server.c`).
+pub const MAX_REPLY_BYTES: usize = 4096;
 
 /// The `subscribe ["window","workspace"]` message.
 pub fn subscribe_message() -> Vec<u8> {
@@ -157,6 +165,42 @@ pub fn workspace_event(payload: &[u8]) -> Option<FocusEvent> {
     (focused || (none_in("nodes") && none_in("floating_nodes"))).then_some(FocusEvent::Unknown)
 }
 
+/// Reads sway's reply to the subscribe, the first message on a new connection, and
+/// nothing past it (the events after it stay in the socket for [`Sway::read`]). Errors:
+/// reading failed, the stream is not sway's IPC, the reply is not the subscribe's or is
+/// over [`MAX_REPLY_BYTES`], or it is not `"success": true`.
+fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
+    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+    let mut header = [0u8; HEADER_BYTES];
+    stream.read_exact(&mut header)?;
+    if &header[..6] != MAGIC {
+        return Err(bad("the socket does not speak sway's IPC".into()));
+    }
+    let word =
+        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    let (len, kind) = (word(6) as usize, word(10));
+    if kind != SUBSCRIBE || len > MAX_REPLY_BYTES {
+        return Err(bad(format!(
+            "sway answered the subscribe with a message of type {kind:#x}, {len} bytes"
+        )));
+    }
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload)?;
+    let reply = serde_json::from_slice::<serde_json::Value>(&payload).ok();
+    let success = reply.as_ref().and_then(|v| v.get("success")?.as_bool());
+    if success == Some(true) {
+        return Ok(());
+    }
+    let error = reply
+        .as_ref()
+        .and_then(|v| v.get("error")?.as_str())
+        .unwrap_or("no reason given");
+    Err(io::Error::other(format!(
+        "sway refused subscribe [\"window\",\"workspace\"]: {}",
+        error.chars().take(200).collect::<String>()
+    )))
+}
+
 /// A subscribed connection to sway.
 #[derive(Debug)]
 pub struct Sway {
@@ -165,12 +209,30 @@ pub struct Sway {
 }
 
 impl Sway {
-    /// Connects to the socket at `path` (`$SWAYSOCK`) and subscribes to `window` and
-    /// `workspace` events;
-    /// the stream is non-blocking afterwards. Errors: connecting or writing failed.
+    /// Connects to the socket at `path` (`$SWAYSOCK`), subscribes to `window` and
+    /// `workspace` events and waits up to [`CONNECT_TIMEOUT`] for sway's reply; the stream
+    /// is non-blocking afterwards. Errors: connecting, writing or reading failed, no reply in
+    /// time (`TimedOut`), or sway refused the subscribe (the reply's `error` in the message).
     pub fn connect(path: &Path) -> io::Result<Sway> {
+        Sway::connect_within(path, CONNECT_TIMEOUT)
+    }
+
+    /// [`Sway::connect`], waiting at most `timeout` for the reply.
+    fn connect_within(path: &Path, timeout: Duration) -> io::Result<Sway> {
         let mut stream = UnixStream::connect(path)?;
+        stream.set_write_timeout(Some(timeout))?;
+        stream.set_read_timeout(Some(timeout))?;
         stream.write_all(&subscribe_message())?;
+        subscribe_reply(&mut stream).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "sway did not answer the subscribe within {} ms",
+                    timeout.as_millis()
+                ),
+            ),
+            _ => e,
+        })?;
         stream.set_nonblocking(true)?;
         Ok(Sway {
             stream,
@@ -200,14 +262,6 @@ impl Sway {
                     Ok(Some((WORKSPACE_EVENT, payload))) => {
                         if let Some(f) = workspace_event(&payload) {
                             last = Some(f);
-                        }
-                    }
-                    Ok(Some((SUBSCRIBE, payload))) => {
-                        let ok = serde_json::from_slice::<serde_json::Value>(&payload)
-                            .ok()
-                            .and_then(|v| v.get("success")?.as_bool());
-                        if ok != Some(true) {
-                            log::warn!("sway IPC: subscribe [\"window\"] was refused");
                         }
                     }
                     Ok(Some(_)) => {}
@@ -251,6 +305,59 @@ mod tests {
         m.extend_from_slice(&kind.to_ne_bytes());
         m.extend_from_slice(payload);
         m
+    }
+
+    /// A fake sway at a fresh socket that reads the subscribe and answers `reply` (none:
+    /// holds the socket without answering); pawl's connection to it, or the connect error,
+    /// and sway's end.
+    fn fake_sway(reply: Option<&[u8]>) -> (io::Result<Sway>, UnixStream) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sway.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let reply = reply.map(|r| message(SUBSCRIBE, r));
+        let server = std::thread::spawn(move || {
+            let (mut server, _) = listener.accept().unwrap();
+            let mut sub = vec![0u8; subscribe_message().len()];
+            server.read_exact(&mut sub).unwrap();
+            assert_eq!(sub, subscribe_message());
+            if let Some(reply) = reply {
+                server.write_all(&reply).unwrap();
+            }
+            server
+        });
+        let sway = Sway::connect_within(&path, Duration::from_millis(100));
+        (sway, server.join().unwrap())
+    }
+
+    #[test]
+    fn a_refused_subscribe_fails_the_connect_with_sways_reason() {
+        let (got, _server) = fake_sway(Some(br#"{"success": false, "error": "no such event"}"#));
+        let e = got.unwrap_err();
+        assert!(
+            e.to_string().contains("refused") && e.to_string().contains("no such event"),
+            "{e}"
+        );
+        let (got, _server) = fake_sway(Some(b"[]"));
+        assert!(got.unwrap_err().to_string().contains("no reason given"));
+    }
+
+    #[test]
+    fn a_sway_that_does_not_answer_the_subscribe_is_given_up_on() {
+        let (got, _server) = fake_sway(None);
+        let e = got.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains("within 100 ms"), "{e}");
+    }
+
+    #[test]
+    fn a_reply_that_is_not_the_subscribes_fails_the_connect() {
+        let mut wrong = message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes());
+        assert!(subscribe_reply(&mut &wrong[..]).is_err());
+        wrong = message(SUBSCRIBE, &vec![b' '; MAX_REPLY_BYTES + 1]);
+        assert!(subscribe_reply(&mut &wrong[..]).is_err(), "over the limit");
+        assert!(subscribe_reply(&mut &b"HTTP/1.1 200 OK\r\n\r\n"[..]).is_err());
+        let ok = message(SUBSCRIBE, br#"{"success":true}"#);
+        assert!(subscribe_reply(&mut &ok[..]).is_ok());
     }
 
     #[test]
@@ -369,11 +476,8 @@ mod tests {
     fn an_empty_workspace_then_a_window_ends_on_the_window() {
         // Switching to a workspace with a view: `workspace focus`, then `window focus`, in
         // one read; the last says the focus.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sway.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let mut sway = Sway::connect(&path).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
+        let (sway, mut server) = fake_sway(Some(br#"{"success":true}"#));
+        let mut sway = sway.unwrap();
         server
             .write_all(&message(WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS.as_bytes()))
             .unwrap();
@@ -430,18 +534,9 @@ mod tests {
 
     #[test]
     fn a_connection_subscribes_reads_the_last_focus_and_sees_the_close() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sway.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let mut sway = Sway::connect(&path).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
-        let mut sub = vec![0u8; subscribe_message().len()];
-        server.read_exact(&mut sub).unwrap();
-        assert_eq!(sub, subscribe_message());
+        let (sway, mut server) = fake_sway(Some(br#"{ "success": true }"#));
+        let mut sway = sway.unwrap();
         assert_eq!(sway.read(), Readout::Focus(None), "nothing sent yet");
-        server
-            .write_all(&message(SUBSCRIBE, br#"{ "success": true }"#))
-            .unwrap();
         server
             .write_all(&message(WINDOW_EVENT, XWAYLAND_FOCUS.as_bytes()))
             .unwrap();
