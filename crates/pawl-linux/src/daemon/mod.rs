@@ -597,14 +597,13 @@ impl Daemon {
                 };
                 // The KWin script's file goes beside the worker's lock, in the runtime
                 // directory the CLI checked (`lifecycle::runtime_dir_for`: a relative
-                // XDG_RUNTIME_DIR counts as unset there too).
+                // XDG_RUNTIME_DIR counts as unset, and then it is `/tmp/pawl-<uid>`).
                 let scripts = runtime_dir
                     .as_deref()
                     .filter(|d| Path::new(d).is_absolute())
                     .map(|d| Path::new(d).join("pawl"))
                     .unwrap_or_else(|| {
-                        std::env::temp_dir()
-                            .join(format!("pawl-{}", rustix::process::getuid().as_raw()))
+                        format!("/tmp/pawl-{}", rustix::process::getuid().as_raw()).into()
                     });
                 match Shell::connect(desktop, None, &scripts) {
                     Ok(shell) => {

@@ -81,6 +81,17 @@ fn drain(stream: &mut impl std::io::Read, mut chunk: impl FnMut(&[u8]) -> bool) 
     }
 }
 
+/// `bytes` as text, less a character cut off at their end: X11 property reads and
+/// Hyprland's event data stop at a byte count, not at a character boundary. `None` when
+/// any other byte is not UTF-8.
+fn utf8_before_cut(bytes: &[u8]) -> Option<&str> {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
 /// `focus` as a [`Readout`], `None` when it repeats `last` (which it then replaces).
 fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout {
     match focus {
@@ -95,7 +106,7 @@ fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout 
 /// The backend the environment calls for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// Hyprland's event socket: the paths to try, in order ([`hyprland::socket2_paths`]).
+    /// Hyprland's event socket: the path to try ([`hyprland::socket2_paths`]).
     Hyprland(Vec<PathBuf>),
     /// sway's IPC socket, `$SWAYSOCK`.
     Sway(OsString),
