@@ -128,7 +128,7 @@ impl Hyprland {
     pub fn connect(paths: &[PathBuf]) -> io::Result<(Hyprland, PathBuf)> {
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no socket path");
         for path in paths {
-            match UnixStream::connect(path) {
+            match super::connect_own(path) {
                 Ok(stream) => {
                     stream.set_nonblocking(true)?;
                     let conn = Hyprland {

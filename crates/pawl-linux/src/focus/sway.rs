@@ -219,7 +219,7 @@ impl Sway {
 
     /// [`Sway::connect`], waiting at most `timeout` for the reply.
     fn connect_within(path: &Path, timeout: Duration) -> io::Result<Sway> {
-        let mut stream = UnixStream::connect(path)?;
+        let mut stream = super::connect_own(path)?;
         stream.set_write_timeout(Some(timeout))?;
         stream.set_read_timeout(Some(timeout))?;
         stream.write_all(&subscribe_message())?;

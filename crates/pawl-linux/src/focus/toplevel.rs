@@ -325,7 +325,7 @@ impl Toplevels {
     /// ([`CONNECT_TIMEOUT`] in the daemon). Errors: the socket, the handshake, no answer in
     /// time (`TimedOut`), or a compositor that offers neither protocol.
     pub fn connect(path: &Path, timeout: Duration) -> io::Result<Toplevels> {
-        Toplevels::on_stream(UnixStream::connect(path)?, timeout)
+        Toplevels::on_stream(super::connect_own(path)?, timeout)
     }
 
     /// [`Toplevels::connect`] on a socket already connected to the compositor.
