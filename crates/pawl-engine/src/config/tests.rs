@@ -900,6 +900,26 @@ scope = "all-wheels"
 }
 
 #[test]
+fn a_button_mapped_twice_in_an_app_table_is_refused() {
+    let e = errors(
+        "[[app]]\napp_id = \"a\"\n[app.buttons.map]\n7 = \"back\"\n07 = \"forward\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        ["c.toml:5:1: app[0].buttons.map.07: button 7 is already mapped (line 4)"]
+    );
+    // Each table has its own map: a later table may map the button again.
+    let c = parse(
+        "[[app]]\napp_id = \"a\"\n[app.buttons.map]\n7 = \"back\"\n\
+         [[app]]\napp_id = \"a\"\n[app.buttons.map]\n07 = \"forward\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.apps[0].buttons.map, vec![(Button(7), Action::Back)]);
+    assert_eq!(c.apps[1].buttons.map, vec![(Button(7), Action::Forward)]);
+}
+
+#[test]
 fn names_that_could_never_match_are_refused_where_they_are_written() {
     let e = errors(
         r#"

@@ -973,6 +973,8 @@ impl Validator<'_> {
             return;
         };
         let map_path = join(path, "map");
+        // The buttons this table maps, with the span of their keys ("7" and "07" are one).
+        let mut mapped: Vec<(Button, Span)> = Vec::new();
         for (k, v) in in_file_order(map) {
             let key = join(&map_path, k.get_ref());
             let Some(n) = self.button_key(k, &key) else {
@@ -981,6 +983,16 @@ impl Validator<'_> {
             let Some(a) = self.action(v, &key) else {
                 continue;
             };
+            if let Some((_, first)) = mapped.iter().find(|(b, _)| *b == n) {
+                let first = self.origin(&Some(first.clone()));
+                self.error(
+                    k.span(),
+                    &key,
+                    format!("button {} is already mapped ({first})", n.0),
+                );
+                continue;
+            }
+            mapped.push((n, k.span()));
             let clash = if n == g {
                 Some("it is the gesture button")
             } else if n == back {
