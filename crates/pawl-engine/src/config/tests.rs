@@ -920,6 +920,44 @@ fn a_button_mapped_twice_in_an_app_table_is_refused() {
 }
 
 #[test]
+fn an_unknown_key_under_app_scroll_lists_only_keys_it_takes() {
+    let e = errors(
+        "[[app]]\napp_id = \"a\"\n[app.scroll]\nscope = \"all-wheels\"\nspeed = 2\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].starts_with("c.toml:4:1: app[0].scroll.scope: scope is global"));
+    assert_eq!(
+        e[1],
+        "c.toml:5:1: app[0].scroll.speed: unknown key: allowed invert_vertical, invert_horizontal, smoothing, smoothing_factor, max_step, spike_ratio, gesture_gap_ms, inertia, carry_limit, glide_decay, glide_interval_ms"
+    );
+    let e = errors(
+        "[[device]]\nname = \"*\"\n[device.scroll]\nspeed = 2\n",
+        Platform::Linux,
+    );
+    assert!(!e[0].contains("scope"), "{e:#?}");
+}
+
+#[test]
+fn a_title_written_under_an_app_sub_table_says_it_belongs_to_the_app_table() {
+    let e = errors(
+        "[[app]]\napp_id = \"firefox\"\n[app.scroll]\ntitle = \"YouTube\"\n\
+         [[app]]\napp_id = \"b\"\n[app.gesture]\ndevice = \"*MX*\"\n\
+         [[app]]\n[app.buttons]\napp_id = \"c\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:1: app[0].scroll.title: title belongs to the [[app]] table itself, as do app_id and device: write it after [[app]], before [app.scroll]",
+            "c.toml:8:1: app[1].gesture.device: device belongs to the [[app]] table itself, as do app_id and title: write it after [[app]], before [app.gesture]",
+            "c.toml:9:1: app[2]: this [[app]] table names no application: add app_id = \"firefox\" (or a list)",
+            "c.toml:11:1: app[2].buttons.app_id: app_id belongs to the [[app]] table itself, as do title and device: write it after [[app]], before [app.buttons]",
+        ]
+    );
+}
+
+#[test]
 fn names_that_could_never_match_are_refused_where_they_are_written() {
     let e = errors(
         r#"
