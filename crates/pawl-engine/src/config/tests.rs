@@ -965,7 +965,7 @@ fn names_that_could_never_match_are_refused_where_they_are_written() {
 app_id = []
 
 [[app]]
-app_id = [" firefox", "code "]
+app_id = [" firefox", "code ", "   "]
 device = ""
 
 [[device]]
@@ -981,6 +981,7 @@ scope = [{ name = "" }]
         "c.toml:3:10: app[0].app_id: the list is empty",
         "c.toml:6:11: app[1].app_id: application id \" firefox\" starts or ends with a space: application ids have none (write \"firefox\")",
         "c.toml:6:23: app[1].app_id: application id \"code \" starts or ends with a space",
+        "c.toml:6:32: app[1].app_id: application id \"   \" is blank: an application id has characters other than spaces",
         "c.toml:7:10: app[1].device: the name is empty",
         "c.toml:10:8: device[0].name: the name is empty",
         "c.toml:14:19: scroll.scope[0].name: the name is empty",
@@ -1099,7 +1100,14 @@ fn title_patterns_have_stated_limits() {
 fn app_tables_and_ids_have_stated_limits() {
     let many = "[[app]]\napp_id = \"x\"\n".repeat(MAX_APP_TABLES + 1);
     let e = err(&many);
-    assert!(e.contains("65 [[app]] tables: at most 64"), "{e}");
+    assert_eq!(
+        e,
+        format!(
+            "config.toml:{}:1: app: 65 [[app]] tables: at most 64",
+            2 * MAX_APP_TABLES + 1
+        ),
+        "at the first table over the limit"
+    );
     let ids: Vec<String> = (0..=MAX_APP_IDS).map(|i| format!("\"a{i}\"")).collect();
     let e = err(&format!("[[app]]\napp_id = [{}]\n", ids.join(", ")));
     assert!(

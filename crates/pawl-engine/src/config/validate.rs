@@ -720,9 +720,10 @@ impl Validator<'_> {
         if let Some(a) = get(doc, "app") {
             match a.get_ref() {
                 DeValue::Array(tables) if tables.iter().all(|r| r.get_ref().is_table()) => {
-                    if tables.len() > MAX_APP_TABLES {
+                    if let Some(over) = tables.get(MAX_APP_TABLES) {
+                        // At the first table over the limit: `a`'s span is the first table.
                         self.error(
-                            a.span(),
+                            over.span(),
                             "app",
                             format!("{} [[app]] tables: at most {MAX_APP_TABLES}", tables.len()),
                         );
@@ -946,6 +947,8 @@ impl Validator<'_> {
             };
             let problem = if id.is_empty() {
                 Some("is empty".to_owned())
+            } else if id.trim().is_empty() {
+                Some("is blank: an application id has characters other than spaces".to_owned())
             } else if id.len() > MAX_APP_ID_BYTES {
                 Some(format!(
                     "is {} bytes long: at most {MAX_APP_ID_BYTES}",
