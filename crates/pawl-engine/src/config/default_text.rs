@@ -227,10 +227,10 @@ haptic_on_gesture = false
 # numbers stay those of [gesture] and [buttons]). When several tables name an application,
 # a later one overrides only the keys it sets. A change of focus while the gesture button
 # is held takes effect when it is released. title (a regular expression, at most 255 bytes,
-# regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
-# title matches; it needs a backend that reports titles (sway, Hyprland, X11, GNOME, KDE, the
-# Wayland window lists; not macOS), and at most 4 tables with a title may name one
-# application.
+# regex-lite syntax: (?i) ignores ASCII case only, ^ and $ anchor) limits a table to
+# windows whose title matches; it needs a backend that reports titles (sway, Hyprland, X11,
+# GNOME, KDE, the Wayland window lists; not macOS), and at most 4 tables with a title may
+# name one application.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
 # [app.scroll]

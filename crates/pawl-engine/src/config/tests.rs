@@ -1065,6 +1065,22 @@ left = "back"
 }
 
 #[test]
+fn a_case_insensitive_title_ignores_ascii_case_only() {
+    let tube = TitlePattern::new("(?i)youtube").unwrap();
+    assert!(tube.is_match("Cats - YOUTUBE"));
+    let ete = TitlePattern::new("(?i)été").unwrap();
+    assert!(ete.is_match("Un été"));
+    assert!(ete.is_match("Un éTé"), "the ASCII letter t is folded");
+    assert!(!ete.is_match("UN ÉTÉ"), "É is not folded to é");
+    for text in [
+        default_config_text(Platform::Linux),
+        default_config_text(Platform::MacOs),
+    ] {
+        assert!(text.contains("(?i) ignores ASCII case only"), "{text}");
+    }
+}
+
+#[test]
 fn a_title_is_matched_on_its_first_kilobyte() {
     let c = parse("[[app]]\napp_id = \"a\"\ntitle = \"end$\"\n").unwrap();
     let long = format!("{}end", "é".repeat(MAX_TITLE_BYTES));
