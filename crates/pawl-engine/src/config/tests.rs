@@ -1076,7 +1076,8 @@ fn a_case_insensitive_title_ignores_ascii_case_only() {
         default_config_text(Platform::Linux),
         default_config_text(Platform::MacOs),
     ] {
-        assert!(text.contains("(?i) ignores ASCII case only"), "{text}");
+        let prose = text.replace("\n# ", " ");
+        assert!(prose.contains("(?i) ignores ASCII case only"), "{text}");
     }
 }
 
@@ -1086,6 +1087,27 @@ fn a_title_is_matched_on_its_first_kilobyte() {
     let long = format!("{}end", "é".repeat(MAX_TITLE_BYTES));
     assert_eq!(c.app_key("a", Some(&long)), None);
     assert!(c.app_key("a", Some("the end")).is_some());
+    let text = default_config_text(Platform::Linux);
+    let prose = text.replace("\n# ", " ");
+    assert!(
+        prose.contains("(only its first 1 KiB is matched)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_app_tables_device_glob_ignores_case() {
+    let c =
+        parse("[[app]]\napp_id = \"a\"\ndevice = \"*mx master*\"\n[app.scroll]\nmax_step = 2\n")
+            .unwrap();
+    let key = c.app_key("a", None).unwrap();
+    let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+    assert_eq!(c.app_settings(&mx, key).unwrap().scroll.max_step, 2.0);
+    let other = info("Generic Mouse", LOGITECH, 0xc077, false);
+    assert_eq!(c.app_settings(&other, key), None);
+    let text = default_config_text(Platform::Linux);
+    let prose = text.replace("\n# ", " ");
+    assert!(prose.contains("a name glob (case-insensitive"), "{text}");
 }
 
 #[test]
