@@ -165,6 +165,25 @@ fn info(name: &str, vendor: u16, product: u16, touchpad: bool) -> DeviceInfo {
 }
 
 #[test]
+fn another_mouse_is_taken_by_all_wheels_or_a_device_rule() {
+    let generic = info("Generic Mouse", LOGITECH, 0xc077, false);
+    for text in [
+        "[scroll]\nscope = \"all-wheels\"\n",
+        "[[device]]\nname = \"Generic Mouse\"\ntransform_scroll = true\n",
+    ] {
+        let d = parse(text).unwrap().decide(&generic);
+        assert!(d.handle && d.transform_scroll, "{text}");
+    }
+    let d = parse("[[device]]\nname = \"Generic Mouse\"\nhandle = true\n")
+        .unwrap()
+        .decide(&generic);
+    assert!(
+        d.handle && !d.transform_scroll,
+        "the buttons, not the wheel"
+    );
+}
+
+#[test]
 fn default_scope_handles_mx_masters_and_nothing_else() {
     let c = Config::default_for(Platform::Linux);
     let mx = c.decide(&info("Logitech MX Master 3S", LOGITECH, 0xb034, false));
