@@ -760,7 +760,8 @@ exec switch_root /newroot /pawl-vm/init
 );
 
 /// The userland's init (Debian's `/bin/sh`, from the share): the usual mounts with every
-/// writable place on tmpfs, systemd-udevd (no systemd as PID 1), a trigger of what exists
+/// writable place on tmpfs, kernel mode's loader in `/usr/libexec/pawl` (root-owned, on a
+/// tmpfs, as in the systemd boot; no rule runs it: the scenarios do), systemd-udevd (no systemd as PID 1), a trigger of what exists
 /// so far, the driver, power off.
 const USERLAND_INIT: &str = r#"#!/bin/sh
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -772,6 +773,10 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /var/tmp
+# Kernel mode's loader, root-owned where the package installs it.
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /usr/libexec/pawl
+cp /pawl-vm/pawl-kernel-attach /usr/libexec/pawl/
+chmod 755 /usr/libexec/pawl/pawl-kernel-attach
 echo 1 > /proc/sys/kernel/printk
 echo "pawl-vm: userland up at $(cut -d' ' -f1 /proc/uptime) s of uptime"
 /lib/systemd/systemd-udevd --daemon
@@ -928,11 +933,12 @@ fn userland_boot(
                 &project.join("contrib/70-pawl.rules"),
                 "contrib/70-pawl.rules",
             )?;
+            // Kernel mode's loader: the init puts it where the package does.
+            copy(
+                &pawl.with_file_name("pawl-kernel-attach"),
+                "pawl-kernel-attach",
+            )?;
             if set == Set::Systemd {
-                copy(
-                    &pawl.with_file_name("pawl-kernel-attach"),
-                    "pawl-kernel-attach",
-                )?;
                 for f in contrib_for_systemd(project)? {
                     let name = f.file_name().unwrap_or_default().to_string_lossy();
                     copy(&f, &format!("contrib/{name}"))?;

@@ -201,7 +201,16 @@ pub fn app_listing(config: &pawl_engine::Config) -> String {
         if !rule.scroll.is_empty() {
             sets.push("scroll");
         }
-        if rule.gesture != Default::default() {
+        match rule.gesture.style {
+            Some(pawl_engine::config::GestureStyle::Swipe) => sets.push("swipe style"),
+            Some(pawl_engine::config::GestureStyle::Shortcut) => sets.push("shortcut style"),
+            None => {}
+        }
+        let no_style = pawl_engine::config::GestureActions {
+            style: None,
+            ..rule.gesture
+        };
+        if no_style != Default::default() {
             sets.push("gesture actions");
         }
         if rule.buttons != Default::default() {

@@ -361,9 +361,12 @@ pub struct DeviceRule {
     pub line: usize,
 }
 
-/// The gesture actions an `[app.gesture]` table sets; `None` = the device profile's.
+/// The gesture actions an `[app.gesture]` table sets, and its `style`; `None` = the device
+/// profile's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GestureActions {
+    /// `style`: shortcut or swipe while the app is focused.
+    pub style: Option<GestureStyle>,
     /// `left`.
     pub left: Option<Action>,
     /// `right`.
@@ -377,8 +380,10 @@ pub struct GestureActions {
 }
 
 impl GestureActions {
-    /// Layers `later` on top: every action `later` sets replaces this one's.
+    /// Layers `later` on top: every action (and the style) `later` sets replaces this
+    /// one's.
     pub fn merge(&mut self, later: &GestureActions) {
+        self.style = later.style.or(self.style);
         for (a, b) in [
             (&mut self.left, later.left),
             (&mut self.right, later.right),
@@ -392,8 +397,9 @@ impl GestureActions {
         }
     }
 
-    /// `g` with the set actions replaced.
+    /// `g` with the set actions (and style) replaced.
     pub fn apply_to(&self, mut g: GestureConfig) -> GestureConfig {
+        g.style = self.style.unwrap_or(g.style);
         g.left = self.left.unwrap_or(g.left);
         g.right = self.right.unwrap_or(g.right);
         g.up = self.up.unwrap_or(g.up);
@@ -841,6 +847,16 @@ impl Config {
     /// focused window changes nothing, and a platform may drop titles.
     pub fn uses_titles(&self) -> bool {
         self.apps.iter().any(|r| r.title.is_some())
+    }
+
+    /// Whether any profile drags in swipe style (`[gesture]` or an `[app.gesture]`): the
+    /// platform then needs its virtual touchpad.
+    pub fn uses_swipe(&self) -> bool {
+        self.gesture.style == GestureStyle::Swipe
+            || self
+                .apps
+                .iter()
+                .any(|r| r.gesture.style == Some(GestureStyle::Swipe))
     }
 
     /// How many [`AppKey`]s the config has (0 without `[[app]]` tables).

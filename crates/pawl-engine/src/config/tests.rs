@@ -1408,3 +1408,68 @@ fn hidpp_only_keys_are_refused_with_hidpp_off() {
     parse("[hidpp]\nenabled = false\nthumb_wheel = false\n").unwrap();
     parse("[hidpp]\ndpi = 800\nhaptic_on_gesture = true\n").unwrap();
 }
+
+#[test]
+fn a_drag_action_an_app_table_could_never_fire_under_swipe_style_is_refused() {
+    let e = errors(
+        r#"
+[gesture]
+style = "swipe"
+
+[[app]]
+app_id = "firefox"
+[app.gesture]
+right = { key = "Alt+Right" }
+click = "overview"
+
+[[app]]
+app_id = "code"
+[app.gesture]
+style = "swipe"
+left = "none"
+"#,
+        Platform::Linux,
+    );
+    let want = [
+        "c.toml:8:1: app[0].gesture.right: [gesture] style = \"swipe\" makes a drag a touchpad swipe, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire right",
+        "c.toml:15:1: app[1].gesture.left: this table's style = \"swipe\" makes a drag a touchpad swipe",
+    ];
+    assert_eq!(e.len(), want.len(), "{e:#?}");
+    for (got, want) in e.iter().zip(want) {
+        assert!(got.starts_with(want), "{got}\nwant {want}");
+    }
+    // With the app's own shortcut style the same table is the browser's gestures, and only
+    // the browser leaves swipe style; `click` fires in either style.
+    let c = parse(
+        "[gesture]\nstyle = \"swipe\"\n\n[[app]]\napp_id = \"firefox\"\n[app.gesture]\n\
+         style = \"shortcut\"\nright = { key = \"Alt+Right\" }\n\n\
+         [[app]]\napp_id = \"code\"\n[app.gesture]\nclick = \"overview\"\n",
+    )
+    .unwrap();
+    let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+    let firefox = c
+        .app_settings(&mx, c.app_key("firefox", None).unwrap())
+        .unwrap();
+    assert_eq!(firefox.gesture.style, GestureStyle::Shortcut);
+    assert!(
+        matches!(firefox.gesture.right, Action::Key(_)),
+        "{firefox:?}"
+    );
+    let code = c
+        .app_settings(&mx, c.app_key("code", None).unwrap())
+        .unwrap();
+    assert_eq!(code.gesture.style, GestureStyle::Swipe);
+    assert!(c.uses_swipe());
+    // An app's swipe style needs the touchpad too; macOS has no swipe at all.
+    let app_swipe =
+        parse("[[app]]\napp_id = \"code\"\n[app.gesture]\nstyle = \"swipe\"\n").unwrap();
+    assert!(app_swipe.uses_swipe() && !Config::default_for(Platform::Linux).uses_swipe());
+    let mac = errors(
+        "[[app]]\napp_id = \"com.apple.Safari\"\n[app.gesture]\nstyle = \"swipe\"\n",
+        Platform::MacOs,
+    );
+    assert!(
+        mac.len() == 1 && mac[0].contains("\"swipe\" only works on Linux"),
+        "{mac:#?}"
+    );
+}

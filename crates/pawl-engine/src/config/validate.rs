@@ -136,6 +136,13 @@ fn in_file_order<'a, 'i>(t: &'a DeTable<'i>) -> Vec<(&'a Spanned<DeString<'i>>, 
 const EMPTY_DEVICE_NAME: &str =
     "the name is empty: give a pattern like \"*MX Master*\" (name = \"*\" means every device)";
 
+/// `style`'s values in `[gesture]` and `[app.gesture]`, and where each works (swipe needs
+/// the Linux virtual touchpad).
+const GESTURE_STYLES: [(&str, GestureStyle, Option<Platform>); 2] = [
+    ("shortcut", GestureStyle::Shortcut, None),
+    ("swipe", GestureStyle::Swipe, Some(Platform::Linux)),
+];
+
 /// The keys of `[scroll]` but `scope`: `[device.scroll]` and `[app.scroll]` take them too.
 const SCROLL_KEYS: &[&str] = &[
     "invert_vertical",
@@ -813,10 +820,30 @@ impl Validator<'_> {
             self.known_keys_but(
                 g,
                 &gpath,
-                &["left", "right", "up", "down", "click"],
+                &["style", "left", "right", "up", "down", "click"],
                 APP_TABLE_KEYS,
             );
+            let style = self.choice(g, &gpath, "style", &GESTURE_STYLES);
+            if let Some(swipe_from) = match style {
+                Some(GestureStyle::Swipe) => Some("this table's style = \"swipe\""),
+                Some(GestureStyle::Shortcut) => None,
+                None => (self.config.gesture.style == GestureStyle::Swipe)
+                    .then_some("[gesture] style = \"swipe\""),
+            } {
+                for key in ["left", "right", "up", "down"] {
+                    if let Some((k, _)) = g.get_key_value(key) {
+                        self.error(
+                            k.span(),
+                            &join(&gpath, key),
+                            format!(
+                                "{swipe_from} makes a drag a touchpad swipe, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire {key}"
+                            ),
+                        );
+                    }
+                }
+            }
             gesture = GestureActions {
+                style,
                 left: self.action_at(g, &gpath, "left").map(|(a, _)| a),
                 right: self.action_at(g, &gpath, "right").map(|(a, _)| a),
                 up: self.action_at(g, &gpath, "up").map(|(a, _)| a),
@@ -1226,11 +1253,7 @@ impl Validator<'_> {
             self.config.gesture.button = b;
             origins.gesture = Some(span);
         }
-        let styles = [
-            ("shortcut", GestureStyle::Shortcut, None),
-            ("swipe", GestureStyle::Swipe, Some(Platform::Linux)),
-        ];
-        if let Some(s) = self.choice(g, path, "style", &styles) {
+        if let Some(s) = self.choice(g, path, "style", &GESTURE_STYLES) {
             self.config.gesture.style = s;
         }
         self.fingers(g, path);

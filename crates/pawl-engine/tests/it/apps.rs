@@ -388,3 +388,44 @@ proptest! {
         prop_assert!(!engine.switch_pending());
     }
 }
+
+#[test]
+fn an_app_table_can_turn_swipe_style_into_shortcuts_for_its_app() {
+    // Swipe style for every app but the browser, whose table fires its own keys. Elsewhere
+    // the drag is a swipe: no action, and the fingers' pacing ticks (their touch frames
+    // are checked in the engine's own tests).
+    let config = r#"
+        [gesture]
+        style = "swipe"
+        fingers = 3
+
+        [[app]]
+        app_id = "firefox"
+        [app.gesture]
+        style = "shortcut"
+        right = { key = "Alt+Right" }
+    "#;
+    check(
+        config,
+        "
+        app firefox
+        +5
+        x=300
+        -5
+        app -
+        +5
+        x=300
+        -5
+        ",
+        expect![[r#"
+            app firefox => profile of firefox
+            +5 => nothing
+            x=300 => action key Alt+Right
+            -5 => nothing
+            app - => device profile
+            +5 => nothing
+            x=300 => nothing (tick at 20ms)
+            -5 => nothing (tick at 7ms)
+        "#]],
+    );
+}

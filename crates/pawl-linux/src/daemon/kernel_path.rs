@@ -8,6 +8,8 @@
 //!   profile (scroll parameters and inversion, the wheel transform flag, the 0x1B04 and
 //!   0x1D4B feature indexes the HID++ setup learned) and the ring's map fd put in the epoll
 //!   set (token `RING_TOKEN_BASE + mouse`, [`super::Wake::Ring`]);
+//! - a focus change writes the settings again when the focused app's `[app.scroll]` makes
+//!   them differ (one map update per change, nothing per frame);
 //! - ring records (diverted buttons, raw XY, 0x41 connection, 0x1D4B status) go through
 //!   the mouse's HID++ session and gesture engine as reads from hidraw would
 //!   ([`crate::hidpp::HidppDevice::on_report`]), to the same `Performer`;
@@ -40,6 +42,8 @@ use std::path::Path;
 
 use pawl_bpf::maps::{FLAG_WHEEL, Settings};
 use pawl_bpf::pins::KernelDevice;
+use pawl_engine::config::AppKey;
+use pawl_engine::device::DeviceInfo;
 use pawl_engine::scroll::ScrollParams;
 use pawl_engine::units::Micros;
 use pawl_hidpp::feature;
@@ -56,23 +60,22 @@ const ANNOUNCE_DIR: &str = "/run/pawl";
 /// Watched until [`ANNOUNCE_DIR`] exists (the loader makes it at its first attachment).
 const ANNOUNCE_PARENT: &str = "/run";
 
-/// The settings mouse `mouse` gets in kernel mode under `config`: the scroll parameters of
-/// its first handled pointer node's profile (the config's `[scroll]` when it has none) in
-/// the wheel's unit, the transform on when that node's scroll is transformed, and the
-/// HID++ feature indexes its session learned (0 until then: nothing taken from HID++).
-fn settings_for(config: &pawl_engine::Config, mouse: &Mouse, unit_v120: u32) -> Settings {
-    let decision = mouse
+/// The settings mouse `mouse` gets in kernel mode under `config` while application `app`
+/// is focused ([`kernel_settings`] of its first handled pointer node), with the HID++
+/// feature indexes its session learned (0 until then: nothing taken from HID++).
+fn settings_for(
+    config: &pawl_engine::Config,
+    mouse: &Mouse,
+    unit_v120: u32,
+    app: Option<AppKey>,
+) -> Settings {
+    let info = mouse
         .nodes
         .iter()
         .filter_map(|s| s.sys())
-        .map(|sys| config.decide(&sys.info()))
-        .find(|d| d.handle);
-    let (scroll, transform) = match &decision {
-        Some(d) => (ScrollParams::from(&d.scroll), d.transform_scroll),
-        None => (ScrollParams::from(&config.scroll), false),
-    };
-    let mut s = Settings::new(&scroll, unit_v120);
-    s.flags = if transform { FLAG_WHEEL } else { 0 };
+        .map(|sys| sys.info())
+        .find(|info| config.decide(info).handle);
+    let mut s = kernel_settings(config, info.as_ref(), unit_v120, app);
     if let Some(dev) = mouse.endpoint() {
         let session = dev.session();
         s.reprog_index = session
@@ -82,6 +85,33 @@ fn settings_for(config: &pawl_engine::Config, mouse: &Mouse, unit_v120: u32) -> 
             .feature_index(feature::WIRELESS_DEVICE_STATUS)
             .unwrap_or(0);
     }
+    s
+}
+
+/// The program's scroll settings for pointer node `info` (`None`: no handled node, so the
+/// config's `[scroll]` and no transform) while application `app` is focused: the scroll of
+/// its `[[app]]` tables for this device when any applies ([`pawl_engine::Config::app_settings`]),
+/// else the device profile's, in the wheel's unit (`unit_v120` v120 per unit); the
+/// transform on when the node's scroll is transformed. The app's tables never switch the
+/// transform itself, as in grab mode. No HID++ index is set.
+fn kernel_settings(
+    config: &pawl_engine::Config,
+    info: Option<&DeviceInfo>,
+    unit_v120: u32,
+    app: Option<AppKey>,
+) -> Settings {
+    let (scroll, transform) = match info {
+        Some(info) => {
+            let d = config.decide(info);
+            let scroll = app
+                .and_then(|k| config.app_settings(info, k))
+                .map_or(d.scroll, |a| a.scroll);
+            (ScrollParams::from(&scroll), d.transform_scroll)
+        }
+        None => (ScrollParams::from(&config.scroll), false),
+    };
+    let mut s = Settings::new(&scroll, unit_v120);
+    s.flags = if transform { FLAG_WHEEL } else { 0 };
     s
 }
 
@@ -194,7 +224,7 @@ impl Daemon {
         let Bpf::Active(k) = &mouse.bpf else {
             return;
         };
-        let want = settings_for(&self.config, mouse, k.unit_v120);
+        let want = settings_for(&self.config, mouse, k.unit_v120, self.focus.key);
         let Mouse { hidraw, bpf, .. } = mouse;
         let Bpf::Active(k) = bpf else { return };
         if k.written != Some(want) {
@@ -435,7 +465,7 @@ mod tests {
             pawl_engine::Config::parse(text, "c.toml", pawl_engine::Platform::Linux).unwrap();
         // A mouse with no node yet: its settings come from the config's `[scroll]`.
         let mouse = Mouse::new(None);
-        let s = settings_for(&config, &mouse, 8);
+        let s = settings_for(&config, &mouse, 8, None);
         let want = Settings::new(&ScrollParams::new(&config.scroll), 8);
         assert_eq!(s.scroll, want.scroll);
         assert_ne!(
@@ -448,5 +478,54 @@ mod tests {
             (s.flags, s.reprog_index, s.wireless_status_index),
             (0, 0, 0)
         );
+    }
+
+    #[test]
+    fn kernel_mode_settings_follow_the_focused_apps_scroll_table() {
+        let text = "[[app]]\napp_id = \"game\"\n[app.scroll]\ninvert_vertical = false\n\
+                    smoothing = \"none\"\n\n\
+                    [[app]]\napp_id = \"elsewhere\"\ndevice = \"*Other Mouse*\"\n\
+                    [app.scroll]\ninvert_vertical = false\n\n\
+                    [[app]]\napp_id = \"browser\"\n[app.gesture]\nright = \"none\"\n";
+        let config =
+            pawl_engine::Config::parse(text, "c.toml", pawl_engine::Platform::Linux).unwrap();
+        let mx = DeviceInfo {
+            name: "MX Master 3S".into(),
+            bus: pawl_engine::device::Bus::BLUETOOTH,
+            vendor: pawl_engine::device::LOGITECH,
+            product: 0xb034,
+            has_wheel: true,
+            is_touchpad: false,
+        };
+        let key = |app: &str| config.app_key(app, None);
+        let device = kernel_settings(&config, Some(&mx), 8, None);
+        let game = kernel_settings(&config, Some(&mx), 8, key("game"));
+        let mut want = config.scroll;
+        want.invert_vertical = false;
+        want.smoothing = pawl_engine::config::Smoothing::None;
+        assert_eq!(
+            game.scroll,
+            Settings::new(&ScrollParams::from(&want), 8).scroll
+        );
+        assert_ne!(
+            game.scroll, device.scroll,
+            "the game's table must reach the program"
+        );
+        // The transform stays on: the table changes parameters, not whether pawl owns
+        // the wheel.
+        assert_eq!((game.flags, device.flags), (FLAG_WHEEL, FLAG_WHEEL));
+        // A table whose `device` is another mouse, or one without scroll keys, leaves
+        // the device profile's scroll.
+        for other in ["elsewhere", "browser"] {
+            assert!(key(other).is_some(), "{other} is named by a table");
+            assert_eq!(kernel_settings(&config, Some(&mx), 8, key(other)), device);
+        }
+        // No handled node: the config's own `[scroll]`, untransformed, whatever is focused.
+        let none = kernel_settings(&config, None, 8, key("game"));
+        assert_eq!(
+            none.scroll,
+            Settings::new(&ScrollParams::from(&config.scroll), 8).scroll
+        );
+        assert_eq!(none.flags, 0);
     }
 }

@@ -36,7 +36,6 @@ use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use pawl_engine::config::GestureStyle;
 use pawl_engine::units::Micros;
 use pawl_engine::{Action, Config, Desktop, TouchOut};
 use rustix::event::epoll;
@@ -224,6 +223,9 @@ struct FocusState {
     app: Option<String>,
     /// Its window's title, when the backend gives titles and a table has a `title`.
     title: Option<String>,
+    /// The profile key of `app` and `title` ([`pawl_engine::Config::app_key`]), as of the
+    /// last [`Daemon::apply_focus`]: what kernel mode's settings are written for.
+    key: Option<pawl_engine::config::AppKey>,
 }
 
 /// An open focus backend.
@@ -339,7 +341,7 @@ impl Daemon {
         };
         let plan = action_plan(&config, options.desktop);
         let mut performer = Performer::new(plan)?;
-        performer.set_touchpad(config.gesture.style == GestureStyle::Swipe)?;
+        performer.set_touchpad(config.uses_swipe())?;
         match performer.keyboard() {
             Some(kbd) => log::info!(
                 "virtual keyboard \"{}\" -> {}",
@@ -595,14 +597,13 @@ impl Daemon {
                 };
                 // The KWin script's file goes beside the worker's lock, in the runtime
                 // directory the CLI checked (`lifecycle::runtime_dir_for`: a relative
-                // XDG_RUNTIME_DIR counts as unset there too).
+                // XDG_RUNTIME_DIR counts as unset, and then it is `/tmp/pawl-<uid>`).
                 let scripts = runtime_dir
                     .as_deref()
                     .filter(|d| Path::new(d).is_absolute())
                     .map(|d| Path::new(d).join("pawl"))
                     .unwrap_or_else(|| {
-                        std::env::temp_dir()
-                            .join(format!("pawl-{}", rustix::process::getuid().as_raw()))
+                        format!("/tmp/pawl-{}", rustix::process::getuid().as_raw()).into()
                     });
                 match Shell::connect(desktop, None, &scripts) {
                     Ok(shell) => {
@@ -670,6 +671,13 @@ impl Daemon {
         let Some(conn) = self.focus.conn.as_mut() else {
             return;
         };
+        // What `pawl status` shows of the focus, to rewrite the status file only when it
+        // changes (a title change that keeps the profile does not).
+        let shown = (
+            self.focus.key,
+            self.focus.app.clone(),
+            self.focus.backend.clone(),
+        );
         let read = conn.read();
         if matches!(read, Readout::Focus(Some(_))) && self.focus.backend.contains(NO_CALL_YET) {
             self.focus.backend = self.focus.backend.replace(NO_CALL_YET, ")");
@@ -706,17 +714,24 @@ impl Daemon {
             }
         }
         self.apply_focus();
-        self.devices_changed = true;
+        if (self.focus.key, &self.focus.app, &self.focus.backend) != (shown.0, &shown.1, &shown.2) {
+            self.devices_changed = true;
+        }
     }
 
     /// Gives every engine the focused application's profile (the device profile when no
-    /// `[[app]]` table names it). One lookup per call, not per frame.
+    /// `[[app]]` table names it), and every mouse in kernel mode its program's settings
+    /// for it (written only when they change). One lookup per call, not per frame.
     fn apply_focus(&mut self) {
         let key = self
             .focus
             .app
             .as_deref()
             .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
+        self.focus.key = key;
+        for m in 0..self.mice.len() {
+            self.sync_kernel(m);
+        }
         for mouse in self.mice.iter_mut().flatten() {
             if let Some(dev) = mouse.endpoint_mut() {
                 dev.set_app(key);
@@ -882,10 +897,7 @@ impl Daemon {
         // Engines restart below (rematch, reload_hidpp): a swipe in progress ends with
         // them, so its fingers lift before the touchpad is kept or destroyed.
         self.performer.lift_fingers();
-        if let Err(e) = self
-            .performer
-            .set_touchpad(config.gesture.style == GestureStyle::Swipe)
-        {
+        if let Err(e) = self.performer.set_touchpad(config.uses_swipe()) {
             log::error!("SIGHUP: {e}; swipe style has no virtual touchpad");
         }
         let old = std::mem::replace(&mut self.config, config);
@@ -904,6 +916,15 @@ impl Daemon {
             }
         }
         self.rescan(Trigger::Reload);
+        // The X server's title watch is chosen at connect: a reload that adds the first
+        // `title` table, or removes the last, connects again.
+        if let Some(FocusConn::X11(x)) = &self.focus.conn
+            && x.follows_titles() != self.config.uses_titles()
+            && let Some(conn) = self.focus.conn.take()
+        {
+            let _ = epoll::delete(&self.epoll, conn.fd());
+            log::info!("focus: reconnecting to the X server: title tables changed");
+        }
         // `[[app]]` tables may have come: a backend is connected for them (one that is
         // open stays open); the engines made again get the focused app's profile.
         self.start_focus();

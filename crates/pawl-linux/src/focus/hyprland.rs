@@ -7,8 +7,9 @@
 //! - The socket is `$XDG_RUNTIME_DIR/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock`
 //!   since Hyprland 0.40, `/tmp/hypr/$HYPRLAND_INSTANCE_SIGNATURE/.socket2.sock` before
 //!   (Hyprland commit a5a6480, "for consumers, check if `$XDG_RUNTIME_DIR/hypr` exists. If
-//!   so, use it. If not, use the old `/tmp/hypr`"); [`socket2_paths`] lists both, the
-//!   runtime directory first.
+//!   so, use it. If not, use the old `/tmp/hypr`"); [`socket2_paths`] follows that rule,
+//!   so `/tmp`, where any local user may create the path first, is not tried when the
+//!   runtime directory's `hypr` folder exists.
 //! - Each event is one line, `EVENT>>DATA\n`. Hyprland cuts `DATA` at 1024 bytes and
 //!   turns newlines in it into spaces, so a line is short and whole.
 //! - A focus change is `activewindow>>WINDOWCLASS,WINDOWTITLE`, also sent again when the
@@ -37,17 +38,19 @@ pub const MAX_LINE_BYTES: usize = 4096;
 /// The prefix of a focus change (wiki "IPC", event `activewindow`).
 pub const ACTIVE_WINDOW: &[u8] = b"activewindow>>";
 
-/// The socket2 paths for instance `signature`, in the order to try: under `runtime_dir`
-/// (`$XDG_RUNTIME_DIR`, Hyprland 0.40 and later) when it is set and not empty, then under
-/// `/tmp` (older Hyprland).
+/// The socket2 path for instance `signature`, by Hyprland's rule for clients (commit
+/// a5a6480): under `runtime_dir` (`$XDG_RUNTIME_DIR`, Hyprland 0.40 and later) when it is
+/// set, not empty and holds `hypr`; else under `/tmp` (older Hyprland). One path, never
+/// both: the `/tmp` one is not tried when the runtime one refuses. Looks at the file
+/// system (whether `hypr` exists) each call.
 pub fn socket2_paths(runtime_dir: Option<&OsStr>, signature: &OsStr) -> Vec<PathBuf> {
     let tail = Path::new("hypr").join(signature).join(".socket2.sock");
-    let mut paths = Vec::with_capacity(2);
-    if let Some(dir) = runtime_dir.filter(|d| !d.is_empty()) {
-        paths.push(Path::new(dir).join(&tail));
-    }
-    paths.push(Path::new("/tmp").join(&tail));
-    paths
+    let base = runtime_dir
+        .filter(|d| !d.is_empty())
+        .map(Path::new)
+        .filter(|d| d.join("hypr").exists())
+        .unwrap_or(Path::new("/tmp"));
+    vec![base.join(tail)]
 }
 
 /// Splits the byte stream into lines. Bytes may arrive in any pieces.
@@ -93,8 +96,9 @@ impl LineDecoder {
 
 /// The focus change one line says: `None` for any other event or an `activewindow` line
 /// without a comma. The class (before the first comma) as [`FocusEvent::App`], with the
-/// rest as its title (none when it is not UTF-8); [`FocusEvent::Unknown`] when the class is
-/// empty (no window focused), not UTF-8, or longer than
+/// rest as its title: a character Hyprland's 1024-byte cut split at its end is left out,
+/// and a title with other bytes that are not UTF-8 is none. [`FocusEvent::Unknown`] when
+/// the class is empty (no window focused), not UTF-8, or longer than
 /// [`pawl_engine::config::MAX_APP_ID_BYTES`]. Hyprland sends the line again when the
 /// focused window's title changes.
 pub fn focus_line(line: &[u8]) -> Option<FocusEvent> {
@@ -103,7 +107,8 @@ pub fn focus_line(line: &[u8]) -> Option<FocusEvent> {
     let id = std::str::from_utf8(&data[..comma])
         .ok()
         .filter(|c| !c.is_empty() && c.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
-    let title = std::str::from_utf8(&data[comma + 1..]).ok();
+    // Hyprland cuts the data at 1024 bytes, inside a character if need be.
+    let title = super::utf8_before_cut(&data[comma + 1..]);
     Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
 }
 
@@ -123,7 +128,7 @@ impl Hyprland {
     pub fn connect(paths: &[PathBuf]) -> io::Result<(Hyprland, PathBuf)> {
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no socket path");
         for path in paths {
-            match UnixStream::connect(path) {
+            match super::connect_own(path) {
                 Ok(stream) => {
                     stream.set_nonblocking(true)?;
                     let conn = Hyprland {
@@ -287,13 +292,18 @@ mod tests {
     }
 
     #[test]
-    fn the_runtime_dir_socket_comes_before_the_tmp_one() {
+    fn the_runtime_dir_is_used_when_it_holds_hypr_else_tmp() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = Some(dir.path().as_os_str());
         assert_eq!(
-            socket2_paths(Some(OsStr::new("/run/user/1000")), OsStr::new("abc_123")),
-            [
-                PathBuf::from("/run/user/1000/hypr/abc_123/.socket2.sock"),
-                PathBuf::from("/tmp/hypr/abc_123/.socket2.sock"),
-            ]
+            socket2_paths(runtime, OsStr::new("abc_123")),
+            [PathBuf::from("/tmp/hypr/abc_123/.socket2.sock")],
+            "no hypr folder in the runtime directory: older Hyprland's /tmp"
+        );
+        std::fs::create_dir(dir.path().join("hypr")).unwrap();
+        assert_eq!(
+            socket2_paths(runtime, OsStr::new("abc_123")),
+            [dir.path().join("hypr/abc_123/.socket2.sock")]
         );
         for unset in [None, Some(OsStr::new(""))] {
             assert_eq!(
@@ -350,6 +360,39 @@ mod tests {
 
         drop(server);
         assert_eq!(hypr.read(), Readout::Closed);
+    }
+
+    #[test]
+    fn a_title_hyprland_cut_inside_a_character_keeps_what_comes_before() {
+        // Hyprland cuts an event's data at 1024 bytes, not at a character boundary
+        // (`formatEvent`: `data.substr(0, 1024)`): a long non-ASCII title arrives with half a
+        // character at its end. X11's utf8_title drops that half; here the whole title goes.
+        let title = format!("a{}", "\u{e9}".repeat(600));
+        let data = format!("firefox,{title}");
+        let cut = &data.as_bytes()[..1024];
+        let line = [ACTIVE_WINDOW, cut].concat();
+        let kept = format!("a{}", "\u{e9}".repeat(507));
+        assert_eq!(
+            focus_line(&line),
+            Some(FocusEvent::app("firefox", Some(&kept))),
+            "the title up to the cut character"
+        );
+    }
+
+    #[test]
+    fn with_the_runtime_dirs_hypr_folder_present_tmp_is_not_tried() {
+        // Hyprland's own rule (commit a5a6480): when `$XDG_RUNTIME_DIR/hypr` exists, use
+        // it, else `/tmp/hypr`. Listing `/tmp` regardless means that whenever the runtime
+        // socket refuses (Hyprland restarting, pawl started first) pawl connects to
+        // `/tmp/hypr/SIG/.socket2.sock`, a path any local user can create first, and
+        // takes its focus from them.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hypr")).unwrap();
+        let paths = socket2_paths(Some(dir.path().as_os_str()), OsStr::new("abc_123"));
+        assert!(
+            paths.iter().all(|p| !p.starts_with("/tmp/hypr")),
+            "{paths:?}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! [`pawl_engine::DeviceEngine::set_app`] with [`pawl_engine::Config::app_key`].
 
 use std::ffi::{OsStr, OsString};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
 use pawl_engine::config::cut_title;
@@ -50,6 +51,38 @@ impl FocusEvent {
     }
 }
 
+/// Connects to the desktop's Unix socket at `path` (sway's IPC, Hyprland's event socket, a
+/// Wayland display) and checks who listens on it (`SO_PEERCRED`): this user or root (any
+/// listener when pawl itself is root), never another user, who could have bound a path in a directory others can write (`/tmp`, a
+/// stale socket after the desktop exited) and would then choose pawl's profiles.
+///
+/// # Errors
+/// The connect's error, or `PermissionDenied` naming the listener's uid.
+pub(crate) fn connect_own(path: &std::path::Path) -> std::io::Result<UnixStream> {
+    let stream = UnixStream::connect(path)?;
+    let peer = rustix::net::sockopt::socket_peercred(&stream)?;
+    let me = rustix::process::geteuid();
+    if !listener_trusted(peer.uid, me) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is served by uid {}, not by this user (uid {})",
+                path.display(),
+                peer.uid.as_raw(),
+                me.as_raw()
+            ),
+        ));
+    }
+    Ok(stream)
+}
+
+/// Whether a socket's listener running as `peer` may tell pawl (running as `me`) what is
+/// focused: the same user, or root. A pawl run as root (a system-wide setup, the test VM)
+/// follows the seat user's desktop, so it takes any listener.
+fn listener_trusted(peer: rustix::process::Uid, me: rustix::process::Uid) -> bool {
+    peer == me || peer.is_root() || me.is_root()
+}
+
 /// What a backend's [`read`](sway::Sway::read) found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Readout {
@@ -81,6 +114,17 @@ fn drain(stream: &mut impl std::io::Read, mut chunk: impl FnMut(&[u8]) -> bool) 
     }
 }
 
+/// `bytes` as text, less a character cut off at their end: X11 property reads and
+/// Hyprland's event data stop at a byte count, not at a character boundary. `None` when
+/// any other byte is not UTF-8.
+fn utf8_before_cut(bytes: &[u8]) -> Option<&str> {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
 /// `focus` as a [`Readout`], `None` when it repeats `last` (which it then replaces).
 fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout {
     match focus {
@@ -95,7 +139,7 @@ fn changed(last: &mut Option<FocusEvent>, focus: Option<FocusEvent>) -> Readout 
 /// The backend the environment calls for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// Hyprland's event socket: the paths to try, in order ([`hyprland::socket2_paths`]).
+    /// Hyprland's event socket: the path to try ([`hyprland::socket2_paths`]).
     Hyprland(Vec<PathBuf>),
     /// sway's IPC socket, `$SWAYSOCK`.
     Sway(OsString),
@@ -194,6 +238,24 @@ pub fn choose(env: Env<'_>) -> Choice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_user_or_root_may_serve_a_focus_socket() {
+        use rustix::process::Uid;
+        let me = Uid::from_raw(1000);
+        assert!(listener_trusted(me, me));
+        assert!(listener_trusted(Uid::ROOT, me));
+        assert!(!listener_trusted(Uid::from_raw(1001), me));
+        assert!(!listener_trusted(me, Uid::from_raw(1001)));
+        assert!(listener_trusted(me, Uid::ROOT));
+        // A socket this test serves is its own user's.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        connect_own(&path).unwrap();
+        let missing = connect_own(&dir.path().join("none")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    }
 
     fn os(s: &str) -> Option<&OsStr> {
         Some(OsStr::new(s))

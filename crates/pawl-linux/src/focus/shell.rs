@@ -141,6 +141,8 @@ pub enum ConnectError {
     Io(std::io::Error, Option<PathBuf>),
     /// The bus: connecting, owning [`BUS_NAME`], subscribing, or a KWin scripting call.
     Bus(zbus::Error),
+    /// KWin answered, but did not load the script: why, for `pawl status`.
+    Refused(String),
 }
 
 impl std::fmt::Display for ConnectError {
@@ -149,6 +151,7 @@ impl std::fmt::Display for ConnectError {
             ConnectError::Io(e, Some(p)) => write!(f, "{}: {e}", p.display()),
             ConnectError::Io(e, None) => write!(f, "{e}"),
             ConnectError::Bus(e) => write!(f, "session bus: {e}"),
+            ConnectError::Refused(why) => write!(f, "{why}"),
         }
     }
 }
@@ -179,10 +182,13 @@ impl Shell {
     /// Connects to the session bus at `address` (`None`: `$DBUS_SESSION_BUS_ADDRESS`), owns
     /// [`BUS_NAME`], serves [`OBJECT_PATH`] and starts watching `desktop`'s shell name. On
     /// KDE it then loads the KWin script: [`KWIN_SCRIPT`] is written to
-    /// `runtime_dir/`[`KWIN_SCRIPT_FILE`] (the directory made 0700 when missing), a script
-    /// of that plugin name is unloaded, and `loadScript` and `start` run the new one.
+    /// `runtime_dir/`[`KWIN_SCRIPT_FILE`] (the directory made 0700 when missing, and
+    /// refused unless it is the user's own with no access for group or others), a script
+    /// of that plugin name is unloaded, and `loadScript` and `start` run the new one (a
+    /// `loadScript` answering a negative id is tried once more after another unload).
     /// Errors: the bus is not there, the name is owned already (another pawl), KWin refused
-    /// the script, or the file could not be written.
+    /// the script ([`ConnectError::Refused`] when `loadScript` answered a negative id
+    /// twice), or the file could not be written.
     pub fn connect(
         desktop: Desktop,
         address: Option<&str>,
@@ -345,6 +351,7 @@ fn load_kwin_script(
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(ConnectError::Io(e, Some(runtime_dir.to_owned()))),
     }
+    private_dir(runtime_dir).map_err(io(runtime_dir))?;
     let path = runtime_dir.join(KWIN_SCRIPT_FILE);
     std::fs::write(&path, KWIN_SCRIPT).map_err(io(&path))?;
     let Some(path_str) = path.to_str() else {
@@ -354,16 +361,63 @@ fn load_kwin_script(
         ));
     };
     // An older pawl's script, or one left by a pawl that died: unloaded, whether or not.
-    let _ = kwin_scripting(conn, "unloadScript", &(KWIN_PLUGIN_NAME,));
-    let id: i32 = kwin_scripting(conn, "loadScript", &(path_str, KWIN_PLUGIN_NAME))?
-        .body()
-        .deserialize()?;
+    // KWin answers a negative id (-1) while a script of that name is still loaded, and its
+    // unloadScript only deleteLater()s the script (KWin's scripting.cpp): a second unload
+    // and load give KWin's event loop the turn that deletes it.
+    let mut id = -1;
+    for _ in 0..2 {
+        let _ = kwin_scripting(conn, "unloadScript", &(KWIN_PLUGIN_NAME,));
+        id = kwin_scripting(conn, "loadScript", &(path_str, KWIN_PLUGIN_NAME))?
+            .body()
+            .deserialize()?;
+        if id >= 0 {
+            break;
+        }
+    }
+    if id < 0 {
+        return Err(ConnectError::Refused(format!(
+            "KWin refused the script {} (loadScript answered {id}: a script named \
+             {KWIN_PLUGIN_NAME} is still loaded; restarting KWin unloads it)",
+            path.display()
+        )));
+    }
     kwin_scripting(conn, "start", &())?;
     log::debug!(
         "focus: KWin script {} loaded as script {id}",
         path.display()
     );
     Ok(())
+}
+
+/// Whether `dir` is a directory (not a symbolic link) the user owns, with no permission
+/// bits for group or others: the CLI's rule for pawl's runtime directory
+/// (`lifecycle::dir_problem`). Another user who could write there could swap the KWin
+/// script before KWin reads it, and so run JavaScript inside KWin. Errors
+/// (`PermissionDenied`) say which part fails and what to do.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir)?;
+    let uid = rustix::process::getuid().as_raw();
+    let problem = if !meta.file_type().is_dir() {
+        Some("it is not a directory (or is a symbolic link); remove it".to_owned())
+    } else if meta.uid() != uid {
+        Some(format!(
+            "it belongs to uid {}, not to you (uid {uid}); have it removed",
+            meta.uid()
+        ))
+    } else if meta.mode() & 0o077 != 0 {
+        Some(format!(
+            "it is accessible by other users (mode {:o}); expected 0700: remove it (`rm -r`) \
+             and pawl makes a private one",
+            meta.mode() & 0o7777
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, p)),
+        None => Ok(()),
+    }
 }
 
 /// Calls `method` of `org.kde.kwin.Scripting` on `org.kde.KWin` `/Scripting`.
@@ -693,11 +747,99 @@ mod tests {
         assert_eq!(shell.read(), Readout::Closed);
     }
 
+    /// A KWin whose `loadScript` answers -1, as KWin does while a script of that plugin
+    /// name is still loaded (`Scripting::loadScript`; `unloadScript` only `deleteLater`s it).
+    struct RefusingScripting;
+
+    #[zbus::interface(name = "org.kde.kwin.Scripting")]
+    impl RefusingScripting {
+        #[zbus(name = "unloadScript")]
+        fn unload_script(&self, _name: String) -> bool {
+            true
+        }
+
+        #[zbus(name = "loadScript")]
+        fn load_script(&self, _path: String, _name: String) -> i32 {
+            -1
+        }
+
+        #[zbus(name = "start")]
+        fn start(&self) {}
+    }
+
+    #[test]
+    fn kwin_answering_minus_one_to_load_script_is_a_refusal() {
+        // -1 is KWin's "not loaded": no script will ever call, so the backend is refused,
+        // its reason for `pawl status`, rather than reported serving.
+        let Some(bus) = bus() else { return };
+        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.KWin")
+            .unwrap()
+            .serve_at("/Scripting", RefusingScripting)
+            .unwrap()
+            .build()
+            .unwrap();
+        let runtime = tempfile::tempdir().unwrap();
+        let got = Shell::connect(
+            Desktop::Kde,
+            Some(&bus.address),
+            &runtime.path().join("pawl"),
+        );
+        let Err(ConnectError::Refused(why)) = got else {
+            panic!("connect with no script loaded: {got:?}");
+        };
+        assert!(why.contains("loadScript answered -1"), "{why}");
+    }
+
+    #[test]
+    fn the_kwin_script_is_not_written_into_a_directory_others_may_write() {
+        // Another user who can write in the directory could swap the script before KWin
+        // reads it, and so run JavaScript inside KWin: a directory that exists is used only
+        // when it is the user's and 0700, as the CLI's rule for the runtime directory.
+        use std::os::unix::fs::PermissionsExt;
+        let Some(bus) = bus() else { return };
+        let calls = Arc::new(Mutex::new(Calls::default()));
+        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.KWin")
+            .unwrap()
+            .serve_at(
+                "/Scripting",
+                FakeScripting {
+                    calls: calls.clone(),
+                },
+            )
+            .unwrap()
+            .build()
+            .unwrap();
+        let runtime = tempfile::tempdir().unwrap();
+        let dir = runtime.path().join("pawl");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let got = Shell::connect(Desktop::Kde, Some(&bus.address), &dir);
+        assert!(
+            matches!(got, Err(ConnectError::Io(..))),
+            "a world-writable directory was used (connect is_ok: {}), KWin asked {:?}",
+            got.is_ok(),
+            calls.lock().unwrap().0
+        );
+        let why = got.unwrap_err().to_string();
+        assert!(
+            why.contains("mode 777") && why.contains(&*dir.to_string_lossy()),
+            "{why}"
+        );
+        assert!(calls.lock().unwrap().0.is_empty(), "KWin was asked nothing");
+        assert!(!dir.join(KWIN_SCRIPT_FILE).exists(), "nothing was written");
+    }
+
     #[test]
     fn kde_without_kwin_does_not_connect() {
         let Some(bus) = bus() else { return };
         let runtime = tempfile::tempdir().unwrap();
-        let got = Shell::connect(Desktop::Kde, Some(&bus.address), runtime.path());
+        // A directory pawl makes (0700): the temporary one follows the umask.
+        let dir = runtime.path().join("pawl");
+        let got = Shell::connect(Desktop::Kde, Some(&bus.address), &dir);
         assert!(matches!(got, Err(ConnectError::Bus(_))), "{got:?}");
     }
 

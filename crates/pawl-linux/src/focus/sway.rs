@@ -1,15 +1,23 @@
-//! sway's IPC (sway-ipc(7)): connect to `$SWAYSOCK`, `subscribe ["window"]`, then read
-//! `window` events; `change = "focus"` carries the focused container. A message is the
-//! magic `i3-ipc`, the payload length and the message type (both `u32` in the host's byte
-//! order), then a JSON payload.
+//! sway's IPC (sway-ipc(7)): connect to `$SWAYSOCK`, `subscribe ["window","workspace"]`,
+//! then read `window` events (`change = "focus"` carries the focused container) and
+//! `workspace` events. A message is the magic `i3-ipc`, the payload length and the message
+//! type (both `u32` in the host's byte order), then a JSON payload.
 //!
-//! [`Decoder`] (framing) and [`window_event`] (the payload) are pure; [`Sway`] owns the
-//! socket, non-blocking, for the daemon's epoll set.
+//! sway sends `window focus` only when the newly focused container is a view (sway's
+//! `sway/input/seat.c`, `seat_set_workspace_focus`: `workspace focus` first, then
+//! `window focus` if `container->view`). Focusing an empty workspace therefore sends only
+//! `workspace focus`, which pawl reads as [`FocusEvent::Unknown`], as the other backends
+//! report no focused window; for a workspace with a view, the `window` event that follows
+//! decides.
+//!
+//! [`Decoder`] (framing), [`window_event`] and [`workspace_event`] (the payloads) are pure;
+//! [`Sway`] owns the socket, non-blocking, for the daemon's epoll set.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::time::Duration;
 
 use super::FocusEvent;
 pub use super::Readout;
@@ -22,13 +30,23 @@ pub const HEADER_BYTES: usize = 14;
 pub const SUBSCRIBE: u32 = 2;
 /// The type of `window` events: the event bit `0x80000000` plus 3 (sway-ipc(7), "EVENTS").
 pub const WINDOW_EVENT: u32 = 0x8000_0003;
+/// The type of `workspace` events: the event bit `0x80000000` plus 0 (sway-ipc(7),
+/// "EVENTS").
+pub const WORKSPACE_EVENT: u32 = 0x8000_0000;
 /// The largest payload pawl reads, bytes (1 MiB). A `window` event carries one container
 /// and its children, a few KiB; a larger message is skipped unread.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
 
-/// The `subscribe ["window"]` message.
+/// How long connecting may wait for sway's answer to the subscribe. The same as X11's.
+pub const CONNECT_TIMEOUT: Duration = super::x11::CONNECT_TIMEOUT;
+
+/// The longest subscribe reply pawl reads, bytes (4 KiB). sway's is `{"success": true}`,
+/// or `{"success": false}` with an `error` string on a refusal (sway's `ipc-server.c`).
+pub const MAX_REPLY_BYTES: usize = 4096;
+
+/// The `subscribe ["window","workspace"]` message.
 pub fn subscribe_message() -> Vec<u8> {
-    let payload = br#"["window"]"#;
+    let payload = br#"["window","workspace"]"#;
     let mut m = Vec::with_capacity(HEADER_BYTES + payload.len());
     m.extend_from_slice(MAGIC);
     m.extend_from_slice(&(payload.len() as u32).to_ne_bytes());
@@ -126,6 +144,63 @@ pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
     Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
 }
 
+/// The focus change a `workspace` event's payload says: [`FocusEvent::Unknown`] for
+/// `change = "focus"` when the newly focused workspace (`current`) holds no view (its
+/// `nodes` and `floating_nodes` empty or missing) or holds the focus itself (`focused`:
+/// no view in it has it). `None` otherwise: for a workspace with a focused view, sway's
+/// `window` event that follows says the focus. `None` too for other changes (`init`,
+/// `empty`, `move`, …) and a payload that is not such an event.
+pub fn workspace_event(payload: &[u8]) -> Option<FocusEvent> {
+    let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    if v.get("change")?.as_str()? != "focus" {
+        return None;
+    }
+    let ws = v.get("current")?.as_object()?;
+    let none_in = |key: &str| {
+        ws.get(key)
+            .and_then(|n| n.as_array())
+            .is_none_or(|n| n.is_empty())
+    };
+    let focused = ws.get("focused").and_then(|f| f.as_bool()) == Some(true);
+    (focused || (none_in("nodes") && none_in("floating_nodes"))).then_some(FocusEvent::Unknown)
+}
+
+/// Reads sway's reply to the subscribe, the first message on a new connection, and
+/// nothing past it (the events after it stay in the socket for [`Sway::read`]). Errors:
+/// reading failed, the stream is not sway's IPC, the reply is not the subscribe's or is
+/// over [`MAX_REPLY_BYTES`], or it is not `"success": true`.
+fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
+    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+    let mut header = [0u8; HEADER_BYTES];
+    stream.read_exact(&mut header)?;
+    if &header[..6] != MAGIC {
+        return Err(bad("the socket does not speak sway's IPC".into()));
+    }
+    let word =
+        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    let (len, kind) = (word(6) as usize, word(10));
+    if kind != SUBSCRIBE || len > MAX_REPLY_BYTES {
+        return Err(bad(format!(
+            "sway answered the subscribe with a message of type {kind:#x}, {len} bytes"
+        )));
+    }
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload)?;
+    let reply = serde_json::from_slice::<serde_json::Value>(&payload).ok();
+    let success = reply.as_ref().and_then(|v| v.get("success")?.as_bool());
+    if success == Some(true) {
+        return Ok(());
+    }
+    let error = reply
+        .as_ref()
+        .and_then(|v| v.get("error")?.as_str())
+        .unwrap_or("no reason given");
+    Err(io::Error::other(format!(
+        "sway refused subscribe [\"window\",\"workspace\"]: {}",
+        error.chars().take(200).collect::<String>()
+    )))
+}
+
 /// A subscribed connection to sway.
 #[derive(Debug)]
 pub struct Sway {
@@ -134,11 +209,30 @@ pub struct Sway {
 }
 
 impl Sway {
-    /// Connects to the socket at `path` (`$SWAYSOCK`) and subscribes to `window` events;
-    /// the stream is non-blocking afterwards. Errors: connecting or writing failed.
+    /// Connects to the socket at `path` (`$SWAYSOCK`), subscribes to `window` and
+    /// `workspace` events and waits up to [`CONNECT_TIMEOUT`] for sway's reply; the stream
+    /// is non-blocking afterwards. Errors: connecting, writing or reading failed, no reply in
+    /// time (`TimedOut`), or sway refused the subscribe (the reply's `error` in the message).
     pub fn connect(path: &Path) -> io::Result<Sway> {
-        let mut stream = UnixStream::connect(path)?;
+        Sway::connect_within(path, CONNECT_TIMEOUT)
+    }
+
+    /// [`Sway::connect`], waiting at most `timeout` for the reply.
+    fn connect_within(path: &Path, timeout: Duration) -> io::Result<Sway> {
+        let mut stream = super::connect_own(path)?;
+        stream.set_write_timeout(Some(timeout))?;
+        stream.set_read_timeout(Some(timeout))?;
         stream.write_all(&subscribe_message())?;
+        subscribe_reply(&mut stream).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "sway did not answer the subscribe within {} ms",
+                    timeout.as_millis()
+                ),
+            ),
+            _ => e,
+        })?;
         stream.set_nonblocking(true)?;
         Ok(Sway {
             stream,
@@ -165,12 +259,9 @@ impl Sway {
                             last = Some(f);
                         }
                     }
-                    Ok(Some((SUBSCRIBE, payload))) => {
-                        let ok = serde_json::from_slice::<serde_json::Value>(&payload)
-                            .ok()
-                            .and_then(|v| v.get("success")?.as_bool());
-                        if ok != Some(true) {
-                            log::warn!("sway IPC: subscribe [\"window\"] was refused");
+                    Ok(Some((WORKSPACE_EVENT, payload))) => {
+                        if let Some(f) = workspace_event(&payload) {
+                            last = Some(f);
                         }
                     }
                     Ok(Some(_)) => {}
@@ -216,6 +307,59 @@ mod tests {
         m
     }
 
+    /// A fake sway at a fresh socket that reads the subscribe and answers `reply` (none:
+    /// holds the socket without answering); pawl's connection to it, or the connect error,
+    /// and sway's end.
+    fn fake_sway(reply: Option<&[u8]>) -> (io::Result<Sway>, UnixStream) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sway.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let reply = reply.map(|r| message(SUBSCRIBE, r));
+        let server = std::thread::spawn(move || {
+            let (mut server, _) = listener.accept().unwrap();
+            let mut sub = vec![0u8; subscribe_message().len()];
+            server.read_exact(&mut sub).unwrap();
+            assert_eq!(sub, subscribe_message());
+            if let Some(reply) = reply {
+                server.write_all(&reply).unwrap();
+            }
+            server
+        });
+        let sway = Sway::connect_within(&path, Duration::from_millis(100));
+        (sway, server.join().unwrap())
+    }
+
+    #[test]
+    fn a_refused_subscribe_fails_the_connect_with_sways_reason() {
+        let (got, _server) = fake_sway(Some(br#"{"success": false, "error": "no such event"}"#));
+        let e = got.unwrap_err();
+        assert!(
+            e.to_string().contains("refused") && e.to_string().contains("no such event"),
+            "{e}"
+        );
+        let (got, _server) = fake_sway(Some(b"[]"));
+        assert!(got.unwrap_err().to_string().contains("no reason given"));
+    }
+
+    #[test]
+    fn a_sway_that_does_not_answer_the_subscribe_is_given_up_on() {
+        let (got, _server) = fake_sway(None);
+        let e = got.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains("within 100 ms"), "{e}");
+    }
+
+    #[test]
+    fn a_reply_that_is_not_the_subscribes_fails_the_connect() {
+        let mut wrong = message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes());
+        assert!(subscribe_reply(&mut &wrong[..]).is_err());
+        wrong = message(SUBSCRIBE, &vec![b' '; MAX_REPLY_BYTES + 1]);
+        assert!(subscribe_reply(&mut &wrong[..]).is_err(), "over the limit");
+        assert!(subscribe_reply(&mut &b"HTTP/1.1 200 OK\r\n\r\n"[..]).is_err());
+        let ok = message(SUBSCRIBE, br#"{"success":true}"#);
+        assert!(subscribe_reply(&mut &ok[..]).is_ok());
+    }
+
     #[test]
     fn a_focus_event_names_the_wayland_app_id_or_the_x11_class_with_the_title() {
         assert_eq!(
@@ -259,9 +403,95 @@ mod tests {
     fn the_subscribe_message_is_framed_as_sway_ipc_7_says() {
         let m = subscribe_message();
         assert_eq!(&m[..6], b"i3-ipc");
-        assert_eq!(u32::from_ne_bytes(m[6..10].try_into().unwrap()), 10);
+        assert_eq!(u32::from_ne_bytes(m[6..10].try_into().unwrap()), 22);
         assert_eq!(u32::from_ne_bytes(m[10..14].try_into().unwrap()), 2);
-        assert_eq!(&m[14..], br#"["window"]"#);
+        assert_eq!(&m[14..], br#"["window","workspace"]"#);
+    }
+
+    /// sway 1.8's `workspace focus` event for `workspace 3`, an empty workspace (the shape
+    /// of sway-ipc(7)'s `workspace` example; `old` trimmed to what pawl might read).
+    const EMPTY_WORKSPACE_FOCUS: &str = r#"{
+        "change": "focus",
+        "old": {
+            "id": 4, "type": "workspace", "name": "1", "num": 1, "output": "eDP-1",
+            "focused": false, "urgent": false, "layout": "splith", "focus": [7],
+            "nodes": [{"id": 7, "type": "con", "app_id": "foot", "name": "~",
+                       "focused": false, "nodes": [], "floating_nodes": []}],
+            "floating_nodes": []
+        },
+        "current": {
+            "id": 12, "type": "workspace", "name": "3", "num": 3, "output": "eDP-1",
+            "rect": {"x": 0, "y": 23, "width": 1920, "height": 1057},
+            "focused": true, "urgent": false, "layout": "splith", "orientation": "horizontal",
+            "border": "none", "current_border_width": 0, "percent": null,
+            "window": null, "representation": null, "marks": [], "fullscreen_mode": 1,
+            "sticky": false, "focus": [], "nodes": [], "floating_nodes": []
+        }
+    }"#;
+
+    #[test]
+    fn focusing_an_empty_workspace_is_unknown() {
+        assert_eq!(
+            workspace_event(EMPTY_WORKSPACE_FOCUS.as_bytes()),
+            Some(FocusEvent::Unknown)
+        );
+        // Only `current` counts: swapped, the new workspace holds foot, whose `window
+        // focus` follows; the workspace event says nothing.
+        let v: serde_json::Value = serde_json::from_str(EMPTY_WORKSPACE_FOCUS).unwrap();
+        let mut with_view = v.clone();
+        with_view["current"] = v["old"].clone();
+        let with_view = with_view.to_string();
+        assert_eq!(workspace_event(with_view.as_bytes()), None);
+        // A workspace holding only a floating view is not empty either.
+        let mut floating = v.clone();
+        floating["current"]["floating_nodes"] = v["old"]["nodes"].clone();
+        floating["current"]["focused"] = false.into();
+        assert_eq!(workspace_event(floating.to_string().as_bytes()), None);
+        // The workspace itself focused (`focus parent` up to it): no view has the focus.
+        let mut parent = v.clone();
+        parent["current"] = v["old"].clone();
+        parent["current"]["focused"] = true.into();
+        assert_eq!(
+            workspace_event(parent.to_string().as_bytes()),
+            Some(FocusEvent::Unknown)
+        );
+    }
+
+    #[test]
+    fn other_workspace_changes_say_nothing() {
+        for change in ["init", "empty", "move", "rename", "urgent", "reload"] {
+            let other = EMPTY_WORKSPACE_FOCUS.replace("\"focus\",\n", &format!("\"{change}\",\n"));
+            assert_ne!(other, EMPTY_WORKSPACE_FOCUS, "{change}");
+            assert_eq!(workspace_event(other.as_bytes()), None, "{change}");
+        }
+        assert_eq!(
+            workspace_event(br#"{"change":"focus","current":null}"#),
+            None
+        );
+        assert_eq!(workspace_event(br#"{"change":"focus"}"#), None);
+        assert_eq!(workspace_event(b"not json"), None);
+    }
+
+    #[test]
+    fn an_empty_workspace_then_a_window_ends_on_the_window() {
+        // Switching to a workspace with a view: `workspace focus`, then `window focus`, in
+        // one read; the last says the focus.
+        let (sway, mut server) = fake_sway(Some(br#"{"success":true}"#));
+        let mut sway = sway.unwrap();
+        server
+            .write_all(&message(WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS.as_bytes()))
+            .unwrap();
+        assert_eq!(sway.read(), Readout::Focus(Some(FocusEvent::Unknown)));
+        server
+            .write_all(&message(WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS.as_bytes()))
+            .unwrap();
+        server
+            .write_all(&message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()))
+            .unwrap();
+        assert_eq!(
+            sway.read(),
+            Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
+        );
     }
 
     #[test]
@@ -304,18 +534,9 @@ mod tests {
 
     #[test]
     fn a_connection_subscribes_reads_the_last_focus_and_sees_the_close() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sway.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let mut sway = Sway::connect(&path).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
-        let mut sub = vec![0u8; subscribe_message().len()];
-        server.read_exact(&mut sub).unwrap();
-        assert_eq!(sub, subscribe_message());
+        let (sway, mut server) = fake_sway(Some(br#"{ "success": true }"#));
+        let mut sway = sway.unwrap();
         assert_eq!(sway.read(), Readout::Focus(None), "nothing sent yet");
-        server
-            .write_all(&message(SUBSCRIBE, br#"{ "success": true }"#))
-            .unwrap();
         server
             .write_all(&message(WINDOW_EVENT, XWAYLAND_FOCUS.as_bytes()))
             .unwrap();

@@ -16,8 +16,12 @@
 //! window changes.
 //!
 //! Size limits: one message, and so one `app_id` or title, is at most 4 KiB (wayland-backend's
-//! receive buffer); [`FocusEvent::app`] then cuts the title to what the engine matches; at
-//! most [`MAX_WINDOWS`] windows are tracked, and [`MAX_GLOBALS`] globals read at connect.
+//! receive buffer). An `app_id` over [`MAX_APP_ID_BYTES`] is kept as none (the window reads
+//! as [`FocusEvent::Unknown`], as in the other backends), and a title is cut to
+//! [`MAX_TITLE_BYTES`] (what the engine matches) as it arrives; at most [`MAX_WINDOWS`]
+//! windows are tracked, each holding at most two of each (in force and pending), so the
+//! text held is at most (255 + 1024) × 2 × 4096 bytes, 10 MiB. At most [`MAX_GLOBALS`]
+//! globals are read at connect.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -41,6 +45,7 @@ use self::cosmic::toplevel_info::{
     zcosmic_toplevel_handle_v1 as cosmic_handle, zcosmic_toplevel_info_v1 as cosmic_info,
 };
 use super::{FocusEvent, Readout, changed};
+use pawl_engine::config::{MAX_APP_ID_BYTES, MAX_TITLE_BYTES, cut_title};
 
 /// Client code generated from the COSMIC protocol XML in `crates/pawl-linux/protocols/`
 /// (copied unchanged from cosmic-protocols 0.2.0; the XML carries its own permissive
@@ -82,7 +87,8 @@ pub mod cosmic {
 
 /// The most windows tracked (4096). A compositor lists every window of the session; one
 /// past this is not tracked, and while it is focused the focus reads as
-/// [`FocusEvent::Unknown`].
+/// [`FocusEvent::Unknown`]. With each window's `app_id` and title bounded (see the module
+/// docs), the windows hold at most 10 MiB of text.
 pub const MAX_WINDOWS: usize = 4096;
 
 /// `activated` in the `state` arrays of both protocols (xdg-shell's state numbering).
@@ -138,16 +144,28 @@ impl<K: Eq + Hash + Clone> Windows<K> {
         true
     }
 
-    /// Its `app_id`, in force at its next `done`.
+    /// Its `app_id`, in force at its next `done`. One over [`MAX_APP_ID_BYTES`] (255) is
+    /// kept as none, so the window reads as [`FocusEvent::Unknown`].
     pub fn app_id(&mut self, key: &K, app_id: String) {
         if let Some(w) = self.windows.get_mut(key) {
+            let app_id = if app_id.len() > MAX_APP_ID_BYTES {
+                String::new()
+            } else {
+                app_id
+            };
             w.pending.app_id = Some(app_id);
         }
     }
 
-    /// Its title, in force at its next `done`.
+    /// Its title, in force at its next `done`; kept cut by [`cut_title`] to its first
+    /// [`MAX_TITLE_BYTES`] (1 KiB), all the engine matches.
     pub fn title(&mut self, key: &K, title: String) {
         if let Some(w) = self.windows.get_mut(key) {
+            let title = if title.len() > MAX_TITLE_BYTES {
+                cut_title(&title).to_owned()
+            } else {
+                title
+            };
             w.pending.title = Some(title);
         }
     }
@@ -215,7 +233,7 @@ impl<K: Eq + Hash + Clone> Windows<K> {
     }
 
     /// The active window as a [`FocusEvent`]: [`FocusEvent::Unknown`] when none is active or
-    /// it has no `app_id`.
+    /// it has no `app_id` (or one over [`MAX_APP_ID_BYTES`]).
     pub fn focus(&self) -> FocusEvent {
         match self.active.as_ref().and_then(|k| self.windows.get(k)) {
             Some(w) if !w.app_id.is_empty() => FocusEvent::app(&w.app_id, Some(&w.title)),
@@ -307,7 +325,12 @@ impl Toplevels {
     /// ([`CONNECT_TIMEOUT`] in the daemon). Errors: the socket, the handshake, no answer in
     /// time (`TimedOut`), or a compositor that offers neither protocol.
     pub fn connect(path: &Path, timeout: Duration) -> io::Result<Toplevels> {
-        let conn = Connection::from_socket(UnixStream::connect(path)?).map_err(other)?;
+        Toplevels::on_stream(super::connect_own(path)?, timeout)
+    }
+
+    /// [`Toplevels::connect`] on a socket already connected to the compositor.
+    fn on_stream(stream: UnixStream, timeout: Duration) -> io::Result<Toplevels> {
+        let conn = Connection::from_socket(stream).map_err(other)?;
         let mut queue = conn.new_event_queue::<State>();
         let qh = queue.handle();
         let mut state = State::default();
@@ -416,7 +439,9 @@ impl Toplevels {
 }
 
 /// One round trip: a `wl_display.sync`, dispatching what comes until its answer, waiting
-/// at most `timeout` in all. wayland-client's own round trip waits forever.
+/// at most `timeout` in all. wayland-client's own round trip waits forever. The deadline
+/// is checked on every turn, before each read, so a compositor that keeps writing but
+/// never answers the sync is given up on too.
 fn roundtrip_within(
     conn: &Connection,
     queue: &mut EventQueue<State>,
@@ -431,11 +456,20 @@ fn roundtrip_within(
         if state.synced {
             return Ok(());
         }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the compositor did not answer within {} ms",
+                    timeout.as_millis()
+                ),
+            ));
+        }
         conn.flush().map_err(other)?;
         let Some(guard) = queue.prepare_read() else {
             continue;
         };
-        let left = deadline.saturating_duration_since(Instant::now());
         let ready = {
             let fd = guard.connection_fd();
             let mut fds = [rustix::event::PollFd::new(
@@ -452,14 +486,9 @@ fn roundtrip_within(
                 Err(e) => return Err(e.into()),
             }
         };
+        // Nothing came in time: the next turn's deadline check ends it.
         if ready == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "the compositor did not answer within {} ms",
-                    timeout.as_millis()
-                ),
-            ));
+            continue;
         }
         match guard.read() {
             Ok(_) => {}
@@ -743,6 +772,30 @@ mod tests {
     }
 
     #[test]
+    fn an_app_id_over_the_limit_is_unknown_as_in_the_other_backends() {
+        // sway, Hyprland, X11 and the shell backends all turn an id longer than
+        // MAX_APP_ID_BYTES into Unknown; so does a toplevel's app_id (up to 4 KiB).
+        let mut w = Windows::default();
+        let long = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES + 1);
+        listed(&mut w, 1, &long, "t", true);
+        assert_eq!(w.focus(), FocusEvent::Unknown);
+        let just = "x".repeat(pawl_engine::config::MAX_APP_ID_BYTES);
+        listed(&mut w, 2, &just, "t", true);
+        assert_eq!(w.focus(), app(&just, "t"));
+    }
+
+    #[test]
+    fn a_long_title_is_kept_cut_to_what_the_engine_matches() {
+        let mut w = Windows::default();
+        let long = "\u{e9}".repeat(MAX_TITLE_BYTES);
+        listed(&mut w, 1, "foot", &long, true);
+        let kept = &w.windows[&1].title;
+        assert_eq!(kept, cut_title(&long));
+        assert!(kept.capacity() <= MAX_TITLE_BYTES, "{}", kept.capacity());
+        assert_eq!(w.focus(), app("foot", &long), "the same focus as uncut");
+    }
+
+    #[test]
     fn windows_past_the_limit_are_not_tracked() {
         let mut w = Windows::default();
         for k in 0..MAX_WINDOWS as u32 {
@@ -818,6 +871,39 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
         assert!(e.to_string().contains("did not answer within 50 ms"), "{e}");
         server.join().unwrap();
+    }
+
+    #[test]
+    fn a_compositor_that_talks_but_never_answers_is_given_up_on_too() {
+        // Once the deadline has passed nothing more is read, however much the compositor
+        // has sent: one that keeps writing but never answers the sync cannot hold connect,
+        // and so the daemon's start. Deterministic: the timeout is zero and the globals are
+        // in the socket before connect starts, so any read at all is one past the deadline;
+        // no thread writes, so none is left behind.
+        use std::io::{Read, Write};
+        let (client, mut server) = UnixStream::pair().unwrap();
+        let mut peek = client.try_clone().unwrap();
+        let name = b"wl_seat\0";
+        let mut global = vec![1u32, 8];
+        global.extend(
+            name.chunks(4)
+                .map(|c| u32::from_ne_bytes(c.try_into().unwrap())),
+        );
+        global.push(1);
+        let event = message(2, 0, &global).repeat(64);
+        server.write_all(&event).unwrap();
+        let got = Toplevels::on_stream(client, Duration::ZERO).map(drop);
+        assert!(
+            matches!(&got, Err(e) if e.kind() == io::ErrorKind::TimedOut),
+            "connect with a zero timeout: {got:?}"
+        );
+        peek.set_nonblocking(true).unwrap();
+        let mut unread = vec![0u8; event.len() + 1];
+        let mut n = 0;
+        while let Ok(k @ 1..) = peek.read(&mut unread[n..]) {
+            n += k;
+        }
+        assert_eq!(n, event.len(), "bytes left unread of those sent");
     }
 
     #[test]

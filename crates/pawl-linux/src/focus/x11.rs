@@ -51,6 +51,7 @@ const REPLY: u8 = 1;
 
 /// The active window an `_NET_ACTIVE_WINDOW` property reply names: `None` for window 0
 /// (EWMH: "None if no window is active"), a missing property, or one of another type.
+/// [`X11`] also reads the root window named here as none.
 pub fn active_window(reply: &GetPropertyReply) -> Option<u32> {
     if reply.format != 32 || reply.type_ != u32::from(AtomEnum::WINDOW) {
         return None;
@@ -79,12 +80,7 @@ pub fn wm_class(value: &[u8], complete: bool) -> Option<&str> {
 /// A `_NET_WM_NAME` value as text: `None` when it is empty or not UTF-8 (a value cut by the
 /// read limit in the middle of a character loses that character).
 pub fn utf8_title(value: &[u8]) -> Option<&str> {
-    let text = match std::str::from_utf8(value) {
-        Ok(t) => t,
-        Err(e) if e.error_len().is_none() => std::str::from_utf8(&value[..e.valid_up_to()]).ok()?,
-        Err(_) => return None,
-    };
-    Some(text).filter(|t| !t.is_empty())
+    super::utf8_before_cut(value).filter(|t| !t.is_empty())
 }
 
 /// The reply pawl waits for next.
@@ -205,6 +201,11 @@ impl X11 {
         self.stream.as_fd()
     }
 
+    /// Whether the active window's own title changes are followed (chosen at connect).
+    pub fn follows_titles(&self) -> bool {
+        self.follow_titles
+    }
+
     /// Reads everything the socket holds, sends the requests it calls for and returns the
     /// last focus change (one that differs from the one reported before).
     pub fn read(&mut self) -> Readout {
@@ -252,9 +253,11 @@ impl X11 {
                 Ok(None)
             }
             (REPLY, Pending::Active { seq: want }) if seq == want => {
+                // Any client may set the property; the root is no application's window.
                 let window = GetPropertyReply::try_parse(packet)
                     .ok()
-                    .and_then(|(r, _)| active_window(&r));
+                    .and_then(|(r, _)| active_window(&r))
+                    .filter(|&w| w != self.root);
                 let Some(window) = window else {
                     self.pending = Pending::Nothing;
                     self.watch(0)?;
@@ -327,8 +330,11 @@ impl X11 {
     }
 
     /// With titles followed, moves pawl's `PropertyChangeMask` from the window watched to
-    /// `window` (0: none). A window already gone answers `BadWindow`, which is ignored.
+    /// `window` (0 or the root: none). The root's mask is never changed here: it carries
+    /// the `_NET_ACTIVE_WINDOW` changes. A window already gone answers `BadWindow`, which
+    /// is ignored.
     fn watch(&mut self, window: u32) -> io::Result<()> {
+        let window = if window == self.root { 0 } else { window };
         if !self.follow_titles || window == self.watched {
             return Ok(());
         }
@@ -429,6 +435,107 @@ mod tests {
             value_len: value.len() as u32,
             value: value.to_vec(),
         }
+    }
+
+    /// A `GetProperty` reply packet as the server sends it.
+    fn property_packet(seq: u16, format: u8, type_: u32, value: &[u8]) -> Vec<u8> {
+        let pad = (4 - value.len() % 4) % 4;
+        let units = usize::from(format / 8).max(1);
+        let mut p = vec![REPLY, format];
+        p.extend(seq.to_ne_bytes());
+        p.extend((((value.len() + pad) / 4) as u32).to_ne_bytes());
+        p.extend(type_.to_ne_bytes());
+        p.extend(0u32.to_ne_bytes());
+        p.extend(((value.len() / units) as u32).to_ne_bytes());
+        p.extend([0u8; 12]);
+        p.extend(value);
+        p.extend(vec![0u8; pad]);
+        p
+    }
+
+    /// The `ChangeWindowAttributes` requests (window, event mask) in `requests`.
+    fn masks_set(requests: &[u8]) -> Vec<(u32, u32)> {
+        let mut got = Vec::new();
+        let mut rest = requests;
+        while rest.len() >= 4 {
+            let len = 4 * usize::from(u16::from_ne_bytes([rest[2], rest[3]]));
+            let (req, tail) = rest.split_at(len);
+            if req[0] == 2 {
+                let word = |i: usize| u32::from_ne_bytes(req[i..i + 4].try_into().unwrap());
+                got.push((word(4), word(12)));
+            }
+            rest = tail;
+        }
+        got
+    }
+
+    #[test]
+    fn the_root_named_as_the_active_window_keeps_its_property_mask() {
+        // Any client may set the root's `_NET_ACTIVE_WINDOW` to the root itself. It reads as
+        // no active window, and moving the title watch never selects NO_EVENT on the root:
+        // that would stop every later `_NET_ACTIVE_WINDOW` change from reaching pawl.
+        use std::io::{Read, Write};
+        let (client, mut server) = UnixStream::pair().unwrap();
+        client.set_nonblocking(true).unwrap();
+        server.set_nonblocking(true).unwrap();
+        let root = 0x100;
+        let mut x = X11 {
+            stream: client,
+            reader: PacketReader::new(),
+            root,
+            net_active_window: 300,
+            net_wm_name: 301,
+            utf8_string: 302,
+            seq: 0,
+            pending: Pending::Nothing,
+            class: None,
+            last: None,
+            follow_titles: true,
+            watched: 0,
+        };
+        let window = u32::from(AtomEnum::WINDOW);
+        let string = u32::from(AtomEnum::STRING);
+        x.ask_active().unwrap(); // 1
+        server
+            .write_all(&property_packet(1, 32, window, &root.to_ne_bytes()))
+            .unwrap();
+        // The root is no application's window: no active window, and nothing to watch.
+        assert_eq!(x.read(), Readout::Focus(Some(FocusEvent::Unknown)));
+        // The focus moves to a real window.
+        let mut notify = vec![PROPERTY_NOTIFY_EVENT, 0, 1, 0];
+        notify.extend(root.to_ne_bytes());
+        notify.extend(300u32.to_ne_bytes());
+        notify.resize(32, 0);
+        server.write_all(&notify).unwrap();
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 2
+        server
+            .write_all(&property_packet(2, 32, window, &0x200u32.to_ne_bytes()))
+            .unwrap();
+        assert_eq!(x.read(), Readout::Focus(None)); // asks 3 and 4
+        server
+            .write_all(&property_packet(3, 8, string, b"xterm\0XTerm\0"))
+            .unwrap();
+        server.write_all(&property_packet(4, 8, 302, b"~")).unwrap();
+        assert_eq!(
+            x.read(),
+            Readout::Focus(Some(FocusEvent::app("XTerm", Some("~"))))
+        );
+        // Asked to watch the root, then none, the watch only leaves the window it was on.
+        x.watch(root).unwrap();
+        x.watch(0).unwrap();
+        let mut requests = Vec::new();
+        let _ = server.read_to_end(&mut requests);
+        let on_root: Vec<u32> = masks_set(&requests)
+            .into_iter()
+            .filter(|&(w, _)| w == root)
+            .map(|(_, mask)| mask)
+            .collect();
+        assert!(
+            on_root
+                .last()
+                .is_none_or(|&m| m & u32::from(EventMask::PROPERTY_CHANGE) != 0),
+            "the root's masks, in order: {on_root:x?}"
+        );
     }
 
     #[test]

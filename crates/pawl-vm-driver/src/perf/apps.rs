@@ -4,7 +4,7 @@
 //! outputs only: sway opens no input device, so no other program's output gains a reader)
 //! and two Wayland windows with the `app_id`s of [`crate::perf::tools::PAWL_APPS_CONFIG`]'s tables, as the userland
 //! scenarios start them ([`Sway::start_in`]). pawl runs as sway's user with `SWAYSOCK`, so
-//! its focus backend is sway's IPC (`subscribe ["window"]`).
+//! its focus backend is sway's IPC (`subscribe ["window","workspace"]`).
 //!
 //! The window [`APP_BROWSER`] is focused for the idle window, movement and scroll: its
 //! table changes gestures and buttons only, so pawl's scroll rules are the defaults' and the

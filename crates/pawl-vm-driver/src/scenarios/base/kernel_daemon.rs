@@ -44,7 +44,7 @@ const DEFAULT_CONFIG: &str = "[hidpp]\nenabled = true\n";
 /// The same with kernel mode forced off.
 const KERNEL_MODE_OFF: &str = "[hidpp]\nenabled = true\nkernel_mode = \"off\"\n";
 /// What pawl logs when kernel mode's setup is done and hidraw is closed.
-const HIDRAW_CLOSED: &str = "hidraw closed (kernel mode";
+pub(crate) const HIDRAW_CLOSED: &str = "hidraw closed (kernel mode";
 /// What pawl logs when a mouse goes into kernel mode.
 const KERNEL_MODE_ON: &str = "kernel mode (pawl's HID-BPF program";
 /// What pawl logs when its HID++ setup diverted the gesture button.
@@ -62,11 +62,11 @@ fn err(e: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// A mouse with pawl's program attached, and pawl running on it in kernel mode.
-struct KernelRig {
-    dev: HidppMouse,
-    source: NodeInfo,
+pub(crate) struct KernelRig {
+    pub(crate) dev: HidppMouse,
+    pub(crate) source: NodeInfo,
     hid: String,
-    pawl: Pawl,
+    pub(crate) pawl: Pawl,
     keyboard: EvdevNode,
 }
 
@@ -89,6 +89,19 @@ impl KernelRig {
         user: Option<(u32, u32)>,
         pins_uid: Option<u32>,
     ) -> anyhow::Result<KernelRig> {
+        KernelRig::start_env(ctx, config, until, user, pins_uid, &[])
+    }
+
+    /// [`KernelRig::start_as`] with `env` added to pawl's environment (`SWAYSOCK` for a
+    /// focus backend).
+    pub(crate) fn start_env(
+        ctx: &mut Ctx,
+        config: &str,
+        until: &str,
+        user: Option<(u32, u32)>,
+        pins_uid: Option<u32>,
+        env: &[(&str, &std::path::Path)],
+    ) -> anyhow::Result<KernelRig> {
         use std::os::unix::fs::PermissionsExt;
         let (dev, source, hid, _phys) = hires_mouse(ctx)?;
         if let Some(uid) = pins_uid {
@@ -107,7 +120,7 @@ impl KernelRig {
                 .context("chmod /dev/uinput")?;
         }
         let dir = ctx.subdir(&format!("pawl-{}", ctx.seq))?;
-        let mut pawl = Pawl::start_as(
+        let mut pawl = Pawl::start_env(
             &ctx.pawl,
             &dir,
             &PawlOptions {
@@ -117,6 +130,7 @@ impl KernelRig {
                 debug: ctx.pawl_debug,
             },
             user,
+            env,
         )?;
         let keyboard = pawl.wait_keyboard(T_DEVICE)?;
         let mut rig = KernelRig {
@@ -148,7 +162,7 @@ impl KernelRig {
         KernelDevice::open(&self.hid).map_err(err)
     }
 
-    fn settings(&self) -> anyhow::Result<Settings> {
+    pub(crate) fn settings(&self) -> anyhow::Result<Settings> {
         self.kernel_device()?.settings().map_err(err)
     }
 
@@ -159,7 +173,7 @@ impl KernelRig {
     /// Checks what kernel mode means for this mouse: its pointer node not grabbed, the
     /// program's transform on with the HID++ feature indexes the setup learned, the
     /// gesture button diverted, and no hidraw node open in pawl.
-    fn check_kernel_mode(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn check_kernel_mode(&mut self) -> anyhow::Result<()> {
         // Released in the same decision that went into kernel mode, just after its log line.
         let node = EvdevNode::open(&self.source.path)?;
         let deadline = Instant::now() + T_EVENT;
@@ -222,7 +236,7 @@ impl KernelRig {
 
     /// Stops pawl (SIGTERM) and checks that it left the mouse as it found it: the program
     /// pass-through, the gesture button no longer diverted.
-    fn stop_and_check_restored(mut self) -> anyhow::Result<()> {
+    pub(crate) fn stop_and_check_restored(mut self) -> anyhow::Result<()> {
         let status = self.pawl.terminate(Duration::from_secs(5))?;
         ensure!(status.success(), "pawl exited with {status}");
         let s = self.settings()?;
@@ -552,7 +566,7 @@ fn reload(rig: &KernelRig, config: &str) -> anyhow::Result<()> {
 }
 
 /// One wheel unit up on the emulated mouse: the `REL_WHEEL_HI_RES` values `node` shows.
-fn one_unit_up(rig: &mut KernelRig, node: &mut EvdevNode) -> anyhow::Result<Vec<i32>> {
+pub(crate) fn one_unit_up(rig: &mut KernelRig, node: &mut EvdevNode) -> anyhow::Result<Vec<i32>> {
     let _ = node.drain()?;
     rig.dev.mouse.wheel_counts(1)?;
     let got = node.frames(1, T_EVENT)?;

@@ -22,6 +22,7 @@ use crate::scenarios::{Ctx, T_DEVICE, T_EVENT};
 pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     compositor_workspace_follows_gesture,
     per_app_scroll_follows_focus_on_sway,
+    per_app_scroll_follows_focus_in_kernel_mode,
     per_app_gesture_action_follows_focus_on_sway,
     per_app_unknown_app_uses_the_device_profile,
     per_app_title_follows_the_focused_windows_title_on_sway,
@@ -755,6 +756,70 @@ pub fn per_app_scroll_follows_focus_on_sway(ctx: &mut Ctx) -> anyhow::Result<()>
         r2 - r1
     ));
     Ok(())
+}
+
+/// [`PER_APP_SCROLL`] with HID++ on, so the MX Master runs kernel mode.
+const PER_APP_SCROLL_KERNEL: &str = "[hidpp]\nenabled = true\n\n[scroll]\nsmoothing = \"none\"\n\n\
+    [[app]]\napp_id = \"pawl-game\"\n[app.scroll]\ninvert_vertical = false\n";
+
+/// `per_app_scroll_follows_focus_in_kernel_mode`: the MX Master in kernel mode (pawl's
+/// HID-BPF program attached by the loader, the pointer node not grabbed, the wheel
+/// transformed in the kernel) and two real Wayland windows on sway. Focus moves with
+/// `swaymsg`, and pawl writes the focused app's scroll settings into the program: one
+/// wheel unit up on the kernel's own node comes out +8 (not inverted) while "pawl-game"
+/// is focused and -8 (the device profile) while "pawl-editor" is, both ways and back. The
+/// node stays ungrabbed throughout, and pawl's exit leaves the program pass-through.
+pub fn per_app_scroll_follows_focus_in_kernel_mode(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use crate::scenarios::base::kernel_daemon::{HIDRAW_CLOSED, KernelRig, one_unit_up};
+    use crate::scenarios::base::kernel_mode::{UNIT, needs_hid_bpf};
+    needs_hid_bpf()?;
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    let mut rig = KernelRig::start_env(
+        ctx,
+        PER_APP_SCROLL_KERNEL,
+        HIDRAW_CLOSED,
+        None,
+        Some(0),
+        &[("SWAYSOCK", &socket)],
+    )?;
+    rig.check_kernel_mode()?;
+    let work = rig
+        .pawl
+        .config_path()
+        .parent()
+        .context("work dir")?
+        .to_owned();
+    sway.window("pawl-game")?;
+    sway.window("pawl-editor")?;
+    let mut node = EvdevNode::open(&rig.source.path)?;
+    for _ in 0..2 {
+        for (app, profile, want) in [
+            ("pawl-game", "app pawl-game", UNIT),
+            ("pawl-editor", "device", -UNIT),
+        ] {
+            sway.focus_app(app)?;
+            let status = wait_status(ctx, &work, &format!("app {app}, profile {profile}"))
+                .with_context(|| format!("pawl log: {}", rig.pawl.log()))?;
+            let s = rig.settings()?;
+            let got = one_unit_up(&mut rig, &mut node)?;
+            ensure!(
+                got == vec![want],
+                "{app} focused in kernel mode: one unit up gave {got:?}, want [{want}]; \
+                 program settings {s:?}; status:\n{status}"
+            );
+            ensure!(
+                node.is_free_to_grab()?,
+                "pawl grabbed the MX Master's node on a focus change"
+            );
+        }
+    }
+    ctx.notes.push(format!(
+        "kernel mode, sway focus pawl-game / pawl-editor twice: one unit up +{UNIT} / -{UNIT} \
+         on the kernel's node, never grabbed"
+    ));
+    rig.stop_and_check_restored()
 }
 
 /// The config of [`per_app_title_follows_the_focused_windows_title_on_sway`]: a browser's
