@@ -149,7 +149,8 @@ pub struct FocusedApp<'a> {
 }
 
 /// [`replay`] with application `app` focused throughout: the profile its `[[app]]` tables
-/// give the device (the device profile when none applies, said in a note). A recording
+/// give the device (the device profile when none applies, said in a note; nothing for a
+/// device the config does not handle, said too). A recording
 /// without identity and no `device` is matched as a device with an empty name, bus 0 and
 /// ids 0000:0000, so tables narrowed by `device` do not apply to it.
 pub fn replay_as(
@@ -167,8 +168,13 @@ pub fn replay_as(
         (None, None) => (None, ""),
     };
     let mut engine = replay_engine(config, info.as_ref(), source, &mut res.notes);
-    if let (Some(app), Some(engine)) = (app, engine.as_mut()) {
-        replay_app(engine, config, info.as_ref(), app, &mut res.notes);
+    match (app, engine.as_mut()) {
+        (Some(app), Some(engine)) => replay_app(engine, config, info.as_ref(), app, &mut res.notes),
+        (Some(app), None) => res.notes.push(format!(
+            "app: {:?}: not applied (the device is not handled)",
+            app.id
+        )),
+        (None, _) => {}
     }
     let msc_scan = recording.msc_scan();
     let fixup = WheelFixup::new(recording.missing_wheel_codes());
@@ -779,6 +785,49 @@ E: 0.020000 0000 0000 0
             ["E: 0.000000 0002 0008 1", "E: 0.000000 0000 0000 0"]
         );
         assert_eq!(r.summary.forwarded, 1);
+    }
+
+    #[test]
+    fn an_app_on_a_device_pawl_does_not_handle_is_said_to_be_not_applied() {
+        let text =
+            "N: Generic Mouse\nI: 0003 046d c077 0111\nE: 0.0 0002 0008 1\nE: 0.0 0000 0000 0\n";
+        let config = Config::parse(
+            "[[app]]\napp_id = \"game\"\n[app.scroll]\ninvert_vertical = false\n",
+            "test.toml",
+            Platform::Linux,
+        )
+        .unwrap();
+        let app = FocusedApp {
+            id: "game",
+            title: None,
+        };
+        let r = replay_as(&parse(text).unwrap(), &config, None, Some(app));
+        assert!(
+            r.notes[1].starts_with("decision: not handled"),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            r.notes[2],
+            "app: \"game\": not applied (the device is not handled)"
+        );
+        assert_eq!(
+            r.lines,
+            ["E: 0.000000 0002 0008 1", "E: 0.000000 0000 0000 0"]
+        );
+        // Handled (a [[device]] rule takes it), the same mouse gets the app's table.
+        let config = Config::parse(
+            "[[device]]\nname = \"Generic Mouse\"\ntransform_scroll = true\n[[app]]\napp_id = \"game\"\n[app.scroll]\ninvert_vertical = false\n",
+            "test.toml",
+            Platform::Linux,
+        )
+        .unwrap();
+        let r = replay_as(&parse(text).unwrap(), &config, None, Some(app));
+        assert_eq!(
+            r.notes[2], "app: \"game\": [[app]] at line 4",
+            "{:?}",
+            r.notes
+        );
     }
 
     #[test]

@@ -104,9 +104,12 @@ pub enum Command {
     /// "starting (pid unknown)" when the lock's holder is not identified within --timeout.
     /// Never sends SIGKILL unless --kill is given.
     Off(OffArgs),
-    /// Show whether the worker runs: pid, uptime, grabbed devices, config, mice, battery.
+    /// Show whether the worker runs: pid, uptime, grabbed devices, config, mice, battery,
+    /// focus.
     ///
-    /// Decided by the lock, never by pawl.json alone. Exit status (LSB): 0 running, 1
+    /// The focus line names the focus backend (where pawl learns the focused application),
+    /// the focused application and the profile in force: the device's, or the [[app]]
+    /// tables that apply. Decided by the lock, never by pawl.json alone. Exit status (LSB): 0 running, 1
     /// stopped with stale metadata (the worker died without cleaning up, or the file
     /// describes no lock holder), 3 stopped, 4 unknown: the lock is held but its holder
     /// has not identified itself ("starting (pid unknown)"), or the state cannot be read.
@@ -274,6 +277,18 @@ mod tests {
         let cli = Cli::try_parse_from(["pawl", "--config", "c.toml", "debug"]).unwrap();
         assert!(matches!(cli.command, Command::Debug));
         assert_eq!(cli.config, Some(PathBuf::from("c.toml")));
+    }
+
+    #[test]
+    fn status_help_names_the_focus_backend_app_and_profile() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let status = cmd.find_subcommand_mut("status").unwrap();
+        let help = status.render_long_help().to_string();
+        assert!(
+            help.contains("names the focus backend (where pawl learns the focused application), the focused application and the profile in force"),
+            "{help}"
+        );
     }
 
     #[test]

@@ -328,6 +328,40 @@ mod tests {
         }
     }
 
+    /// The README promises the game the wheel as the mouse sends it: a free-spin burst
+    /// comes out as it went in, whatever the global [scroll] says.
+    #[test]
+    fn the_readmes_game_table_passes_the_wheel_as_the_mouse_sends_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let block = text
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .find(|b| b.contains("\"steam_app_570\""))
+            .expect("a README config with the game table");
+        assert!(block.contains("the wheel as the mouse sends it, up to 100 detents"));
+        let recording = std::fs::read_to_string(root.join("examples/free-spin-burst.events"));
+        let recording = pawl_evdev::record::parse(&recording.unwrap()).unwrap();
+        let global = "[scroll]\nsmoothing_factor = 0.2\nmax_step = 2\nspike_ratio = 2\ninertia = \"carry\"\n";
+        for config in [block.to_owned(), format!("{global}{block}")] {
+            let c = pawl_engine::Config::parse(&config, "README.md", Platform::Linux).unwrap();
+            let app = pawl_evdev::replay::FocusedApp {
+                id: "steam_app_570",
+                title: None,
+            };
+            let r = pawl_evdev::replay::replay_as(&recording, &c, None, Some(app));
+            let w = &r.summary.wheel;
+            assert!(w.max_in >= 7560, "the burst reaches 63 detents: {w:?}");
+            assert_eq!(
+                (w.v120_out, w.max_out, w.frames_out),
+                (w.v120_in, w.max_in, w.frames_in),
+                "{:?}",
+                r.notes
+            );
+        }
+    }
+
     #[test]
     fn app_listing_names_each_tables_apps_devices_and_overrides() {
         let config = Config::parse(

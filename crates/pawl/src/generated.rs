@@ -309,14 +309,16 @@ fn config_tables(text: &str) -> Vec<Table> {
 }
 
 /// Whether a comment line is literal text (an indented list or a commented-out line of
-/// TOML) rather than prose.
+/// TOML) rather than prose. A table header is a whole line: prose may start with a
+/// table's name (`[app.gesture]; on_back, …`).
 fn is_literal(line: &str) -> bool {
     let toml_key = line.split_once(" = ").is_some_and(|(k, _)| {
         !k.is_empty()
             && k.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-\"".contains(c))
     });
-    line.starts_with("  ") || line.starts_with('[') || toml_key
+    let header = line.starts_with('[') && line.trim_end().ends_with(']');
+    line.starts_with("  ") || header || toml_key
 }
 
 /// Appends comment lines to `r`: runs of prose as one paragraph each, runs of literal lines
@@ -545,6 +547,25 @@ fn the_config_page_has_every_key_of_the_default_text_with_its_default() {
     assert!(keys > 30, "{keys} keys");
     // A key whose default differs on macOS says so.
     assert!(page.contains("(macOS: \"system\\-events\")"), "{page}");
+}
+
+#[test]
+fn a_config_comment_line_starting_with_a_table_name_stays_in_its_paragraph() {
+    assert!(!is_literal(
+        "[app.gesture]; on_back, on_forward and [app.buttons.map] in"
+    ));
+    assert!(is_literal("[app.scroll]"));
+    assert!(is_literal("[[app]]"));
+    let page = config_page();
+    let app = page.split(".SH [[app]]\n").nth(1).unwrap();
+    let app = app.split("\n.SH ").next().unwrap();
+    // One paragraph of prose, then the example as the only literal block.
+    assert_eq!(app.matches(".nf\n").count(), 1, "{app}");
+    assert!(
+        app.contains("click in [app.gesture]; on_back, on_forward and [app.buttons.map] in [app.buttons] (the button numbers stay"),
+        "{app}"
+    );
+    assert!(app.contains(".nf\n[[app]]\napp_id = "), "{app}");
 }
 
 #[test]

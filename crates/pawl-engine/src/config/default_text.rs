@@ -219,18 +219,19 @@ haptic_on_gesture = false
 
 # Per-application settings, at most 64 tables, in file order. app_id is one id or a list
 # (at most 32, each at most 255 bytes), matched exactly and case-sensitively: the Wayland
-# app_id or X11 WM_CLASS class on Linux (swaymsg -t get_tree shows them), the bundle id on
-# macOS. The focused application decides. device narrows a table to the devices a name
-# glob or a matcher { name, id, bus } matches. A table overrides, on top of the device's
-# profile: any [scroll] key but scope in [app.scroll]; left, right, up, down and click in
-# [app.gesture]; on_back, on_forward and [app.buttons.map] in [app.buttons] (the button
-# numbers stay those of [gesture] and [buttons]). When several tables name an application,
-# a later one overrides only the keys it sets. A change of focus while the gesture button
-# is held takes effect when it is released. title (a regular expression, at most 255 bytes,
-# regex-lite syntax: (?i) ignores case, ^ and $ anchor) limits a table to windows whose
-# title matches; it needs a backend that reports titles (sway, Hyprland, X11, GNOME, KDE, the
-# Wayland window lists; not macOS), and at most 4 tables with a title may name one
-# application.
+# app_id or X11 WM_CLASS class on Linux (swaymsg -t get_tree shows them), the bundle id
+# on macOS. The focused application decides. device narrows a table to the devices a name
+# glob (case-insensitive, as everywhere) or a matcher { name, id, bus } matches. A table
+# overrides, on top of the device's profile: any [scroll] key but scope in [app.scroll];
+# left, right, up, down and click in [app.gesture]; on_back, on_forward and
+# [app.buttons.map] in [app.buttons] (the button numbers stay those of [gesture] and
+# [buttons]). When several tables name an application, a later one overrides only the
+# keys it sets. A change of focus while the gesture button is held takes effect when it
+# is released. title (a regular expression, at most 255 bytes, regex-lite syntax: (?i)
+# ignores ASCII case only, ^ and $ anchor) limits a table to windows whose title matches
+# (only its first 1 KiB is matched); it needs a backend that reports titles (sway,
+# Hyprland, X11, GNOME, KDE, the Wayland window lists; not macOS), and at most 4 tables
+# with a title may name one application.
 # [[app]]
 # app_id = ["steam_app_570", "org.remmina.Remmina"]
 # [app.scroll]

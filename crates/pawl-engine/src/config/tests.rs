@@ -165,6 +165,25 @@ fn info(name: &str, vendor: u16, product: u16, touchpad: bool) -> DeviceInfo {
 }
 
 #[test]
+fn another_mouse_is_taken_by_all_wheels_or_a_device_rule() {
+    let generic = info("Generic Mouse", LOGITECH, 0xc077, false);
+    for text in [
+        "[scroll]\nscope = \"all-wheels\"\n",
+        "[[device]]\nname = \"Generic Mouse\"\ntransform_scroll = true\n",
+    ] {
+        let d = parse(text).unwrap().decide(&generic);
+        assert!(d.handle && d.transform_scroll, "{text}");
+    }
+    let d = parse("[[device]]\nname = \"Generic Mouse\"\nhandle = true\n")
+        .unwrap()
+        .decide(&generic);
+    assert!(
+        d.handle && !d.transform_scroll,
+        "the buttons, not the wheel"
+    );
+}
+
+#[test]
 fn default_scope_handles_mx_masters_and_nothing_else() {
     let c = Config::default_for(Platform::Linux);
     let mx = c.decide(&info("Logitech MX Master 3S", LOGITECH, 0xb034, false));
@@ -900,6 +919,64 @@ scope = "all-wheels"
 }
 
 #[test]
+fn a_button_mapped_twice_in_an_app_table_is_refused() {
+    let e = errors(
+        "[[app]]\napp_id = \"a\"\n[app.buttons.map]\n7 = \"back\"\n07 = \"forward\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        ["c.toml:5:1: app[0].buttons.map.07: button 7 is already mapped (line 4)"]
+    );
+    // Each table has its own map: a later table may map the button again.
+    let c = parse(
+        "[[app]]\napp_id = \"a\"\n[app.buttons.map]\n7 = \"back\"\n\
+         [[app]]\napp_id = \"a\"\n[app.buttons.map]\n07 = \"forward\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.apps[0].buttons.map, vec![(Button(7), Action::Back)]);
+    assert_eq!(c.apps[1].buttons.map, vec![(Button(7), Action::Forward)]);
+}
+
+#[test]
+fn an_unknown_key_under_app_scroll_lists_only_keys_it_takes() {
+    let e = errors(
+        "[[app]]\napp_id = \"a\"\n[app.scroll]\nscope = \"all-wheels\"\nspeed = 2\n",
+        Platform::Linux,
+    );
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].starts_with("c.toml:4:1: app[0].scroll.scope: scope is global"));
+    assert_eq!(
+        e[1],
+        "c.toml:5:1: app[0].scroll.speed: unknown key: allowed invert_vertical, invert_horizontal, smoothing, smoothing_factor, max_step, spike_ratio, gesture_gap_ms, inertia, carry_limit, glide_decay, glide_interval_ms"
+    );
+    let e = errors(
+        "[[device]]\nname = \"*\"\n[device.scroll]\nspeed = 2\n",
+        Platform::Linux,
+    );
+    assert!(!e[0].contains("scope"), "{e:#?}");
+}
+
+#[test]
+fn a_title_written_under_an_app_sub_table_says_it_belongs_to_the_app_table() {
+    let e = errors(
+        "[[app]]\napp_id = \"firefox\"\n[app.scroll]\ntitle = \"YouTube\"\n\
+         [[app]]\napp_id = \"b\"\n[app.gesture]\ndevice = \"*MX*\"\n\
+         [[app]]\n[app.buttons]\napp_id = \"c\"\n",
+        Platform::Linux,
+    );
+    assert_eq!(
+        e,
+        [
+            "c.toml:4:1: app[0].scroll.title: title belongs to the [[app]] table itself, as do app_id and device: write it after [[app]], before [app.scroll]",
+            "c.toml:8:1: app[1].gesture.device: device belongs to the [[app]] table itself, as do app_id and title: write it after [[app]], before [app.gesture]",
+            "c.toml:9:1: app[2]: this [[app]] table names no application: add app_id = \"firefox\" (or a list)",
+            "c.toml:11:1: app[2].buttons.app_id: app_id belongs to the [[app]] table itself, as do title and device: write it after [[app]], before [app.buttons]",
+        ]
+    );
+}
+
+#[test]
 fn names_that_could_never_match_are_refused_where_they_are_written() {
     let e = errors(
         r#"
@@ -907,7 +984,7 @@ fn names_that_could_never_match_are_refused_where_they_are_written() {
 app_id = []
 
 [[app]]
-app_id = [" firefox", "code "]
+app_id = [" firefox", "code ", "   "]
 device = ""
 
 [[device]]
@@ -923,6 +1000,7 @@ scope = [{ name = "" }]
         "c.toml:3:10: app[0].app_id: the list is empty",
         "c.toml:6:11: app[1].app_id: application id \" firefox\" starts or ends with a space: application ids have none (write \"firefox\")",
         "c.toml:6:23: app[1].app_id: application id \"code \" starts or ends with a space",
+        "c.toml:6:32: app[1].app_id: application id \"   \" is blank: an application id has characters other than spaces",
         "c.toml:7:10: app[1].device: the name is empty",
         "c.toml:10:8: device[0].name: the name is empty",
         "c.toml:14:19: scroll.scope[0].name: the name is empty",
@@ -1006,11 +1084,49 @@ left = "back"
 }
 
 #[test]
+fn a_case_insensitive_title_ignores_ascii_case_only() {
+    let tube = TitlePattern::new("(?i)youtube").unwrap();
+    assert!(tube.is_match("Cats - YOUTUBE"));
+    let ete = TitlePattern::new("(?i)été").unwrap();
+    assert!(ete.is_match("Un été"));
+    assert!(ete.is_match("Un éTé"), "the ASCII letter t is folded");
+    assert!(!ete.is_match("UN ÉTÉ"), "É is not folded to é");
+    for text in [
+        default_config_text(Platform::Linux),
+        default_config_text(Platform::MacOs),
+    ] {
+        let prose = text.replace("\n# ", " ");
+        assert!(prose.contains("(?i) ignores ASCII case only"), "{text}");
+    }
+}
+
+#[test]
 fn a_title_is_matched_on_its_first_kilobyte() {
     let c = parse("[[app]]\napp_id = \"a\"\ntitle = \"end$\"\n").unwrap();
     let long = format!("{}end", "é".repeat(MAX_TITLE_BYTES));
     assert_eq!(c.app_key("a", Some(&long)), None);
     assert!(c.app_key("a", Some("the end")).is_some());
+    let text = default_config_text(Platform::Linux);
+    let prose = text.replace("\n# ", " ");
+    assert!(
+        prose.contains("(only its first 1 KiB is matched)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_app_tables_device_glob_ignores_case() {
+    let c =
+        parse("[[app]]\napp_id = \"a\"\ndevice = \"*mx master*\"\n[app.scroll]\nmax_step = 2\n")
+            .unwrap();
+    let key = c.app_key("a", None).unwrap();
+    let mx = info("Logitech MX Master 3S", LOGITECH, 0xb034, false);
+    assert_eq!(c.app_settings(&mx, key).unwrap().scroll.max_step, 2.0);
+    let other = info("Generic Mouse", LOGITECH, 0xc077, false);
+    assert_eq!(c.app_settings(&other, key), None);
+    let text = default_config_text(Platform::Linux);
+    let prose = text.replace("\n# ", " ");
+    assert!(prose.contains("a name glob (case-insensitive"), "{text}");
 }
 
 #[test]
@@ -1041,7 +1157,14 @@ fn title_patterns_have_stated_limits() {
 fn app_tables_and_ids_have_stated_limits() {
     let many = "[[app]]\napp_id = \"x\"\n".repeat(MAX_APP_TABLES + 1);
     let e = err(&many);
-    assert!(e.contains("65 [[app]] tables: at most 64"), "{e}");
+    assert_eq!(
+        e,
+        format!(
+            "config.toml:{}:1: app: 65 [[app]] tables: at most 64",
+            2 * MAX_APP_TABLES + 1
+        ),
+        "at the first table over the limit"
+    );
     let ids: Vec<String> = (0..=MAX_APP_IDS).map(|i| format!("\"a{i}\"")).collect();
     let e = err(&format!("[[app]]\napp_id = [{}]\n", ids.join(", ")));
     assert!(

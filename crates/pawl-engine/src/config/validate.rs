@@ -143,7 +143,7 @@ const GESTURE_STYLES: [(&str, GestureStyle, Option<Platform>); 2] = [
     ("swipe", GestureStyle::Swipe, Some(Platform::Linux)),
 ];
 
-/// The keys of `[scroll]` and `[device.scroll]` (`scope` is `[scroll]` only).
+/// The keys of `[scroll]` but `scope`: `[device.scroll]` and `[app.scroll]` take them too.
 const SCROLL_KEYS: &[&str] = &[
     "invert_vertical",
     "invert_horizontal",
@@ -157,6 +157,9 @@ const SCROLL_KEYS: &[&str] = &[
     "glide_decay",
     "glide_interval_ms",
 ];
+
+/// The keys of an `[[app]]` table itself (its sub-tables refuse them with a hint).
+const APP_TABLE_KEYS: &[&str] = &["app_id", "title", "device"];
 
 /// Where a button setting came from: the span of its value, `None` for the default.
 type Origin = Option<Span>;
@@ -209,8 +212,15 @@ impl Validator<'_> {
 
     /// Reports every key of `t` not in `allowed`, at the key.
     fn known_keys(&mut self, t: &DeTable<'_>, path: &str, allowed: &[&str]) {
+        self.known_keys_but(t, path, allowed, &[]);
+    }
+
+    /// [`Self::known_keys`], leaving out the keys in `refused`: they get their own error,
+    /// and the list of allowed keys does not name them.
+    fn known_keys_but(&mut self, t: &DeTable<'_>, path: &str, allowed: &[&str], refused: &[&str]) {
         for (k, _) in t.iter() {
-            if !allowed.contains(&k.get_ref().as_ref()) {
+            let name = k.get_ref().as_ref();
+            if !allowed.contains(&name) && !refused.contains(&name) {
                 self.error(
                     k.span(),
                     &join(path, k.get_ref()),
@@ -717,9 +727,10 @@ impl Validator<'_> {
         if let Some(a) = get(doc, "app") {
             match a.get_ref() {
                 DeValue::Array(tables) if tables.iter().all(|r| r.get_ref().is_table()) => {
-                    if tables.len() > MAX_APP_TABLES {
+                    if let Some(over) = tables.get(MAX_APP_TABLES) {
+                        // At the first table over the limit: `a`'s span is the first table.
                         self.error(
-                            a.span(),
+                            over.span(),
                             "app",
                             format!("{} [[app]] tables: at most {MAX_APP_TABLES}", tables.len()),
                         );
@@ -794,9 +805,10 @@ impl Validator<'_> {
                         "scope is global: it decides which devices are transformed, so it belongs in [scroll]; an [[app]] table narrows its devices with device = \"*MX Master*\"".into(),
                     );
                 }
-                let mut allowed = vec!["scope"];
-                allowed.extend_from_slice(SCROLL_KEYS);
-                self.known_keys(s, &scroll_path, &allowed);
+                self.misplaced_app_keys(s, &scroll_path, "app.scroll");
+                let mut refused = vec!["scope"];
+                refused.extend_from_slice(APP_TABLE_KEYS);
+                self.known_keys_but(s, &scroll_path, SCROLL_KEYS, &refused);
                 self.scroll_keys(s, &scroll_path)
             }
             None => ScrollOverrides::default(),
@@ -804,10 +816,12 @@ impl Validator<'_> {
         let mut gesture = GestureActions::default();
         if let Some(g) = self.table(t, &path, "gesture") {
             let gpath = join(&path, "gesture");
-            self.known_keys(
+            self.misplaced_app_keys(g, &gpath, "app.gesture");
+            self.known_keys_but(
                 g,
                 &gpath,
                 &["style", "left", "right", "up", "down", "click"],
+                APP_TABLE_KEYS,
             );
             let style = self.choice(g, &gpath, "style", &GESTURE_STYLES);
             if let Some(swipe_from) = match style {
@@ -850,6 +864,29 @@ impl Validator<'_> {
             buttons,
             line: line_col(self.text, span.start).0,
         });
+    }
+
+    /// Refuses the keys of the `[[app]]` table itself written in its sub-table `[table]`
+    /// (at `path`): after `[app.scroll]`, TOML puts `title = …` into `[app.scroll]`.
+    fn misplaced_app_keys(&mut self, t: &DeTable<'_>, path: &str, table: &str) {
+        for key in APP_TABLE_KEYS {
+            let Some((k, _)) = t.get_key_value(*key) else {
+                continue;
+            };
+            let others: Vec<&str> = APP_TABLE_KEYS
+                .iter()
+                .copied()
+                .filter(|o| o != key)
+                .collect();
+            self.error(
+                k.span(),
+                &join(path, key),
+                format!(
+                    "{key} belongs to the [[app]] table itself, as do {}: write it after [[app]], before [{table}]",
+                    others.join(" and ")
+                ),
+            );
+        }
     }
 
     /// `title`: a [`TitlePattern`], at most [`MAX_TITLE_TABLES_PER_APP`] tables with one
@@ -937,6 +974,8 @@ impl Validator<'_> {
             };
             let problem = if id.is_empty() {
                 Some("is empty".to_owned())
+            } else if id.trim().is_empty() {
+                Some("is blank: an application id has characters other than spaces".to_owned())
             } else if id.len() > MAX_APP_ID_BYTES {
                 Some(format!(
                     "is {} bytes long: at most {MAX_APP_ID_BYTES}",
@@ -973,7 +1012,8 @@ impl Validator<'_> {
     /// `[app.buttons]`: `on_back`, `on_forward` and `[app.buttons.map]`, checked against
     /// the global button numbers like `[buttons]`.
     fn app_buttons(&mut self, b: &DeTable<'_>, path: &str, out: &mut ButtonOverrides) {
-        self.known_keys(b, path, &["on_back", "on_forward", "map"]);
+        self.misplaced_app_keys(b, path, "app.buttons");
+        self.known_keys_but(b, path, &["on_back", "on_forward", "map"], APP_TABLE_KEYS);
         let g = self.config.gesture.button;
         let (back, forward) = (self.config.buttons.back, self.config.buttons.forward);
         for (key, button, slot) in [
@@ -1004,6 +1044,8 @@ impl Validator<'_> {
             return;
         };
         let map_path = join(path, "map");
+        // The buttons this table maps, with the span of their keys ("7" and "07" are one).
+        let mut mapped: Vec<(Button, Span)> = Vec::new();
         for (k, v) in in_file_order(map) {
             let key = join(&map_path, k.get_ref());
             let Some(n) = self.button_key(k, &key) else {
@@ -1012,6 +1054,16 @@ impl Validator<'_> {
             let Some(a) = self.action(v, &key) else {
                 continue;
             };
+            if let Some((_, first)) = mapped.iter().find(|(b, _)| *b == n) {
+                let first = self.origin(&Some(first.clone()));
+                self.error(
+                    k.span(),
+                    &key,
+                    format!("button {} is already mapped ({first})", n.0),
+                );
+                continue;
+            }
+            mapped.push((n, k.span()));
             let clash = if n == g {
                 Some("it is the gesture button")
             } else if n == back {
@@ -1616,9 +1668,7 @@ impl Validator<'_> {
                         "scope is global: it decides which devices are transformed, so it belongs in [scroll]; a [[device]] rule selects devices itself (transform_scroll = true/false)".into(),
                     );
                 }
-                let mut allowed = vec!["scope"];
-                allowed.extend_from_slice(SCROLL_KEYS);
-                self.known_keys(s, &scroll_path, &allowed);
+                self.known_keys_but(s, &scroll_path, SCROLL_KEYS, &["scope"]);
                 self.scroll_keys(s, &scroll_path)
             }
             None => ScrollOverrides::default(),
