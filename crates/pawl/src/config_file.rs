@@ -340,7 +340,7 @@ mod tests {
             .map(|b| b.split("```").next().unwrap())
             .find(|b| b.contains("\"steam_app_570\""))
             .expect("a README config with the game table");
-        assert!(block.contains("the wheel as the mouse sends it, up to 100 detents"));
+        assert!(block.contains("the wheel as the mouse sends it, at most 100 detents"));
         let recording = std::fs::read_to_string(root.join("examples/free-spin-burst.events"));
         let recording = pawl_evdev::record::parse(&recording.unwrap()).unwrap();
         let global = "[scroll]\nsmoothing_factor = 0.2\nmax_step = 2\nspike_ratio = 2\ninertia = \"carry\"\n";

@@ -562,7 +562,7 @@ fn a_config_comment_line_starting_with_a_table_name_stays_in_its_paragraph() {
     // One paragraph of prose, then the example as the only literal block.
     assert_eq!(app.matches(".nf\n").count(), 1, "{app}");
     assert!(
-        app.contains("click in [app.gesture]; on_back, on_forward and [app.buttons.map] in [app.buttons] (the button numbers stay"),
+        app.contains("click in [app.gesture] (under a swipe style a drag fires no action, so left/right/up/down there need style = \"shortcut\"); on_back, on_forward and [app.buttons.map] in [app.buttons] (the button numbers stay"),
         "{app}"
     );
     assert!(app.contains(".nf\n[[app]]\napp_id = "), "{app}");

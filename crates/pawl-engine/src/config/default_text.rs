@@ -223,10 +223,11 @@ haptic_on_gesture = false
 # on macOS. The focused application decides. device narrows a table to the devices a name
 # glob (case-insensitive, as everywhere) or a matcher { name, id, bus } matches. A table
 # overrides, on top of the device's profile: any [scroll] key but scope in [app.scroll];
-# left, right, up, down and click in [app.gesture]; on_back, on_forward and
-# [app.buttons.map] in [app.buttons] (the button numbers stay those of [gesture] and
-# [buttons]). When several tables name an application, a later one overrides only the
-# keys it sets. A change of focus while the gesture button is held takes effect when it
+# style, left, right, up, down and click in [app.gesture] (under a swipe style a drag
+# fires no action, so left/right/up/down there need style = "shortcut"); on_back,
+# on_forward and [app.buttons.map] in [app.buttons] (the button numbers stay those of
+# [gesture] and [buttons]). When several tables name an application, a later one
+# overrides only the keys it sets. A change of focus while the gesture button is held takes effect when it
 # is released. title (a regular expression, at most 255 bytes, regex-lite syntax: (?i)
 # ignores ASCII case only, ^ and $ anchor) limits a table to windows whose title matches
 # (only its first 1 KiB is matched); it needs a backend that reports titles (sway,
