@@ -768,7 +768,9 @@ const PER_APP_SCROLL_KERNEL: &str = "[hidpp]\nenabled = true\n\n[scroll]\nsmooth
 /// `swaymsg`, and pawl writes the focused app's scroll settings into the program: one
 /// wheel unit up on the kernel's own node comes out +8 (not inverted) while "pawl-game"
 /// is focused and -8 (the device profile) while "pawl-editor" is, both ways and back. The
-/// node stays ungrabbed throughout, and pawl's exit leaves the program pass-through.
+/// node stays ungrabbed throughout; with the game focused, motion and the wheel leave
+/// pawl's reads, writes and context switches where they were; pawl's exit leaves the
+/// program pass-through.
 pub fn per_app_scroll_follows_focus_in_kernel_mode(ctx: &mut Ctx) -> anyhow::Result<()> {
     use crate::scenarios::base::kernel_daemon::{HIDRAW_CLOSED, KernelRig, one_unit_up};
     use crate::scenarios::base::kernel_mode::{UNIT, needs_hid_bpf};
@@ -815,9 +817,27 @@ pub fn per_app_scroll_follows_focus_in_kernel_mode(ctx: &mut Ctx) -> anyhow::Res
             );
         }
     }
+    // The game's own settings in the program: motion and the wheel still never wake pawl.
+    sway.focus_app("pawl-game")?;
+    wait_status(ctx, &work, "app pawl-game, profile app pawl-game")?;
+    // The `pawl status` query's connection ends first.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = rig.pawl.counters()?;
+    for _ in 0..100 {
+        rig.dev.motion(2, 1)?;
+    }
+    let got = one_unit_up(&mut rig, &mut node)?;
+    std::thread::sleep(Duration::from_millis(300));
+    let after = rig.pawl.counters()?;
+    ensure!(
+        got == vec![UNIT] && after == before,
+        "with the game focused in kernel mode: one unit up {got:?}; pawl (syscr, syscw, \
+         switches) {before:?} -> {after:?} over 100 motion frames and a wheel report"
+    );
     ctx.notes.push(format!(
         "kernel mode, sway focus pawl-game / pawl-editor twice: one unit up +{UNIT} / -{UNIT} \
-         on the kernel's node, never grabbed"
+         on the kernel's node, never grabbed; with the game focused, 100 motion frames and \
+         one wheel report: pawl's reads, writes and context switches unchanged {after:?}"
     ));
     rig.stop_and_check_restored()
 }
