@@ -667,6 +667,21 @@ mod tests {
     #[derive(Debug, Default)]
     struct Calls(Vec<String>);
 
+    /// KWin on `bus`, its `/Scripting` served by `scripting`, until dropped.
+    fn fake_kwin(
+        bus: &Bus,
+        scripting: impl zbus::object_server::Interface,
+    ) -> zbus::blocking::Connection {
+        zbus::blocking::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.KWin")
+            .unwrap()
+            .serve_at("/Scripting", scripting)
+            .unwrap()
+            .build()
+            .unwrap()
+    }
+
     struct FakeScripting {
         calls: Arc<Mutex<Calls>>,
     }
@@ -710,19 +725,12 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let Some(bus) = bus() else { return };
         let calls = Arc::new(Mutex::new(Calls::default()));
-        let kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
-            .unwrap()
-            .name("org.kde.KWin")
-            .unwrap()
-            .serve_at(
-                "/Scripting",
-                FakeScripting {
-                    calls: calls.clone(),
-                },
-            )
-            .unwrap()
-            .build()
-            .unwrap();
+        let kwin = fake_kwin(
+            &bus,
+            FakeScripting {
+                calls: calls.clone(),
+            },
+        );
         let runtime = tempfile::tempdir().unwrap();
         let dir = runtime.path().join("pawl");
         let mut shell = Shell::connect(Desktop::Kde, Some(&bus.address), &dir).unwrap();
@@ -772,14 +780,7 @@ mod tests {
         // -1 is KWin's "not loaded": no script will ever call, so the backend is refused,
         // its reason for `pawl status`, rather than reported serving.
         let Some(bus) = bus() else { return };
-        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
-            .unwrap()
-            .name("org.kde.KWin")
-            .unwrap()
-            .serve_at("/Scripting", RefusingScripting)
-            .unwrap()
-            .build()
-            .unwrap();
+        let _kwin = fake_kwin(&bus, RefusingScripting);
         let runtime = tempfile::tempdir().unwrap();
         let got = Shell::connect(
             Desktop::Kde,
@@ -800,19 +801,12 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let Some(bus) = bus() else { return };
         let calls = Arc::new(Mutex::new(Calls::default()));
-        let _kwin = zbus::blocking::connection::Builder::address(bus.address.as_str())
-            .unwrap()
-            .name("org.kde.KWin")
-            .unwrap()
-            .serve_at(
-                "/Scripting",
-                FakeScripting {
-                    calls: calls.clone(),
-                },
-            )
-            .unwrap()
-            .build()
-            .unwrap();
+        let _kwin = fake_kwin(
+            &bus,
+            FakeScripting {
+                calls: calls.clone(),
+            },
+        );
         let runtime = tempfile::tempdir().unwrap();
         let dir = runtime.path().join("pawl");
         std::fs::create_dir(&dir).unwrap();
