@@ -307,6 +307,13 @@ mod tests {
         m
     }
 
+    /// sway's end writes one message of `kind` with `payload`.
+    fn send(server: &mut UnixStream, kind: u32, payload: &str) {
+        server
+            .write_all(&message(kind, payload.as_bytes()))
+            .unwrap();
+    }
+
     /// A fake sway at a fresh socket that reads the subscribe and answers `reply` (none:
     /// holds the socket without answering); pawl's connection to it, or the connect error,
     /// and sway's end.
@@ -478,16 +485,10 @@ mod tests {
         // one read; the last says the focus.
         let (sway, mut server) = fake_sway(Some(br#"{"success":true}"#));
         let mut sway = sway.unwrap();
-        server
-            .write_all(&message(WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS.as_bytes()))
-            .unwrap();
+        send(&mut server, WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS);
         assert_eq!(sway.read(), Readout::Focus(Some(FocusEvent::Unknown)));
-        server
-            .write_all(&message(WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS.as_bytes()))
-            .unwrap();
-        server
-            .write_all(&message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()))
-            .unwrap();
+        send(&mut server, WORKSPACE_EVENT, EMPTY_WORKSPACE_FOCUS);
+        send(&mut server, WINDOW_EVENT, WAYLAND_FOCUS);
         assert_eq!(
             sway.read(),
             Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
@@ -537,12 +538,8 @@ mod tests {
         let (sway, mut server) = fake_sway(Some(br#"{ "success": true }"#));
         let mut sway = sway.unwrap();
         assert_eq!(sway.read(), Readout::Focus(None), "nothing sent yet");
-        server
-            .write_all(&message(WINDOW_EVENT, XWAYLAND_FOCUS.as_bytes()))
-            .unwrap();
-        server
-            .write_all(&message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes()))
-            .unwrap();
+        send(&mut server, WINDOW_EVENT, XWAYLAND_FOCUS);
+        send(&mut server, WINDOW_EVENT, WAYLAND_FOCUS);
         assert_eq!(
             sway.read(),
             Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
