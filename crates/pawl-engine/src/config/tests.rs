@@ -1431,13 +1431,43 @@ left = "none"
         Platform::Linux,
     );
     let want = [
-        "c.toml:8:1: app[0].gesture.right: [gesture] style = \"swipe\" makes a drag a touchpad swipe, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire right",
-        "c.toml:15:1: app[1].gesture.left: this table's style = \"swipe\" makes a drag a touchpad swipe",
+        "c.toml:8:1: app[0].gesture.right: style = \"swipe\" ([gesture]) makes a drag a touchpad swipe for this app, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire right",
+        "c.toml:15:1: app[1].gesture.left: style = \"swipe\" (the [[app]] table at line 11) makes a drag a touchpad swipe",
     ];
     assert_eq!(e.len(), want.len(), "{e:#?}");
     for (got, want) in e.iter().zip(want) {
         assert!(got.starts_with(want), "{got}\nwant {want}");
     }
+    // Styles layer across an app's tables as every key does: a later table's drag fires
+    // under an earlier table's shortcut style, also a title table's; a later swipe style
+    // that always applies makes an earlier drag dead, one that may not apply does not.
+    let layered = "[gesture]\nstyle = \"swipe\"\n\n\
+        [[app]]\napp_id = \"firefox\"\n[app.gesture]\nstyle = \"shortcut\"\nleft = \"none\"\n\n\
+        [[app]]\napp_id = \"firefox\"\n[app.gesture]\nright = { key = \"Alt+Right\" }\n\n\
+        [[app]]\napp_id = \"firefox\"\ntitle = \"(?i)youtube\"\n[app.gesture]\nright = \"none\"\n";
+    parse(layered).unwrap();
+    let dead = errors(
+        "[[app]]\napp_id = \"firefox\"\n[app.gesture]\nstyle = \"shortcut\"\nright = \"none\"\n\n\
+         [[app]]\napp_id = [\"firefox\", \"chromium\"]\n[app.gesture]\nstyle = \"swipe\"\n",
+        Platform::Linux,
+    );
+    assert!(
+        dead.len() == 1
+            && dead[0].starts_with(
+                "c.toml:5:1: app[0].gesture.right: style = \"swipe\" (the [[app]] table at line 7)"
+            ),
+        "{dead:#?}"
+    );
+    let maybe = "[[app]]\napp_id = \"firefox\"\n[app.gesture]\nright = \"none\"\n\n\
+         [[app]]\napp_id = \"firefox\"\ntitle = \"Video\"\n[app.gesture]\nstyle = \"swipe\"\n\n\
+         [[app]]\napp_id = \"firefox\"\ndevice = \"*Other*\"\n[app.gesture]\nstyle = \"swipe\"\n";
+    parse(maybe).unwrap();
+    // A style that is not one is the one error.
+    let bogus = errors(
+        "[gesture]\nstyle = \"swipe\"\n[[app]]\napp_id = \"firefox\"\n[app.gesture]\nstyle = \"bogus\"\nright = \"none\"\n",
+        Platform::Linux,
+    );
+    assert!(bogus.len() == 1 && bogus[0].contains("bogus"), "{bogus:#?}");
     // With the app's own shortcut style the same table is the browser's gestures, and only
     // the browser leaves swipe style; `click` fires in either style.
     let c = parse(

@@ -66,6 +66,7 @@ pub(super) fn parse(text: &str, file: &str, platform: Platform) -> Result<Config
         platform,
         errors: Vec::new(),
         config: Config::default_for(platform),
+        drag_keys: Vec::new(),
     };
     v.apply(doc.get_ref());
     v.errors.sort_by_key(|e| (e.line, e.column));
@@ -183,7 +184,15 @@ struct Validator<'a> {
     platform: Platform,
     errors: Vec<ConfigError>,
     config: Config,
+    /// The drag actions (left, right, up, down) each `[[app]]` table sets: the index of its
+    /// rule in `config.apps`, the table's path, and each key's name and span. Checked once
+    /// every table is read ([`Validator::check_drag_styles`]): styles layer across tables.
+    drag_keys: Vec<DragKeys>,
 }
+
+/// One `[[app]]` table's drag actions: its rule's index in `config.apps`, its
+/// `[app.gesture]` path, and each key's name and span.
+type DragKeys = (usize, String, Vec<(&'static str, Span)>);
 
 impl Validator<'_> {
     fn error(&mut self, span: Span, key: &str, message: String) {
@@ -740,6 +749,7 @@ impl Validator<'_> {
                             self.app(t, i, table.span());
                         }
                     }
+                    self.check_drag_styles();
                 }
                 _ => self.wrong_type(a, "app", "[[app]] tables"),
             }
@@ -814,6 +824,7 @@ impl Validator<'_> {
             None => ScrollOverrides::default(),
         };
         let mut gesture = GestureActions::default();
+        let mut drags = None;
         if let Some(g) = self.table(t, &path, "gesture") {
             let gpath = join(&path, "gesture");
             self.misplaced_app_keys(g, &gpath, "app.gesture");
@@ -824,22 +835,14 @@ impl Validator<'_> {
                 APP_TABLE_KEYS,
             );
             let style = self.choice(g, &gpath, "style", &GESTURE_STYLES);
-            if let Some(swipe_from) = match style {
-                Some(GestureStyle::Swipe) => Some("this table's style = \"swipe\""),
-                Some(GestureStyle::Shortcut) => None,
-                None => (self.config.gesture.style == GestureStyle::Swipe)
-                    .then_some("[gesture] style = \"swipe\""),
-            } {
-                for key in ["left", "right", "up", "down"] {
-                    if let Some((k, _)) = g.get_key_value(key) {
-                        self.error(
-                            k.span(),
-                            &join(&gpath, key),
-                            format!(
-                                "{swipe_from} makes a drag a touchpad swipe, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire {key}"
-                            ),
-                        );
-                    }
+            // A style that is not one is its own error; whether drags fire is then moot.
+            if style.is_some() || !g.contains_key("style") {
+                let keys: Vec<(&'static str, Span)> = ["left", "right", "up", "down"]
+                    .into_iter()
+                    .filter_map(|key| g.get_key_value(key).map(|(k, _)| (key, k.span())))
+                    .collect();
+                if !keys.is_empty() {
+                    drags = Some((gpath.clone(), keys));
                 }
             }
             gesture = GestureActions {
@@ -864,6 +867,67 @@ impl Validator<'_> {
             buttons,
             line: line_col(self.text, span.start).0,
         });
+        if let Some((gpath, keys)) = drags {
+            self.drag_keys
+                .push((self.config.apps.len() - 1, gpath, keys));
+        }
+    }
+
+    /// Refuses a drag action of an `[[app]]` table that can never fire: for every app the
+    /// table names, the style in force wherever the table applies is swipe, where a drag is
+    /// a touchpad swipe. The style in force is the last one set by the tables that apply
+    /// (in file order), else `[gesture]`'s; a table with a `title` or a `device` may or may
+    /// not apply, so any style it sets is possible, while one without either always applies.
+    fn check_drag_styles(&mut self) {
+        let drag_keys = std::mem::take(&mut self.drag_keys);
+        for (rule, gpath, keys) in drag_keys {
+            let apps = &self.config.apps;
+            let mut swipe_from = None;
+            let ids = &apps[rule].app_ids;
+            let always_swipe = !ids.is_empty()
+                && ids.iter().all(|id| {
+                    // The tables naming `id` in file order: (style, always applies).
+                    let tables = apps
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.app_ids.iter().any(|a| a == id))
+                        .filter_map(|(i, r)| {
+                            let always = i == rule || (r.title.is_none() && r.device.is_none());
+                            r.gesture.style.map(|s| (s, always, r.line))
+                        })
+                        .collect::<Vec<_>>();
+                    let last_always = tables.iter().rposition(|&(_, always, _)| always);
+                    let (base, base_from) = match last_always {
+                        Some(k) => (
+                            tables[k].0,
+                            format!("the [[app]] table at line {}", tables[k].2),
+                        ),
+                        None => (self.config.gesture.style, "[gesture]".to_owned()),
+                    };
+                    let later = last_always.map_or(0, |k| k + 1);
+                    let swipes = base == GestureStyle::Swipe
+                        && tables[later..]
+                            .iter()
+                            .all(|&(s, _, _)| s == GestureStyle::Swipe);
+                    if swipes && swipe_from.is_none() {
+                        swipe_from = Some(base_from);
+                    }
+                    swipes
+                });
+            if !always_swipe {
+                continue;
+            }
+            let from = swipe_from.unwrap_or_default();
+            for (key, span) in keys {
+                self.error(
+                    span,
+                    &join(&gpath, key),
+                    format!(
+                        "style = \"swipe\" ({from}) makes a drag a touchpad swipe for this app, so a drag never fires an action; add style = \"shortcut\" to this table for its app to fire {key}"
+                    ),
+                );
+            }
+        }
     }
 
     /// Refuses the keys of the `[[app]]` table itself written in its sub-table `[table]`
