@@ -42,7 +42,7 @@ use std::path::Path;
 
 use pawl_bpf::maps::{FLAG_WHEEL, Settings};
 use pawl_bpf::pins::KernelDevice;
-use pawl_engine::config::AppKey;
+use pawl_engine::config::{AppKey, DeviceDecision};
 use pawl_engine::device::DeviceInfo;
 use pawl_engine::scroll::ScrollParams;
 use pawl_engine::units::Micros;
@@ -69,13 +69,18 @@ fn settings_for(
     unit_v120: u32,
     app: Option<AppKey>,
 ) -> Settings {
-    let info = mouse
+    let node = mouse
         .nodes
         .iter()
         .filter_map(|s| s.sys())
-        .map(|sys| sys.info())
-        .find(|info| config.decide(info).handle);
-    let mut s = kernel_settings(config, info.as_ref(), unit_v120, app);
+        .map(|sys| {
+            let info = sys.info();
+            let decision = config.decide(&info);
+            (info, decision)
+        })
+        .find(|(_, d)| d.handle);
+    let node = node.as_ref().map(|(info, d)| (info, d));
+    let mut s = kernel_settings(config, node, unit_v120, app);
     if let Some(dev) = mouse.endpoint() {
         let session = dev.session();
         s.reprog_index = session
@@ -88,21 +93,21 @@ fn settings_for(
     s
 }
 
-/// The program's scroll settings for pointer node `info` (`None`: no handled node, so the
-/// config's `[scroll]` and no transform) while application `app` is focused: the scroll of
+/// The program's scroll settings for pointer node `info` with its decision under `config`
+/// (`None`: no handled node, so the config's `[scroll]` and no transform) while
+/// application `app` is focused: the scroll of
 /// its `[[app]]` tables for this device when any applies ([`pawl_engine::Config::app_settings`]),
 /// else the device profile's, in the wheel's unit (`unit_v120` v120 per unit); the
 /// transform on when the node's scroll is transformed. The app's tables never switch the
 /// transform itself, as in grab mode. No HID++ index is set.
 fn kernel_settings(
     config: &pawl_engine::Config,
-    info: Option<&DeviceInfo>,
+    node: Option<(&DeviceInfo, &DeviceDecision)>,
     unit_v120: u32,
     app: Option<AppKey>,
 ) -> Settings {
-    let (scroll, transform) = match info {
-        Some(info) => {
-            let d = config.decide(info);
+    let (scroll, transform) = match node {
+        Some((info, d)) => {
             let scroll = app
                 .and_then(|k| config.app_settings(info, k))
                 .map_or(d.scroll, |a| a.scroll);
@@ -498,8 +503,10 @@ mod tests {
             is_touchpad: false,
         };
         let key = |app: &str| config.app_key(app, None);
-        let device = kernel_settings(&config, Some(&mx), 8, None);
-        let game = kernel_settings(&config, Some(&mx), 8, key("game"));
+        let decision = config.decide(&mx);
+        let node = Some((&mx, &decision));
+        let device = kernel_settings(&config, node, 8, None);
+        let game = kernel_settings(&config, node, 8, key("game"));
         let mut want = config.scroll;
         want.invert_vertical = false;
         want.smoothing = pawl_engine::config::Smoothing::None;
@@ -518,7 +525,7 @@ mod tests {
         // the device profile's scroll.
         for other in ["elsewhere", "browser"] {
             assert!(key(other).is_some(), "{other} is named by a table");
-            assert_eq!(kernel_settings(&config, Some(&mx), 8, key(other)), device);
+            assert_eq!(kernel_settings(&config, node, 8, key(other)), device);
         }
         // No handled node: the config's own `[scroll]`, untransformed, whatever is focused.
         let none = kernel_settings(&config, None, 8, key("game"));

@@ -901,6 +901,13 @@ impl Daemon {
             log::error!("SIGHUP: {e}; swipe style has no virtual touchpad");
         }
         let old = std::mem::replace(&mut self.config, config);
+        // Kernel mode's settings are written below for the focused app's key in the new
+        // config: an old key may name another app there.
+        self.focus.key = self
+            .focus
+            .app
+            .as_deref()
+            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
         self.notes.clear();
         self.kernel = kernel_offers();
         self.watch_pins();
@@ -924,6 +931,9 @@ impl Daemon {
         {
             let _ = epoll::delete(&self.epoll, conn.fd());
             log::info!("focus: reconnecting to the X server: title tables changed");
+            // The new connection's first read says the focus; until then, none is known.
+            self.focus.app = None;
+            self.focus.title = None;
         }
         // `[[app]]` tables may have come: a backend is connected for them (one that is
         // open stays open); the engines made again get the focused app's profile.

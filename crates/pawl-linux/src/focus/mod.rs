@@ -60,20 +60,25 @@ impl FocusEvent {
 /// The connect's error, or `PermissionDenied` naming the listener's uid.
 pub(crate) fn connect_own(path: &std::path::Path) -> std::io::Result<UnixStream> {
     let stream = UnixStream::connect(path)?;
-    let peer = rustix::net::sockopt::socket_peercred(&stream)?;
-    let me = rustix::process::geteuid();
-    if !listener_trusted(peer.uid, me) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is served by uid {}, not by this user (uid {})",
-                path.display(),
-                peer.uid.as_raw(),
-                me.as_raw()
-            ),
-        ));
-    }
+    check_listener(&stream, &path.display().to_string())?;
     Ok(stream)
+}
+
+/// [`connect_own`]'s check of a connected `stream` (`what` names it in the error).
+pub(crate) fn check_listener(stream: &UnixStream, what: &str) -> std::io::Result<()> {
+    let peer = rustix::net::sockopt::socket_peercred(stream)?;
+    let me = rustix::process::geteuid();
+    if listener_trusted(peer.uid, me) {
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!(
+            "{what} is served by uid {}, not by this user (uid {})",
+            peer.uid.as_raw(),
+            me.as_raw()
+        ),
+    ))
 }
 
 /// Whether a socket's listener running as `peer` may tell pawl (running as `me`) what is

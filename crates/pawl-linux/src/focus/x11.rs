@@ -414,11 +414,15 @@ impl X11 {
 }
 
 /// Connects to the X server's Unix socket at `path`: Linux's abstract socket of that name
-/// first (what Xorg and Xvfb listen on besides the file), then the file.
+/// first (what Xorg and Xvfb listen on besides the file), then the file. Either must be
+/// served by this user or root ([`super::check_listener`]): any user may bind an abstract
+/// name the X server has not, so a foreign one is passed over for the file.
 fn connect_unix(path: &str) -> io::Result<UnixStream> {
     use std::os::linux::net::SocketAddrExt;
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(path.as_bytes())?;
-    UnixStream::connect_addr(&addr).or_else(|_| UnixStream::connect(path))
+    UnixStream::connect_addr(&addr)
+        .and_then(|s| super::check_listener(&s, &format!("@{path}")).map(|()| s))
+        .or_else(|_| super::connect_own(std::path::Path::new(path)))
 }
 
 #[cfg(test)]
