@@ -8,7 +8,10 @@
 //! `window focus` if `container->view`). Focusing an empty workspace therefore sends only
 //! `workspace focus`, which pawl reads as [`FocusEvent::Unknown`], as the other backends
 //! report no focused window; for a workspace with a view, the `window` event that follows
-//! decides.
+//! decides. Moving the focused window to another workspace (`move container to workspace
+//! N`) leaves the focus where it was: sway sends the window's `move`, and a `window focus`
+//! only when a view there takes the focus, so a `move` of the focused container, no longer
+//! focused, is [`FocusEvent::Unknown`] unless such a focus event follows.
 //!
 //! [`Decoder`] (framing), [`window_event`] and [`workspace_event`] (the payloads) are pure;
 //! [`Sway`] owns the socket, non-blocking, for the daemon's epoll set.
@@ -115,6 +118,32 @@ impl Decoder {
     }
 }
 
+/// What a `window` event says of its container's id (sway's `container.id`): the one
+/// given the focus (`change = "focus"`), or the one moved away from it (`change = "move"`
+/// of a container no longer focused: `move container to workspace N` leaves the focus on
+/// the workspace it came from, and when that is empty sway sends neither `window focus`
+/// nor `workspace focus`). `None` for anything else.
+pub fn window_focus_id(payload: &[u8]) -> Option<(WindowFocus, i64)> {
+    let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let con = v.get("container")?;
+    let id = con.get("id")?.as_i64()?;
+    let focused = con.get("focused").and_then(|f| f.as_bool()) == Some(true);
+    match v.get("change")?.as_str()? {
+        "focus" => Some((WindowFocus::Gained, id)),
+        "move" if !focused => Some((WindowFocus::MovedAway, id)),
+        _ => None,
+    }
+}
+
+/// What [`window_focus_id`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowFocus {
+    /// The container was given the focus.
+    Gained,
+    /// The container moved and does not have the focus.
+    MovedAway,
+}
+
 /// The focus change a `window` event's payload says, `None` for other changes (`move`,
 /// …), a title change of a window without focus, or a payload that is not such an event.
 /// `change = "focus"`, or `"title"` of the focused container: the container's `app_id`,
@@ -206,6 +235,8 @@ fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
 pub struct Sway {
     stream: UnixStream,
     decoder: Decoder,
+    /// The container that last got the focus (`container.id`), while it has it.
+    focused: Option<i64>,
 }
 
 impl Sway {
@@ -237,6 +268,7 @@ impl Sway {
         Ok(Sway {
             stream,
             decoder: Decoder::default(),
+            focused: None,
         })
     }
 
@@ -250,11 +282,22 @@ impl Sway {
     pub fn read(&mut self) -> Readout {
         let mut last = None;
         let decoder = &mut self.decoder;
+        let focused = &mut self.focused;
         let open = super::drain(&mut self.stream, |bytes| {
             decoder.push(bytes);
             loop {
                 match decoder.next_message() {
                     Ok(Some((WINDOW_EVENT, payload))) => {
+                        match window_focus_id(&payload) {
+                            Some((WindowFocus::Gained, id)) => *focused = Some(id),
+                            Some((WindowFocus::MovedAway, id)) if *focused == Some(id) => {
+                                // The focused window went to another workspace; the
+                                // focus stayed where it was, on no window.
+                                *focused = None;
+                                last = Some(FocusEvent::Unknown);
+                            }
+                            _ => {}
+                        }
                         if let Some(f) = window_event(&payload) {
                             last = Some(f);
                         }
@@ -477,6 +520,43 @@ mod tests {
         );
         assert_eq!(workspace_event(br#"{"change":"focus"}"#), None);
         assert_eq!(workspace_event(b"not json"), None);
+    }
+
+    #[test]
+    fn the_focused_window_moved_to_another_workspace_leaves_no_app_focused() {
+        // `move container to workspace 2` on the only window: sway sends `window move`
+        // with the container no longer focused, and no focus event, as the focus stays on
+        // the now empty workspace.
+        let moved = |id: i64, focused: bool| {
+            format!(
+                r#"{{"change":"move","container":{{"id":{id},"type":"con","focused":{focused},"app_id":"foot","name":"~","nodes":[],"floating_nodes":[]}}}}"#
+            )
+        };
+        let (sway, mut server) = fake_sway(Some(br#"{"success":true}"#));
+        let mut sway = sway.unwrap();
+        send(&mut server, WINDOW_EVENT, WAYLAND_FOCUS);
+        assert_eq!(
+            sway.read(),
+            Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
+        );
+        // Another window moved, or the focused one moved with the focus: nothing changes.
+        send(&mut server, WINDOW_EVENT, &moved(8, false));
+        send(&mut server, WINDOW_EVENT, &moved(7, true));
+        assert_eq!(sway.read(), Readout::Focus(None));
+        send(&mut server, WINDOW_EVENT, &moved(7, false));
+        assert_eq!(sway.read(), Readout::Focus(Some(FocusEvent::Unknown)));
+        // Moved with the focus following: `window focus` comes after the move and decides.
+        send(&mut server, WINDOW_EVENT, WAYLAND_FOCUS);
+        assert!(matches!(
+            sway.read(),
+            Readout::Focus(Some(FocusEvent::App { .. }))
+        ));
+        send(&mut server, WINDOW_EVENT, &moved(7, false));
+        send(&mut server, WINDOW_EVENT, WAYLAND_FOCUS);
+        assert_eq!(
+            sway.read(),
+            Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
+        );
     }
 
     #[test]

@@ -892,6 +892,10 @@ pub fn per_app_title_follows_the_focused_windows_title_on_sway(
 /// table names ("pawl-unknown") is focused: `pawl status` says "profile device" and a
 /// detent up comes out -120 v120 (the device profile's inversion), as without any
 /// `[[app]]` table; the game's table does not leak into it after the game had focus.
+/// No window focused is the device profile too: an empty workspace switched to, and the
+/// workspace left empty when the focused game moves to another (sway then sends no focus
+/// event, only the window's `move`); moving the game off a workspace that keeps a window
+/// gives that window the focus.
 pub fn per_app_unknown_app_uses_the_device_profile(ctx: &mut Ctx) -> anyhow::Result<()> {
     let dir = ctx.subdir("sway")?;
     let mut sway = Sway::start(&dir)?;
@@ -906,6 +910,35 @@ pub fn per_app_unknown_app_uses_the_device_profile(ctx: &mut Ctx) -> anyhow::Res
     ensure!(
         v == -120,
         "pawl-unknown focused: a detent up gave {v} v120, want -120 (the device profile)"
+    );
+    let work = m.work()?;
+    let mut step = |cmd: &str, want: &str| -> anyhow::Result<()> {
+        sway.msg(&[cmd])?;
+        let status = wait_status(ctx, &work, want)
+            .with_context(|| format!("after swaymsg {cmd:?}; pawl log: {}", m.pawl.log()))?;
+        ctx.notes
+            .push(format!("$ swaymsg {cmd:?}; pawl status\n{status}"));
+        Ok(())
+    };
+    const NO_APP: &str = "app unknown, profile device";
+    step("workspace 9", NO_APP)?;
+    step(
+        "[app_id=\"pawl-game\"] focus",
+        "app pawl-game, profile app pawl-game",
+    )?;
+    step(
+        "move container to workspace 9",
+        "app pawl-unknown, profile device",
+    )?;
+    step(
+        "[app_id=\"pawl-game\"] focus",
+        "app pawl-game, profile app pawl-game",
+    )?;
+    step("move container to workspace 5", NO_APP)?;
+    let v = m.detent_up()?;
+    ensure!(
+        v == -120,
+        "no window focused: a detent up gave {v} v120, want -120 (the device profile)"
     );
     Ok(())
 }
