@@ -9,9 +9,10 @@
 //! `workspace focus`, which pawl reads as [`FocusEvent::Unknown`], as the other backends
 //! report no focused window; for a workspace with a view, the `window` event that follows
 //! decides. Moving the focused window to another workspace (`move container to workspace
-//! N`) leaves the focus where it was: sway sends the window's `move`, and a `window focus`
-//! only when a view there takes the focus, so a `move` of the focused container, no longer
-//! focused, is [`FocusEvent::Unknown`] unless such a focus event follows.
+//! N`) leaves the focus where it was: sway sends the window's `move` (no longer visible),
+//! and a `window focus` only when a view there takes the focus, so such a `move` of the
+//! focused container is [`FocusEvent::Unknown`] unless a focus event follows
+//! ([`window_focus_id`]).
 //!
 //! [`Decoder`] (framing), [`window_event`] and [`workspace_event`] (the payloads) are pure;
 //! [`Sway`] owns the socket, non-blocking, for the daemon's epoll set.
@@ -119,18 +120,24 @@ impl Decoder {
 }
 
 /// What a `window` event says of its container's id (sway's `container.id`): the one
-/// given the focus (`change = "focus"`), or the one moved away from it (`change = "move"`
-/// of a container no longer focused: `move container to workspace N` leaves the focus on
-/// the workspace it came from, and when that is empty sway sends neither `window focus`
-/// nor `workspace focus`). `None` for anything else.
+/// given the focus (`change = "focus"`), or one moved out of sight or focus
+/// (`change = "move"` with `visible` false or `focused` false). `move container to
+/// workspace N` (and `move scratchpad`) sends the window's `move` while it still has the
+/// focus, then leaves the focus on the workspace it came from: sway 1.7 sends no
+/// `workspace focus` and, when no window is left there, no `window focus` either
+/// (observed in the VM with `swaymsg -t subscribe`: a workspace `init`, then the `move`
+/// with `"focused": true, "visible": false`). A move within the workspace keeps the
+/// window visible and focused. `None` for anything else.
 pub fn window_focus_id(payload: &[u8]) -> Option<(WindowFocus, i64)> {
     let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
     let con = v.get("container")?;
     let id = con.get("id")?.as_i64()?;
-    let focused = con.get("focused").and_then(|f| f.as_bool()) == Some(true);
+    let flag = |key: &str| con.get(key).and_then(|f| f.as_bool());
     match v.get("change")?.as_str()? {
         "focus" => Some((WindowFocus::Gained, id)),
-        "move" if !focused => Some((WindowFocus::MovedAway, id)),
+        "move" if flag("focused") == Some(false) || flag("visible") == Some(false) => {
+            Some((WindowFocus::MovedAway, id))
+        }
         _ => None,
     }
 }
@@ -140,7 +147,8 @@ pub fn window_focus_id(payload: &[u8]) -> Option<(WindowFocus, i64)> {
 pub enum WindowFocus {
     /// The container was given the focus.
     Gained,
-    /// The container moved and does not have the focus.
+    /// The container moved out of sight (another workspace, the scratchpad) or lost the
+    /// focus.
     MovedAway,
 }
 
@@ -524,12 +532,12 @@ mod tests {
 
     #[test]
     fn the_focused_window_moved_to_another_workspace_leaves_no_app_focused() {
-        // `move container to workspace 2` on the only window: sway sends `window move`
-        // with the container no longer focused, and no focus event, as the focus stays on
-        // the now empty workspace.
-        let moved = |id: i64, focused: bool| {
+        // `move container to workspace 2` on the only window: sway sends `window move`,
+        // the container still focused but no longer visible, and no focus event, as the
+        // focus stays on the now empty workspace (what sway 1.7 sent in the VM).
+        let moved = |id: i64, visible: bool| {
             format!(
-                r#"{{"change":"move","container":{{"id":{id},"type":"con","focused":{focused},"app_id":"foot","name":"~","nodes":[],"floating_nodes":[]}}}}"#
+                r#"{{"change":"move","container":{{"id":{id},"type":"con","focused":true,"visible":{visible},"app_id":"foot","name":"~","nodes":[],"floating_nodes":[]}}}}"#
             )
         };
         let (sway, mut server) = fake_sway(Some(br#"{"success":true}"#));
@@ -539,7 +547,8 @@ mod tests {
             sway.read(),
             Readout::Focus(Some(FocusEvent::app("foot", Some("~"))))
         );
-        // Another window moved, or the focused one moved with the focus: nothing changes.
+        // Another window moved away, or the focused one moved within its workspace: nothing
+        // changes.
         send(&mut server, WINDOW_EVENT, &moved(8, false));
         send(&mut server, WINDOW_EVENT, &moved(7, true));
         assert_eq!(sway.read(), Readout::Focus(None));
