@@ -723,11 +723,7 @@ impl Daemon {
     /// `[[app]]` table names it), and every mouse in kernel mode its program's settings
     /// for it (written only when they change). One lookup per call, not per frame.
     fn apply_focus(&mut self) {
-        let key = self
-            .focus
-            .app
-            .as_deref()
-            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
+        let key = self.focused_key();
         self.focus.key = key;
         for m in 0..self.mice.len() {
             self.sync_kernel(m);
@@ -744,13 +740,18 @@ impl Daemon {
         }
     }
 
-    /// The focus backend, the focused application and the profile in force.
-    pub fn focus(&self) -> FocusSummary {
-        let key = self
-            .focus
+    /// The profile key of the focused app and its title under the config in force
+    /// ([`pawl_engine::Config::app_key`]); `None` when no `[[app]]` table names it.
+    fn focused_key(&self) -> Option<pawl_engine::config::AppKey> {
+        self.focus
             .app
             .as_deref()
-            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
+            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()))
+    }
+
+    /// The focus backend, the focused application and the profile in force.
+    pub fn focus(&self) -> FocusSummary {
+        let key = self.focused_key();
         let profile = self.config.profile_text(key);
         FocusSummary {
             backend: self.focus.backend.clone(),
@@ -903,11 +904,7 @@ impl Daemon {
         let old = std::mem::replace(&mut self.config, config);
         // Kernel mode's settings are written below for the focused app's key in the new
         // config: an old key may name another app there.
-        self.focus.key = self
-            .focus
-            .app
-            .as_deref()
-            .and_then(|a| self.config.app_key(a, self.focus.title.as_deref()));
+        self.focus.key = self.focused_key();
         self.notes.clear();
         self.kernel = kernel_offers();
         self.watch_pins();
