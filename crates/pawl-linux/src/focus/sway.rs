@@ -127,9 +127,9 @@ impl Decoder {
 /// `workspace focus` and, when no window is left there, no `window focus` either
 /// (observed in the VM with `swaymsg -t subscribe`: a workspace `init`, then the `move`
 /// with `"focused": true, "visible": false`). A move within the workspace keeps the
-/// window visible and focused. `None` for anything else.
-pub fn window_focus_id(payload: &[u8]) -> Option<(WindowFocus, i64)> {
-    let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+/// window visible and focused. `None` for anything else, and for a payload `v` that is
+/// not such an event.
+pub fn window_focus_id(v: &serde_json::Value) -> Option<(WindowFocus, i64)> {
     let con = v.get("container")?;
     let id = con.get("id")?.as_i64()?;
     let flag = |key: &str| con.get(key).and_then(|f| f.as_bool());
@@ -152,14 +152,13 @@ pub enum WindowFocus {
     MovedAway,
 }
 
-/// The focus change a `window` event's payload says, `None` for other changes (`move`,
+/// The focus change a `window` event's payload `v` says, `None` for other changes (`move`,
 /// …), a title change of a window without focus, or a payload that is not such an event.
 /// `change = "focus"`, or `"title"` of the focused container: the container's `app_id`,
 /// else (an Xwayland window) its `window_properties.class`, else [`FocusEvent::Unknown`],
 /// with its `name` (the title); `change = "close"` of the focused container:
 /// [`FocusEvent::Unknown`].
-pub fn window_event(payload: &[u8]) -> Option<FocusEvent> {
-    let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
+pub fn window_event(v: &serde_json::Value) -> Option<FocusEvent> {
     let con = v.get("container")?;
     let focused = con.get("focused").and_then(|f| f.as_bool()) == Some(true);
     match v.get("change")?.as_str()? {
@@ -296,7 +295,9 @@ impl Sway {
             loop {
                 match decoder.next_message() {
                     Ok(Some((WINDOW_EVENT, payload))) => {
-                        match window_focus_id(&payload) {
+                        // Parsed once for both readings; not JSON is `Null`, no event.
+                        let v = serde_json::from_slice(&payload).unwrap_or_default();
+                        match window_focus_id(&v) {
                             Some((WindowFocus::Gained, id)) => *focused = Some(id),
                             Some((WindowFocus::MovedAway, id)) if *focused == Some(id) => {
                                 // The focused window went to another workspace; the
@@ -306,7 +307,7 @@ impl Sway {
                             }
                             _ => {}
                         }
-                        if let Some(f) = window_event(&payload) {
+                        if let Some(f) = window_event(&v) {
                             last = Some(f);
                         }
                     }
@@ -331,6 +332,12 @@ impl Sway {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::window_event`] of `payload` read as [`Sway::read`] reads it (not JSON is
+    /// `Null`).
+    fn window_event(payload: &[u8]) -> Option<FocusEvent> {
+        super::window_event(&serde_json::from_slice(payload).unwrap_or_default())
+    }
     use std::io::Read;
 
     /// The shape of sway-ipc(7)'s `window` event example (an Xwayland URxvt), as focus.
