@@ -627,9 +627,12 @@ impl Daemon {
             log::warn!("focus: cannot watch the {name} socket ({e}): device profiles in force");
             return;
         }
-        // The toplevel list gave the focus at connect: it counts as the first report.
+        // sway's tree and the toplevel list give the focus at connect: it counts as the
+        // first report, so a window focused before pawl started (or before a reload added
+        // the first table) has its profile at once.
         let initial = match &conn {
             FocusConn::Toplevels(t) => Some(t.initial()),
+            FocusConn::Sway(s) => Some(s.initial()),
             _ => None,
         };
         self.focus.conn = Some(conn);

@@ -48,6 +48,19 @@ pub const CONNECT_TIMEOUT: Duration = super::x11::CONNECT_TIMEOUT;
 /// or `{"success": false}` with an `error` string on a refusal (sway's `ipc-server.c`).
 pub const MAX_REPLY_BYTES: usize = 4096;
 
+/// The type of `GET_TREE` (sway-ipc(7), "MESSAGES AND REPLIES": 4): the reply is the
+/// whole layout tree, each node with `focused`.
+pub const GET_TREE: u32 = 4;
+
+/// The `GET_TREE` request: a header with an empty payload.
+pub fn get_tree_message() -> Vec<u8> {
+    let mut m = Vec::with_capacity(HEADER_BYTES);
+    m.extend_from_slice(MAGIC);
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&GET_TREE.to_ne_bytes());
+    m
+}
+
 /// The `subscribe ["window","workspace"]` message.
 pub fn subscribe_message() -> Vec<u8> {
     let payload = br#"["window","workspace"]"#;
@@ -167,6 +180,13 @@ pub fn window_event(v: &serde_json::Value) -> Option<FocusEvent> {
         "close" if focused => return Some(FocusEvent::Unknown),
         _ => return None,
     }
+    Some(container_focus(con))
+}
+
+/// What container `con` (a node of a `window` event or of the tree) names as focused: its
+/// `app_id`, else (an Xwayland window) its `window_properties.class`, else
+/// [`FocusEvent::Unknown`], with its `name` (the title).
+fn container_focus(con: &serde_json::Value) -> FocusEvent {
     let id = con
         .get("app_id")
         .and_then(|a| a.as_str())
@@ -177,8 +197,38 @@ pub fn window_event(v: &serde_json::Value) -> Option<FocusEvent> {
         })
         .filter(|id| !id.is_empty() && id.len() <= pawl_engine::config::MAX_APP_ID_BYTES);
     let title = con.get("name").and_then(|n| n.as_str());
-    Some(id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title)))
+    id.map_or(FocusEvent::Unknown, |id| FocusEvent::app(id, title))
 }
+
+/// The focus a `GET_TREE` reply `tree` says: the node with `"focused": true` (searched
+/// through `nodes` and `floating_nodes`, at most [`MAX_TREE_DEPTH`] deep) with its `id`
+/// when it is a view (it has a `pid`), else [`FocusEvent::Unknown`] (a workspace or
+/// split container has the focus, or none is found).
+pub fn tree_focus(tree: &serde_json::Value) -> (FocusEvent, Option<i64>) {
+    fn find(node: &serde_json::Value, depth: usize) -> Option<&serde_json::Value> {
+        if node.get("focused").and_then(|f| f.as_bool()) == Some(true) {
+            return Some(node);
+        }
+        if depth == MAX_TREE_DEPTH {
+            return None;
+        }
+        ["nodes", "floating_nodes"]
+            .iter()
+            .filter_map(|k| node.get(*k)?.as_array())
+            .flatten()
+            .find_map(|n| find(n, depth + 1))
+    }
+    match find(tree, 0) {
+        Some(con) if con.get("pid").is_some() => {
+            (container_focus(con), con.get("id").and_then(|i| i.as_i64()))
+        }
+        _ => (FocusEvent::Unknown, None),
+    }
+}
+
+/// How deep [`tree_focus`] looks: root, output, workspace, then nested split containers
+/// (sway nests one per split; 64 is far beyond any layout a user makes).
+pub const MAX_TREE_DEPTH: usize = 64;
 
 /// The focus change a `workspace` event's payload says: [`FocusEvent::Unknown`] for
 /// `change = "focus"` when the newly focused workspace (`current`) holds no view (its
@@ -237,6 +287,39 @@ fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
     )))
 }
 
+/// Reads messages until sway's reply to `GET_TREE` and returns it parsed. Events before it
+/// (sent after the subscribe) are dropped: the tree is newer. Errors: reading failed, the
+/// stream is not sway's IPC, a message is over [`MAX_PAYLOAD_BYTES`], a reply of another
+/// type, or a tree that is not JSON.
+fn tree_reply(stream: &mut impl Read) -> io::Result<serde_json::Value> {
+    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+    loop {
+        let mut header = [0u8; HEADER_BYTES];
+        stream.read_exact(&mut header)?;
+        if &header[..6] != MAGIC {
+            return Err(bad("the socket does not speak sway's IPC".into()));
+        }
+        let word =
+            |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+        let (len, kind) = (word(6) as usize, word(10));
+        if len > MAX_PAYLOAD_BYTES {
+            return Err(bad(format!(
+                "sway sent a message of {len} bytes (type {kind:#x}), over the {MAX_PAYLOAD_BYTES} byte limit"
+            )));
+        }
+        let mut payload = vec![0u8; len];
+        stream.read_exact(&mut payload)?;
+        match kind {
+            GET_TREE => {
+                return serde_json::from_slice(&payload)
+                    .map_err(|e| bad(format!("sway's tree is not JSON: {e}")));
+            }
+            k if k & 0x8000_0000 != 0 => {}
+            k => return Err(bad(format!("sway answered GET_TREE with type {k:#x}"))),
+        }
+    }
+}
+
 /// A subscribed connection to sway.
 #[derive(Debug)]
 pub struct Sway {
@@ -244,12 +327,15 @@ pub struct Sway {
     decoder: Decoder,
     /// The container that last got the focus (`container.id`), while it has it.
     focused: Option<i64>,
+    /// The focus the tree said at connect ([`Sway::initial`]).
+    initial: FocusEvent,
 }
 
 impl Sway {
     /// Connects to the socket at `path` (`$SWAYSOCK`), subscribes to `window` and
-    /// `workspace` events and waits up to [`CONNECT_TIMEOUT`] for sway's reply; the stream
-    /// is non-blocking afterwards. Errors: connecting, writing or reading failed, no reply in
+    /// `workspace` events and waits up to [`CONNECT_TIMEOUT`] for sway's reply, then reads
+    /// what is focused now from `GET_TREE` ([`Sway::initial`]); the stream is non-blocking
+    /// afterwards. Errors: connecting, writing or reading failed, no reply in
     /// time (`TimedOut`), or sway refused the subscribe (the reply's `error` in the message).
     pub fn connect(path: &Path) -> io::Result<Sway> {
         Sway::connect_within(path, CONNECT_TIMEOUT)
@@ -271,12 +357,32 @@ impl Sway {
             ),
             _ => e,
         })?;
+        // Subscribed first, so no change after the tree is missed.
+        stream.write_all(&get_tree_message())?;
+        let tree = tree_reply(&mut stream).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "sway did not answer GET_TREE within {} ms",
+                    timeout.as_millis()
+                ),
+            ),
+            _ => e,
+        })?;
+        let (initial, focused) = tree_focus(&tree);
         stream.set_nonblocking(true)?;
         Ok(Sway {
             stream,
             decoder: Decoder::default(),
-            focused: None,
+            focused,
+            initial,
         })
+    }
+
+    /// What was focused when pawl connected (from sway's tree): the first report, before
+    /// any event.
+    pub fn initial(&self) -> FocusEvent {
+        self.initial.clone()
     }
 
     /// The socket, for epoll (readable: call [`Sway::read`]).
@@ -372,10 +478,81 @@ mod tests {
             .unwrap();
     }
 
+    /// sway's `GET_TREE` with one empty workspace focused (the shape of sway-ipc(7)'s
+    /// example, trimmed).
+    const EMPTY_TREE: &str = r#"{"id":1,"type":"root","name":"root","focused":false,
+        "nodes":[{"id":3,"type":"output","name":"HEADLESS-1","focused":false,
+          "nodes":[{"id":4,"type":"workspace","name":"1","focused":true,
+            "nodes":[],"floating_nodes":[]}],"floating_nodes":[]}],"floating_nodes":[]}"#;
+
+    /// A tree with foot tiled and an Xwayland URxvt floating, the URxvt focused.
+    const TREE_WITH_FOCUSED_XWAYLAND: &str = r#"{"id":1,"type":"root","focused":false,
+        "nodes":[{"id":3,"type":"output","focused":false,
+          "nodes":[{"id":4,"type":"workspace","name":"1","focused":false,
+            "nodes":[{"id":7,"type":"con","focused":false,"app_id":"foot","name":"~",
+                      "pid":4242,"nodes":[],"floating_nodes":[]}],
+            "floating_nodes":[{"id":12,"type":"floating_con","focused":true,"app_id":null,
+                      "name":"urxvt","pid":4243,"window_properties":{"class":"URxvt"},
+                      "nodes":[],"floating_nodes":[]}]}],
+          "floating_nodes":[]}],"floating_nodes":[]}"#;
+
+    #[test]
+    fn the_focus_at_connect_is_read_from_sways_tree() {
+        assert_eq!(
+            tree_focus(&serde_json::from_str(TREE_WITH_FOCUSED_XWAYLAND).unwrap()),
+            (FocusEvent::app("URxvt", Some("urxvt")), Some(12))
+        );
+        // A workspace (no view) focused, or nothing focused: no app.
+        assert_eq!(
+            tree_focus(&serde_json::from_str(EMPTY_TREE).unwrap()),
+            (FocusEvent::Unknown, None)
+        );
+        assert_eq!(
+            tree_focus(&serde_json::json!({"nodes": []})).0,
+            FocusEvent::Unknown
+        );
+        // Nesting past the limit is not searched.
+        let mut deep = serde_json::json!({"focused": true, "pid": 1, "app_id": "deep"});
+        for _ in 0..=MAX_TREE_DEPTH {
+            deep = serde_json::json!({"focused": false, "nodes": [deep]});
+        }
+        assert_eq!(tree_focus(&deep).0, FocusEvent::Unknown);
+        // Through a connection: events sent before the tree are dropped (it is newer), and
+        // the container it names focused is the one a later move is checked against.
+        let (sway, mut server) =
+            fake_sway_with_tree(Some(br#"{"success":true}"#), TREE_WITH_FOCUSED_XWAYLAND);
+        let mut sway = sway.unwrap();
+        assert_eq!(sway.initial(), FocusEvent::app("URxvt", Some("urxvt")));
+        assert_eq!(sway.read(), Readout::Focus(None));
+        let moved = r#"{"change":"move","container":{"id":12,"focused":true,"visible":false}}"#;
+        send(&mut server, WINDOW_EVENT, moved);
+        assert_eq!(sway.read(), Readout::Focus(Some(FocusEvent::Unknown)));
+    }
+
+    #[test]
+    fn a_tree_reply_skips_the_events_before_it_and_refuses_what_is_not_sways() {
+        let mut stream = message(WINDOW_EVENT, WAYLAND_FOCUS.as_bytes());
+        stream.extend(message(GET_TREE, EMPTY_TREE.as_bytes()));
+        let tree = tree_reply(&mut &stream[..]).unwrap();
+        assert_eq!(tree["type"], "root");
+        assert!(tree_reply(&mut &message(SUBSCRIBE, b"{}")[..]).is_err());
+        assert!(tree_reply(&mut &message(GET_TREE, b"not json")[..]).is_err());
+        let mut huge = MAGIC.to_vec();
+        huge.extend_from_slice(&((MAX_PAYLOAD_BYTES + 1) as u32).to_ne_bytes());
+        huge.extend_from_slice(&GET_TREE.to_ne_bytes());
+        assert!(tree_reply(&mut &huge[..]).is_err(), "over the limit");
+    }
+
     /// A fake sway at a fresh socket that reads the subscribe and answers `reply` (none:
     /// holds the socket without answering); pawl's connection to it, or the connect error,
     /// and sway's end.
     fn fake_sway(reply: Option<&[u8]>) -> (io::Result<Sway>, UnixStream) {
+        fake_sway_with_tree(reply, EMPTY_TREE)
+    }
+
+    /// [`fake_sway`] whose `GET_TREE` reply is `tree`.
+    fn fake_sway_with_tree(reply: Option<&[u8]>, tree: &str) -> (io::Result<Sway>, UnixStream) {
+        let tree = tree.to_owned();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sway.sock");
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
@@ -387,6 +564,15 @@ mod tests {
             assert_eq!(sub, subscribe_message());
             if let Some(reply) = reply {
                 server.write_all(&reply).unwrap();
+                // A pawl that took the subscribe asks for the tree; one that refused it
+                // has closed its end.
+                let mut ask = [0u8; HEADER_BYTES];
+                if server.read_exact(&mut ask).is_ok() {
+                    assert_eq!(ask.to_vec(), get_tree_message());
+                    server
+                        .write_all(&message(GET_TREE, tree.as_bytes()))
+                        .unwrap();
+                }
             }
             server
         });
