@@ -25,6 +25,7 @@ pub(crate) const SCENARIOS: &[Scenario] = scenarios![
     per_app_scroll_follows_focus_in_kernel_mode,
     per_app_gesture_action_follows_focus_on_sway,
     per_app_unknown_app_uses_the_device_profile,
+    per_app_focus_before_pawl_starts_applies_at_once,
     per_app_title_follows_the_focused_windows_title_on_sway,
     per_app_backend_gone_falls_back_and_says_so,
     per_app_wayland_toplevel_list_follows_focus_and_titles,
@@ -939,6 +940,54 @@ pub fn per_app_unknown_app_uses_the_device_profile(ctx: &mut Ctx) -> anyhow::Res
     ensure!(
         v == -120,
         "no window focused: a detent up gave {v} v120, want -120 (the device profile)"
+    );
+    Ok(())
+}
+
+/// `per_app_focus_before_pawl_starts_applies_at_once`: the game's
+/// window is focused on sway before pawl starts, and nothing moves the focus. pawl reads
+/// the focus from sway's tree at connect: `pawl status` names the game and a detent up
+/// comes out +120 v120 (its table). The same when pawl starts without any `[[app]]` table
+/// (no backend then) and a reload (SIGHUP) adds the game's.
+pub fn per_app_focus_before_pawl_starts_applies_at_once(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let dir = ctx.subdir("sway")?;
+    let mut sway = Sway::start(&dir)?;
+    let socket = sway.socket.clone();
+    sway.window("pawl-editor")?;
+    sway.window("pawl-game")?;
+    sway.focus_app("pawl-game")?;
+    let game = "app pawl-game, profile app pawl-game";
+    {
+        let mut m = Mouse::start_env(ctx, PER_APP_SCROLL, &[("SWAYSOCK", &socket)])?;
+        let status = wait_status(ctx, &m.work()?, game)
+            .with_context(|| format!("pawl log: {}", m.pawl.log()))?;
+        ctx.notes.push(format!(
+            "$ pawl status (started with the game focused)\n{status}"
+        ));
+        let v = m.detent_up()?;
+        ensure!(
+            v == 120,
+            "the game focused before pawl started: {v} v120, want +120"
+        );
+    }
+    let mut m = Mouse::start_env(
+        ctx,
+        "[scroll]\nsmoothing = \"none\"\n",
+        &[("SWAYSOCK", &socket)],
+    )?;
+    let v = m.detent_up()?;
+    ensure!(v == -120, "no [[app]] table yet: {v} v120, want -120");
+    std::fs::write(m.pawl.config_path(), PER_APP_SCROLL)?;
+    m.pawl.signal(libc::SIGHUP)?;
+    let status = wait_status(ctx, &m.work()?, game)
+        .with_context(|| format!("after SIGHUP; pawl log: {}", m.pawl.log()))?;
+    ctx.notes.push(format!(
+        "$ pawl status (a reload added the game's table)\n{status}"
+    ));
+    let v = m.detent_up()?;
+    ensure!(
+        v == 120,
+        "after the reload added the game's table: {v} v120, want +120"
     );
     Ok(())
 }
