@@ -251,27 +251,46 @@ pub fn workspace_event(payload: &[u8]) -> Option<FocusEvent> {
     (focused || (none_in("nodes") && none_in("floating_nodes"))).then_some(FocusEvent::Unknown)
 }
 
+/// Reads one whole message from a blocking `stream` (at connect): its type and payload.
+/// Errors: reading failed, the stream is not sway's IPC, or the payload is over `max`
+/// bytes.
+fn read_message(stream: &mut impl Read, max: usize) -> io::Result<(u32, Vec<u8>)> {
+    let mut header = [0u8; HEADER_BYTES];
+    stream.read_exact(&mut header)?;
+    if &header[..6] != MAGIC {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the socket does not speak sway's IPC",
+        ));
+    }
+    let word =
+        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    let (len, kind) = (word(6) as usize, word(10));
+    if len > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "sway sent a message of {len} bytes (type {kind:#x}), over the {max} byte limit"
+            ),
+        ));
+    }
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload)?;
+    Ok((kind, payload))
+}
+
 /// Reads sway's reply to the subscribe, the first message on a new connection, and
 /// nothing past it (the events after it stay in the socket for [`Sway::read`]). Errors:
 /// reading failed, the stream is not sway's IPC, the reply is not the subscribe's or is
 /// over [`MAX_REPLY_BYTES`], or it is not `"success": true`.
 fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
-    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
-    let mut header = [0u8; HEADER_BYTES];
-    stream.read_exact(&mut header)?;
-    if &header[..6] != MAGIC {
-        return Err(bad("the socket does not speak sway's IPC".into()));
+    let (kind, payload) = read_message(stream, MAX_REPLY_BYTES)?;
+    if kind != SUBSCRIBE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("sway answered the subscribe with a message of type {kind:#x}"),
+        ));
     }
-    let word =
-        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-    let (len, kind) = (word(6) as usize, word(10));
-    if kind != SUBSCRIBE || len > MAX_REPLY_BYTES {
-        return Err(bad(format!(
-            "sway answered the subscribe with a message of type {kind:#x}, {len} bytes"
-        )));
-    }
-    let mut payload = vec![0u8; len];
-    stream.read_exact(&mut payload)?;
     let reply = serde_json::from_slice::<serde_json::Value>(&payload).ok();
     let success = reply.as_ref().and_then(|v| v.get("success")?.as_bool());
     if success == Some(true) {
@@ -294,21 +313,7 @@ fn subscribe_reply(stream: &mut impl Read) -> io::Result<()> {
 fn tree_reply(stream: &mut impl Read) -> io::Result<serde_json::Value> {
     let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
     loop {
-        let mut header = [0u8; HEADER_BYTES];
-        stream.read_exact(&mut header)?;
-        if &header[..6] != MAGIC {
-            return Err(bad("the socket does not speak sway's IPC".into()));
-        }
-        let word =
-            |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-        let (len, kind) = (word(6) as usize, word(10));
-        if len > MAX_PAYLOAD_BYTES {
-            return Err(bad(format!(
-                "sway sent a message of {len} bytes (type {kind:#x}), over the {MAX_PAYLOAD_BYTES} byte limit"
-            )));
-        }
-        let mut payload = vec![0u8; len];
-        stream.read_exact(&mut payload)?;
+        let (kind, payload) = read_message(stream, MAX_PAYLOAD_BYTES)?;
         match kind {
             GET_TREE => {
                 return serde_json::from_slice(&payload)
@@ -347,28 +352,23 @@ impl Sway {
         stream.set_write_timeout(Some(timeout))?;
         stream.set_read_timeout(Some(timeout))?;
         stream.write_all(&subscribe_message())?;
-        subscribe_reply(&mut stream).map_err(|e| match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "sway did not answer the subscribe within {} ms",
-                    timeout.as_millis()
+        // A read that timed out says what sway did not answer.
+        let timed_out = |what: &'static str| {
+            move |e: io::Error| match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "sway did not answer {what} within {} ms",
+                        timeout.as_millis()
+                    ),
                 ),
-            ),
-            _ => e,
-        })?;
+                _ => e,
+            }
+        };
+        subscribe_reply(&mut stream).map_err(timed_out("the subscribe"))?;
         // Subscribed first, so no change after the tree is missed.
         stream.write_all(&get_tree_message())?;
-        let tree = tree_reply(&mut stream).map_err(|e| match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "sway did not answer GET_TREE within {} ms",
-                    timeout.as_millis()
-                ),
-            ),
-            _ => e,
-        })?;
+        let tree = tree_reply(&mut stream).map_err(timed_out("GET_TREE"))?;
         let (initial, focused) = tree_focus(&tree);
         stream.set_nonblocking(true)?;
         Ok(Sway {
